@@ -1,0 +1,157 @@
+// Package activities holds steward's activities: Start, Stop, Restart and
+// Observe of one worker's service. They are thin: each dispatches to the
+// driver of the worker's kind, heartbeats while the driver works, and turns
+// the driver's error into a Temporal error the RetryPolicy understands
+// (ErrPermanent is non-retryable, ErrActionFailed is retried).
+//
+// Every result and every error carries the attempt number, so the worker's
+// status can say "succeeded after 3 attempts".
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// Activity type names, as registered with Prefix.
+const (
+	Prefix      = "steward."
+	StartName   = Prefix + "Start"
+	StopName    = Prefix + "Stop"
+	RestartName = Prefix + "Restart"
+	ObserveName = Prefix + "Observe"
+)
+
+// Error types of failed actions, for RetryPolicy.NonRetryableErrorTypes.
+const (
+	ErrPermanent    = "PermanentError"
+	ErrActionFailed = "ActionFailed"
+	ErrUnknownKind  = "UnknownKind"
+)
+
+// ActionRequest is the input of every action.
+type ActionRequest struct {
+	WorkflowID string    `json:"workflowId"`
+	Path       string    `json:"path"`
+	Seq        int64     `json:"seq"`
+	Spec       spec.Node `json:"spec"`
+	Instance   string    `json:"instance,omitempty"`
+}
+
+// ActionResult is the output of every action.
+type ActionResult struct {
+	Attempt  int32  `json:"attempt"`
+	Instance string `json:"instance,omitempty"`
+	Observed string `json:"observed,omitempty"`
+}
+
+// Activities dispatches actions to drivers by worker kind.
+type Activities struct {
+	Drivers map[string]driver.Driver
+}
+
+// Start starts the service.
+func (a *Activities) Start(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
+		id, err := d.Start(ctx, r)
+		return ActionResult{Instance: id}, err
+	})
+}
+
+// Stop stops the service.
+func (a *Activities) Stop(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
+		return ActionResult{}, d.Stop(ctx, r)
+	})
+}
+
+// Restart stops and starts the service.
+func (a *Activities) Restart(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
+		id, err := d.Restart(ctx, r)
+		return ActionResult{Instance: id}, err
+	})
+}
+
+// Observe checks whether the service still runs.
+func (a *Activities) Observe(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
+		obs, err := d.Observe(ctx, r)
+		return ActionResult{Observed: string(obs)}, err
+	})
+}
+
+func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.Driver, driver.Request) (ActionResult, error)) (ActionResult, error) {
+	info := activity.GetInfo(ctx)
+	attempt := info.Attempt
+	d, ok := a.Drivers[req.Spec.Kind]
+	if !ok {
+		return ActionResult{Attempt: attempt}, temporal.NewApplicationErrorWithOptions(
+			fmt.Sprintf("no driver for kind %q in this worker", req.Spec.Kind), ErrUnknownKind,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{attempt}})
+	}
+	stop := heartbeat(ctx, info.HeartbeatTimeout, attempt)
+	res, err := do(d, driver.Request{
+		WorkflowID: req.WorkflowID, Path: req.Path, Spec: req.Spec,
+		Instance: req.Instance, Seq: req.Seq, Attempt: attempt,
+	})
+	stop()
+	res.Attempt = attempt
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// Cancelled or timed out: let Temporal report it as such.
+		return res, err
+	}
+	typ := ErrActionFailed
+	if driver.IsPermanent(err) {
+		typ = ErrPermanent
+	}
+	return res, temporal.NewApplicationErrorWithOptions(err.Error(), typ,
+		temporal.ApplicationErrorOptions{NonRetryable: typ == ErrPermanent, Details: []any{attempt}})
+}
+
+// heartbeat records a heartbeat (carrying the attempt) at once and then
+// three times per heartbeat timeout, so that a lost worker process is seen
+// within seconds and a cancellation reaches the driver. It returns a
+// function that stops it and waits for it to end.
+func heartbeat(ctx context.Context, timeout time.Duration, attempt int32) (stop func()) {
+	if timeout <= 0 {
+		return func() {}
+	}
+	activity.RecordHeartbeat(ctx, attempt)
+	every := timeout / 3
+	if every < 50*time.Millisecond {
+		every = 50 * time.Millisecond
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, attempt)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

@@ -1,0 +1,101 @@
+package spec
+
+import "time"
+
+// Defaults of every worker option. They are written down here, in one place,
+// and in the README's spec reference.
+var (
+	DefaultStartTimeout   = 30 * time.Second
+	DefaultStopTimeout    = 10 * time.Second
+	DefaultRestartTimeout = 45 * time.Second
+	DefaultObserveTimeout = 10 * time.Second
+
+	DefaultRetryMaxAttempts        = 3
+	DefaultRetryInitialInterval    = 1 * time.Second
+	DefaultRetryBackoffCoefficient = 2.0
+	DefaultRetryMaxInterval        = 10 * time.Second
+
+	DefaultBackoffInitial    = 1 * time.Second
+	DefaultBackoffMax        = 1 * time.Minute
+	DefaultBackoffMultiplier = 2.0
+	DefaultBackoffJitter     = 0.1
+	DefaultBackoffResetAfter = 1 * time.Minute
+
+	// DefaultObserveInterval is slow on purpose: drivers push exits, the
+	// observe is the fallback, and 1,000 idle workers must cost almost nothing.
+	DefaultObserveInterval = 1 * time.Minute
+
+	DefaultStrategy = OneForOne
+)
+
+// Resolved returns a copy of a worker node with every default filled in.
+// It does not validate: call Validate first.
+func (n Node) Resolved() Node {
+	r := n
+	if r.Desired == "" {
+		r.Desired = DesiredRunning
+	}
+	if r.Restart == "" {
+		r.Restart = RestartPermanent
+	}
+	t := Timeouts{}
+	if n.Timeouts != nil {
+		t = *n.Timeouts
+	}
+	setDur(&t.Start, DefaultStartTimeout)
+	setDur(&t.Stop, DefaultStopTimeout)
+	setDur(&t.Restart, DefaultRestartTimeout)
+	setDur(&t.Observe, DefaultObserveTimeout)
+	r.Timeouts = &t
+
+	rt := Retry{}
+	if n.Retry != nil {
+		rt = *n.Retry
+	}
+	if rt.MaxAttempts == 0 {
+		rt.MaxAttempts = DefaultRetryMaxAttempts
+	}
+	setDur(&rt.InitialInterval, DefaultRetryInitialInterval)
+	if rt.BackoffCoefficient == 0 {
+		rt.BackoffCoefficient = DefaultRetryBackoffCoefficient
+	}
+	setDur(&rt.MaxInterval, DefaultRetryMaxInterval)
+	r.Retry = &rt
+
+	b := Backoff{}
+	if n.Backoff != nil {
+		b = *n.Backoff
+	}
+	setDur(&b.Initial, DefaultBackoffInitial)
+	setDur(&b.Max, DefaultBackoffMax)
+	if b.Multiplier == 0 {
+		b.Multiplier = DefaultBackoffMultiplier
+	}
+	if b.Jitter == nil {
+		j := DefaultBackoffJitter
+		b.Jitter = &j
+	}
+	setDur(&b.ResetAfter, DefaultBackoffResetAfter)
+	r.Backoff = &b
+
+	o := Observe{}
+	if n.Observe != nil {
+		o = *n.Observe
+	}
+	setDur(&o.Interval, DefaultObserveInterval)
+	r.Observe = &o
+
+	if r.Kind == KindStub && r.Stub == nil {
+		r.Stub = &Stub{}
+	}
+	if r.IsSupervisor() && r.Strategy == "" {
+		r.Strategy = DefaultStrategy
+	}
+	return r
+}
+
+func setDur(d **Duration, def time.Duration) {
+	if *d == nil {
+		*d = Dur(def)
+	}
+}

@@ -1,0 +1,56 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Problem is one thing wrong with a spec, named by its path in the spec
+// (`children[1].timeouts.start`).
+type Problem struct {
+	Path string
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Msg
+	}
+	return p.Path + ": " + p.Msg
+}
+
+// Problems is every problem found in a spec; it is an error.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Parse decodes a YAML spec strictly (unknown fields are errors, reported
+// with line and column) and validates it. The error is Problems.
+func Parse(data []byte) (Node, error) {
+	var n Node
+	if err := yaml.UnmarshalWithOptions(data, &n, yaml.Strict()); err != nil {
+		return Node{}, Problems{{Msg: "invalid YAML: " + yaml.FormatError(err, false, false)}}
+	}
+	if ps := Validate(n); len(ps) > 0 {
+		return Node{}, ps
+	}
+	return n, nil
+}
+
+// Load reads and parses a spec file.
+func Load(path string) (Node, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Node{}, Problems{{Msg: fmt.Sprintf("cannot read spec: %v", err)}}
+	}
+	return Parse(data)
+}

@@ -1,0 +1,174 @@
+// Package spec is the operator's declaration of a supervision tree: the YAML
+// format of DESIGN.md, its defaults, and its validation.
+//
+// A Node with Children is a supervisor; a Node with Kind is a worker (one
+// supervised service). Every option has a written default (see Defaults and
+// the README); Resolved returns a worker node with every default filled in,
+// which is what workflows and drivers act on.
+//
+// The same types travel as JSON inside Temporal payloads (workflow inputs and
+// the `spec` signal), so every field carries both yaml and json tags and
+// durations marshal as Go duration strings ("1.5s") in both.
+package spec
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kinds of worker (drivers).
+const (
+	KindStub    = "stub"
+	KindProcess = "process"
+	KindHTTP    = "http"
+	// KindSupervisor is reported in status for nodes with children.
+	KindSupervisor = "supervisor"
+)
+
+// Desired states an operator can ask for.
+const (
+	DesiredRunning = "running"
+	DesiredStopped = "stopped"
+)
+
+// Restart types (OTP): when a worker that ended is started again.
+const (
+	RestartPermanent = "permanent" // always
+	RestartTransient = "transient" // only after an abnormal exit or failure
+	RestartTemporary = "temporary" // never
+)
+
+// Supervisor strategies (OTP).
+const (
+	OneForOne  = "one_for_one"
+	OneForAll  = "one_for_all"
+	RestForOne = "rest_for_one"
+)
+
+// Node is one node of the tree: a supervisor (Children) or a worker (Kind).
+type Node struct {
+	Name     string            `yaml:"name" json:"name"`
+	Children []Node            `yaml:"children,omitempty" json:"children,omitempty"`
+	Strategy string            `yaml:"strategy,omitempty" json:"strategy,omitempty"`
+	Intensity *Intensity       `yaml:"intensity,omitempty" json:"intensity,omitempty"`
+	Vars     map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
+
+	Kind     string    `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Desired  string    `yaml:"desired,omitempty" json:"desired,omitempty"`
+	Restart  string    `yaml:"restart,omitempty" json:"restart,omitempty"`
+	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+	Retry    *Retry    `yaml:"retry,omitempty" json:"retry,omitempty"`
+	Backoff  *Backoff  `yaml:"backoff,omitempty" json:"backoff,omitempty"`
+	Observe  *Observe  `yaml:"observe,omitempty" json:"observe,omitempty"`
+
+	Stub    *Stub           `yaml:"stub,omitempty" json:"stub,omitempty"`
+	// Process and HTTP are the driver blocks of kinds this build validates
+	// but cannot run yet; they are kept so a spec round-trips unchanged.
+	Process map[string]any `yaml:"process,omitempty" json:"process,omitempty"`
+	HTTP    map[string]any `yaml:"http,omitempty" json:"http,omitempty"`
+}
+
+// IsSupervisor reports whether the node supervises children.
+func (n *Node) IsSupervisor() bool { return len(n.Children) > 0 }
+
+// Intensity is a supervisor's restart intensity: more than MaxRestarts
+// restarts within Period make it give up; after Cooldown it tries again.
+type Intensity struct {
+	MaxRestarts int      `yaml:"maxRestarts" json:"maxRestarts"`
+	Period      *Duration `yaml:"period" json:"period"`
+	Cooldown    *Duration `yaml:"cooldown,omitempty" json:"cooldown,omitempty"`
+}
+
+// Timeouts are the StartToClose timeouts of each action type.
+type Timeouts struct {
+	Start   *Duration `yaml:"start,omitempty" json:"start,omitempty"`
+	Stop    *Duration `yaml:"stop,omitempty" json:"stop,omitempty"`
+	Restart *Duration `yaml:"restart,omitempty" json:"restart,omitempty"`
+	Observe *Duration `yaml:"observe,omitempty" json:"observe,omitempty"`
+}
+
+// Retry is the Temporal RetryPolicy of every action of a worker.
+type Retry struct {
+	MaxAttempts        int      `yaml:"maxAttempts,omitempty" json:"maxAttempts,omitempty"`
+	InitialInterval    *Duration `yaml:"initialInterval,omitempty" json:"initialInterval,omitempty"`
+	BackoffCoefficient float64  `yaml:"backoffCoefficient,omitempty" json:"backoffCoefficient,omitempty"`
+	MaxInterval        *Duration `yaml:"maxInterval,omitempty" json:"maxInterval,omitempty"`
+}
+
+// Backoff is the durable delay before a crashed or failed service is started
+// again: Initial * Multiplier^(n-1), capped at Max, spread by ±Jitter, and
+// reset once the service has stayed running for ResetAfter.
+type Backoff struct {
+	Initial    *Duration `yaml:"initial,omitempty" json:"initial,omitempty"`
+	Max        *Duration `yaml:"max,omitempty" json:"max,omitempty"`
+	Multiplier float64  `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
+	Jitter     *float64 `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	ResetAfter *Duration `yaml:"resetAfter,omitempty" json:"resetAfter,omitempty"`
+}
+
+// Observe sets the slow periodic health check of a running worker, the
+// fallback behind drivers that push exits.
+type Observe struct {
+	Interval *Duration `yaml:"interval,omitempty" json:"interval,omitempty"`
+}
+
+// Stub configures the simulated service of the stub driver.
+type Stub struct {
+	// Delay is how long each action takes.
+	Delay Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
+	// FailureRate is the chance (0..1) that an attempt fails (retryably),
+	// drawn from Seed so that runs repeat.
+	FailureRate float64 `yaml:"failureRate,omitempty" json:"failureRate,omitempty"`
+	Seed        int64   `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// CrashAfter: a running service dies abnormally after this long.
+	CrashAfter Duration `yaml:"crashAfter,omitempty" json:"crashAfter,omitempty"`
+	// ExitAfter: a running service exits normally after this long.
+	ExitAfter Duration `yaml:"exitAfter,omitempty" json:"exitAfter,omitempty"`
+	// Outcomes per action (start, stop, restart, observe): the outcome of
+	// attempt 1, 2, ... of each execution of that action. Attempts past the
+	// end of the list fall back to FailureRate.
+	Outcomes map[string][]string `yaml:"outcomes,omitempty" json:"outcomes,omitempty"`
+}
+
+// Stub outcomes.
+const (
+	OutcomeSuccess   = "success"
+	OutcomeFailure   = "failure"   // the action failed; retryable
+	OutcomeTimeout   = "timeout"   // the action hangs past its timeout
+	OutcomeError     = "error"     // the driver itself errs; retryable
+	OutcomePermanent = "permanent" // the action failed; not retryable
+)
+
+// Duration is a time.Duration written as a Go duration string ("1.5s").
+type Duration time.Duration
+
+// D returns the value as a time.Duration; nil (unset) is 0.
+func (d *Duration) D() time.Duration {
+	if d == nil {
+		return 0
+	}
+	return time.Duration(*d)
+}
+
+// Dur makes a *Duration, for building specs in code.
+func Dur(d time.Duration) *Duration { v := Duration(d); return &v }
+
+// MarshalText writes the duration as "1.5s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want a Go duration such as 1.5s or 2m)", string(b))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Generation-stamped spec, the payload of the `spec` signal.
+type Update struct {
+	// Generation of the spec; 0 asks the receiver to use its own next one.
+	Generation int64 `json:"generation,omitempty"`
+	Spec       Node  `json:"spec"`
+}

@@ -1,0 +1,243 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+)
+
+// namePattern keeps names usable as workflow ID segments and CLI arguments.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Validate returns every problem in a spec tree, each named by its path.
+// A spec with problems must start nothing.
+func Validate(root Node) Problems {
+	v := &validator{}
+	v.node("", root, true)
+	return v.ps
+}
+
+// ValidateWorker validates one worker node on its own (a `spec` signal to a
+// worker workflow), with paths relative to that node.
+func ValidateWorker(n Node) Problems {
+	v := &validator{}
+	v.node("", n, true)
+	if n.IsSupervisor() {
+		v.add("", "children: a worker's spec cannot have children")
+	}
+	return v.ps
+}
+
+type validator struct{ ps Problems }
+
+func (v *validator) add(path, format string, args ...any) {
+	v.ps = append(v.ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func join(prefix, field string) string {
+	if prefix == "" {
+		return field
+	}
+	return prefix + "." + field
+}
+
+func (v *validator) node(p string, n Node, root bool) {
+	switch {
+	case n.Name == "":
+		v.add(join(p, "name"), "required")
+	case !namePattern.MatchString(n.Name):
+		v.add(join(p, "name"), "%q is not a valid name (letters, digits, '.', '_' and '-', starting with a letter or digit; no '/')", n.Name)
+	}
+	v.oneOf(join(p, "desired"), n.Desired, DesiredRunning, DesiredStopped)
+	v.oneOf(join(p, "restart"), n.Restart, RestartPermanent, RestartTransient, RestartTemporary)
+	v.vars(p, n.Vars)
+
+	switch {
+	case n.IsSupervisor() && n.Kind != "":
+		v.add(join(p, "kind"), "a node has either children (a supervisor) or a kind (a worker), not both")
+	case n.IsSupervisor():
+		v.supervisor(p, n)
+	case n.Kind == "":
+		v.add(join(p, "kind"), "required for a worker (stub, process or http), or give the node children")
+	default:
+		v.worker(p, n)
+	}
+}
+
+func (v *validator) supervisor(p string, n Node) {
+	switch n.Strategy {
+	case "", OneForOne:
+	case OneForAll, RestForOne:
+		v.add(join(p, "strategy"), "%s is not supported by this build yet (one_for_one is)", n.Strategy)
+	default:
+		v.add(join(p, "strategy"), "unknown strategy %q (one_for_one, one_for_all or rest_for_one)", n.Strategy)
+	}
+	if in := n.Intensity; in != nil {
+		ip := join(p, "intensity")
+		if in.MaxRestarts < 0 {
+			v.add(join(ip, "maxRestarts"), "must be >= 0")
+		}
+		if in.Period == nil {
+			v.add(join(ip, "period"), "required")
+		} else {
+			v.positive(join(ip, "period"), in.Period)
+		}
+		v.positive(join(ip, "cooldown"), in.Cooldown)
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"timeouts", n.Timeouts != nil}, {"retry", n.Retry != nil}, {"backoff", n.Backoff != nil},
+		{"observe", n.Observe != nil}, {"stub", n.Stub != nil}, {"process", n.Process != nil}, {"http", n.HTTP != nil},
+	} {
+		if f.set {
+			v.add(join(p, f.name), "only workers (nodes with a kind) take %s", f.name)
+		}
+	}
+	seen := map[string]int{}
+	for i, c := range n.Children {
+		cp := fmt.Sprintf("%s[%d]", join(p, "children"), i)
+		if j, dup := seen[c.Name]; dup && c.Name != "" {
+			v.add(join(cp, "name"), "duplicate name %q (also children[%d])", c.Name, j)
+		} else {
+			seen[c.Name] = i
+		}
+		v.node(cp, c, false)
+	}
+}
+
+func (v *validator) worker(p string, n Node) {
+	if n.Strategy != "" {
+		v.add(join(p, "strategy"), "only supervisors (nodes with children) take a strategy")
+	}
+	if n.Intensity != nil {
+		v.add(join(p, "intensity"), "only supervisors (nodes with children) take an intensity")
+	}
+	switch n.Kind {
+	case KindStub:
+		v.stub(join(p, "stub"), n.Stub)
+	case KindProcess, KindHTTP:
+		v.add(join(p, "kind"), "%s is not supported by this build yet (stub is)", n.Kind)
+	default:
+		v.add(join(p, "kind"), "unknown kind %q (stub, process or http)", n.Kind)
+	}
+	blocks := []struct {
+		kind string
+		set  bool
+	}{{KindStub, n.Stub != nil}, {KindProcess, n.Process != nil}, {KindHTTP, n.HTTP != nil}}
+	for _, b := range blocks {
+		if b.set && b.kind != n.Kind {
+			v.add(join(p, b.kind), "driver block %s: given for a worker of kind %q", b.kind, n.Kind)
+		}
+	}
+	if t := n.Timeouts; t != nil {
+		tp := join(p, "timeouts")
+		v.positive(join(tp, "start"), t.Start)
+		v.positive(join(tp, "stop"), t.Stop)
+		v.positive(join(tp, "restart"), t.Restart)
+		v.positive(join(tp, "observe"), t.Observe)
+	}
+	if r := n.Retry; r != nil {
+		rp := join(p, "retry")
+		if r.MaxAttempts < 0 {
+			v.add(join(rp, "maxAttempts"), "must be >= 1")
+		}
+		v.positive(join(rp, "initialInterval"), r.InitialInterval)
+		v.positive(join(rp, "maxInterval"), r.MaxInterval)
+		if r.BackoffCoefficient != 0 && r.BackoffCoefficient < 1 {
+			v.add(join(rp, "backoffCoefficient"), "must be >= 1")
+		}
+		if r.InitialInterval != nil && r.MaxInterval != nil && r.MaxInterval.D() < r.InitialInterval.D() {
+			v.add(join(rp, "maxInterval"), "must be >= initialInterval")
+		}
+	}
+	if b := n.Backoff; b != nil {
+		bp := join(p, "backoff")
+		v.nonNegative(join(bp, "initial"), b.Initial)
+		v.positive(join(bp, "max"), b.Max)
+		v.positive(join(bp, "resetAfter"), b.ResetAfter)
+		if b.Multiplier != 0 && b.Multiplier < 1 {
+			v.add(join(bp, "multiplier"), "must be >= 1")
+		}
+		if b.Jitter != nil && (*b.Jitter < 0 || *b.Jitter > 1) {
+			v.add(join(bp, "jitter"), "must be between 0 and 1")
+		}
+		if b.Initial != nil && b.Max != nil && b.Max.D() < b.Initial.D() {
+			v.add(join(bp, "max"), "must be >= initial")
+		}
+	}
+	if o := n.Observe; o != nil {
+		v.positive(join(p, "observe.interval"), o.Interval)
+	}
+}
+
+var stubActions = []string{"start", "stop", "restart", "observe"}
+var stubOutcomes = []string{OutcomeSuccess, OutcomeFailure, OutcomeTimeout, OutcomeError, OutcomePermanent}
+
+func (v *validator) stub(p string, s *Stub) {
+	if s == nil {
+		return
+	}
+	if s.Delay < 0 {
+		v.add(join(p, "delay"), "must be >= 0")
+	}
+	if s.CrashAfter < 0 {
+		v.add(join(p, "crashAfter"), "must be >= 0")
+	}
+	if s.ExitAfter < 0 {
+		v.add(join(p, "exitAfter"), "must be >= 0")
+	}
+	if s.FailureRate < 0 || s.FailureRate > 1 {
+		v.add(join(p, "failureRate"), "must be between 0 and 1")
+	}
+	actions := make([]string, 0, len(s.Outcomes))
+	for a := range s.Outcomes {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	for _, a := range actions {
+		ap := join(join(p, "outcomes"), a)
+		if !slices.Contains(stubActions, a) {
+			v.add(ap, "unknown action %q (start, stop, restart or observe)", a)
+			continue
+		}
+		for i, o := range s.Outcomes[a] {
+			if !slices.Contains(stubOutcomes, o) {
+				v.add(fmt.Sprintf("%s[%d]", ap, i), "unknown outcome %q (success, failure, timeout, error or permanent)", o)
+			}
+		}
+	}
+}
+
+func (v *validator) vars(p string, vars map[string]string) {
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !namePattern.MatchString(k) {
+			v.add(join(join(p, "vars"), k), "%q is not a valid variable name", k)
+		}
+	}
+}
+
+func (v *validator) oneOf(path, val string, allowed ...string) {
+	if val != "" && !slices.Contains(allowed, val) {
+		v.add(path, "%q is not one of %v", val, allowed)
+	}
+}
+
+func (v *validator) positive(path string, d *Duration) {
+	if d != nil && d.D() <= 0 {
+		v.add(path, "must be > 0")
+	}
+}
+
+func (v *validator) nonNegative(path string, d *Duration) {
+	if d != nil && d.D() < 0 {
+		v.add(path, "must be >= 0")
+	}
+}

@@ -1,0 +1,601 @@
+// Package tick is the pure decision function of a supervised worker.
+//
+// Next takes a Snapshot — what the worker remembers (Memory), what the
+// operator wants (Desired, restart type, backoff policy), the workflow time,
+// and the Event that woke it — and returns the Decision: the next Memory and
+// at most one Action to run. It imports nothing from Temporal, performs no
+// I/O, reads no clock and draws no random number: given the same Snapshot it
+// returns the same Decision, which is what makes it safe inside a Temporal
+// workflow and easy to test table by table.
+//
+// Contract with the caller (the worker workflow):
+//   - While an action is in flight the caller does not call Next; it only
+//     records what arrives (a new desired state, a restart request, a spec
+//     change) into the Snapshot. When the action's result arrives it calls Next
+//     with EventActionDone, and Next then sees everything that piled up.
+//   - Manual restart requests and spec changes that need a restart are kept
+//     in Memory (PendingRestart, PendingSpecRestart) so that none is lost
+//     while an action runs; Next consumes them.
+//   - A restart request also means "desired running": the caller sets Desired
+//     before calling Next (systemctl restart starts a stopped unit too).
+//   - ShouldCancel tells the caller whether a new desired state makes the
+//     in-flight action pointless (a start when the operator asked to stop).
+//   - Exits carry the instance they are about; an exit of an older instance
+//     (one already restarted) is ignored.
+//
+// States (DESIGN.md): stopped, starting (a start or restart in flight),
+// running, stopping (a stop in flight), backoff (a durable timer before an
+// automatic restart), failed (given up until an operator acts). Hold marks a
+// worker that stays down until an operator acts (a transient or temporary
+// service that exited, or any failed worker).
+package tick
+
+import (
+	"fmt"
+	"time"
+)
+
+// State of a supervised worker.
+type State string
+
+// States.
+const (
+	Stopped  State = "stopped"
+	Starting State = "starting"
+	Running  State = "running"
+	Stopping State = "stopping"
+	Backoff  State = "backoff"
+	Failed   State = "failed"
+)
+
+// AllStates lists every state, for tables and validation.
+var AllStates = []State{Stopped, Starting, Running, Stopping, Backoff, Failed}
+
+// Desired state an operator asks for.
+type Desired string
+
+// Desired states.
+const (
+	WantRunning Desired = "running"
+	WantStopped Desired = "stopped"
+)
+
+// RestartType says when a service that ended is started again (OTP).
+type RestartType string
+
+// Restart types.
+const (
+	Permanent RestartType = "permanent"
+	Transient RestartType = "transient"
+	Temporary RestartType = "temporary"
+)
+
+// Action is what the tick asks the workflow to run as an activity.
+type Action string
+
+// Actions. None means no action.
+const (
+	None    Action = ""
+	Start   Action = "start"
+	Stop    Action = "stop"
+	Restart Action = "restart"
+	Observe Action = "observe"
+)
+
+// Event is what woke the tick.
+type Event string
+
+// Events.
+const (
+	// EventReconcile: the workflow (re)started, or the slow reconcile timer fired.
+	EventReconcile Event = "reconcile"
+	// EventDesired: the operator set the desired state.
+	EventDesired Event = "desired"
+	// EventRestart: the operator asked for a restart.
+	EventRestart Event = "restart"
+	// EventSpec: a new spec arrived (SpecNeedsRestart says if the running
+	// service must restart to apply it).
+	EventSpec Event = "spec"
+	// EventActionDone: the in-flight action finished (Result).
+	EventActionDone Event = "action_done"
+	// EventBackoffExpired: the backoff timer fired.
+	EventBackoffExpired Event = "backoff_expired"
+	// EventExited: the driver reported that the service exited (Exit).
+	EventExited Event = "exited"
+)
+
+// AllEvents lists every event, for tables.
+var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited}
+
+// Outcome of a finished action.
+type Outcome string
+
+// Outcomes.
+const (
+	Succeeded Outcome = "succeeded"
+	// FailedOutcome: retryable failure, retries exhausted.
+	FailedOutcome Outcome = "failed"
+	// PermanentFailure: a non-retryable failure (retrying cannot help).
+	PermanentFailure Outcome = "permanent"
+	TimedOut         Outcome = "timeout"
+	Cancelled        Outcome = "cancelled"
+)
+
+// Observation is what an observe found.
+type Observation string
+
+// Observations.
+const (
+	ObservedRunning Observation = "running"
+	ObservedExited  Observation = "exited"  // ended normally
+	ObservedCrashed Observation = "crashed" // ended abnormally
+)
+
+// Result of a finished action.
+type Result struct {
+	Action   Action
+	Outcome  Outcome
+	Error    string
+	Instance string      // the started instance, for start and restart
+	Observed Observation // for observe
+}
+
+// Exit reports that an instance of the service ended.
+type Exit struct {
+	Instance string `json:"instance"`
+	Normal   bool   `json:"normal"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// BackoffPolicy is the restart backoff of DESIGN.md.
+type BackoffPolicy struct {
+	Initial    time.Duration
+	Max        time.Duration
+	Multiplier float64
+	Jitter     float64 // 0..1: the delay is spread by ±Jitter of itself
+	ResetAfter time.Duration
+}
+
+// MaxFailures bounds the failure history kept in Memory.
+const MaxFailures = 32
+
+// Memory is what a worker remembers between ticks. It is serializable and is
+// carried across continue-as-new.
+type Memory struct {
+	State State `json:"state"`
+	// Reason says, briefly, why the worker is in its state.
+	Reason string `json:"reason"`
+	// Hold keeps a worker down until an operator acts.
+	Hold bool `json:"hold,omitempty"`
+	// Instance identifies the running instance of the service (driver-defined).
+	Instance     string    `json:"instance,omitempty"`
+	RunningSince time.Time `json:"runningSince,omitempty"`
+	BackoffUntil time.Time `json:"backoffUntil,omitempty"`
+	// ConsecutiveFailures drives the backoff; it resets after ResetAfter of
+	// healthy running.
+	ConsecutiveFailures int `json:"consecutiveFailures,omitempty"`
+	// Failures is the failure history (most recent last, at most MaxFailures).
+	Failures []time.Time `json:"failures,omitempty"`
+	// Restarts counts automatic restarts; ManualRestarts operator restarts.
+	Restarts       int `json:"restarts"`
+	ManualRestarts int `json:"manualRestarts"`
+	// PendingRestart: an operator restart not yet acted on.
+	PendingRestart bool `json:"pendingRestart,omitempty"`
+	// PendingSpecRestart: a spec change that needs a restart, not yet acted on.
+	PendingSpecRestart bool `json:"pendingSpecRestart,omitempty"`
+}
+
+// Snapshot is everything one tick decides from.
+type Snapshot struct {
+	Now         time.Time
+	Memory      Memory
+	Desired     Desired
+	RestartType RestartType
+	Backoff     BackoffPolicy
+	// JitterKey makes the backoff jitter of this worker its own (a hash of
+	// its path) while staying deterministic.
+	JitterKey uint64
+
+	Event            Event
+	Result           *Result // EventActionDone
+	Exit             *Exit   // EventExited
+	SpecNeedsRestart bool    // EventSpec
+}
+
+// Decision is the outcome of one tick.
+type Decision struct {
+	Memory Memory
+	Action Action
+	// ManualRestart marks an action that carries out an operator restart.
+	ManualRestart bool
+}
+
+// Next derives the next memory and action from a snapshot. It never panics:
+// an event that means nothing in a state leaves the worker as it is.
+func Next(s Snapshot) Decision {
+	m := s.Memory
+	m.Failures = append([]time.Time(nil), s.Memory.Failures...)
+	t := &ticker{s: s, d: Decision{Memory: m}}
+	t.d.Memory = Absorb(t.d.Memory, s.Event, s.SpecNeedsRestart)
+	switch t.d.Memory.State {
+	case Stopped, "":
+		t.stopped()
+	case Starting:
+		t.starting()
+	case Running:
+		t.running()
+	case Stopping:
+		t.stopping()
+	case Backoff:
+		t.backoff()
+	case Failed:
+		t.failed()
+	default:
+		t.to(Failed, fmt.Sprintf("unknown state %q", t.d.Memory.State))
+		t.d.Memory.Hold = true
+	}
+	return t.d
+}
+
+// ShouldCancel reports whether the in-flight action is made pointless by the
+// desired state: a start, restart or observe when the operator wants the
+// service stopped. A stop is never cancelled: the next tick starts the
+// service again if it is wanted.
+func ShouldCancel(inFlight Action, desired Desired) bool {
+	return desired == WantStopped && (inFlight == Start || inFlight == Restart || inFlight == Observe)
+}
+
+type ticker struct {
+	s Snapshot
+	d Decision
+}
+
+func (t *ticker) m() *Memory { return &t.d.Memory }
+
+// Absorb records in Memory what an event asks for, whatever the state, and
+// derives nothing: the caller uses it for events that arrive while an action
+// is in flight (and while draining signals before continue-as-new), so that
+// the next tick acts on them. Next applies it first, too.
+func Absorb(m Memory, e Event, specNeedsRestart bool) Memory {
+	switch e {
+	case EventRestart:
+		m.PendingRestart = true
+		m.Hold = false
+	case EventSpec:
+		if specNeedsRestart {
+			m.PendingSpecRestart = true
+		}
+		m.Hold = false
+	case EventDesired:
+		m.Hold = false
+	}
+	return m
+}
+
+func (t *ticker) to(st State, reason string) {
+	t.m().State = st
+	t.m().Reason = reason
+}
+
+func (t *ticker) act(a Action) { t.d.Action = a }
+
+func (t *ticker) clearPending() {
+	t.m().PendingRestart = false
+	t.m().PendingSpecRestart = false
+}
+
+// start issues a start; manual restarts and spec changes take precedence in
+// the reason.
+func (t *ticker) start(reason string) {
+	m := t.m()
+	if m.PendingRestart {
+		reason = "manual restart"
+		m.ManualRestarts++
+		t.d.ManualRestart = true
+	} else if m.PendingSpecRestart {
+		reason = "spec changed"
+	}
+	t.clearPending()
+	m.Hold = false
+	m.BackoffUntil = time.Time{}
+	t.to(Starting, reason)
+	t.act(Start)
+}
+
+func (t *ticker) stopped() {
+	m := t.m()
+	if t.s.Desired != WantRunning {
+		t.clearPending()
+		if m.State == "" {
+			t.to(Stopped, "desired stopped")
+		}
+		return
+	}
+	if m.Hold && !m.PendingRestart {
+		return
+	}
+	t.start("desired running")
+}
+
+func (t *ticker) starting() {
+	r := t.s.Result
+	if t.s.Event != EventActionDone || r == nil || (r.Action != Start && r.Action != Restart) {
+		return
+	}
+	m := t.m()
+	switch r.Outcome {
+	case Succeeded:
+		m.Instance = r.Instance
+		m.RunningSince = t.s.Now
+		m.PendingRestart = false // a restart asked for during a start is satisfied by it
+		t.to(Running, "started")
+		switch {
+		case t.s.Desired == WantStopped:
+			t.to(Stopping, "desired stopped")
+			t.act(Stop)
+		case m.PendingSpecRestart:
+			m.PendingSpecRestart = false
+			t.to(Starting, "spec changed")
+			t.act(Restart)
+		}
+	case Cancelled:
+		if t.s.Desired == WantStopped {
+			t.clearPending()
+			t.to(Stopping, fmt.Sprintf("%s cancelled: desired stopped", r.Action))
+			t.act(Stop)
+			return
+		}
+		t.start("desired running")
+	default: // failed, timeout, permanent
+		t.recordFailure()
+		why := fmt.Sprintf("%s %s: %s", r.Action, outcomeWord(r.Outcome), r.Error)
+		switch {
+		case t.s.Desired == WantStopped:
+			t.clearPending()
+			t.to(Stopping, why+"; desired stopped")
+			t.act(Stop)
+		case m.PendingRestart || m.PendingSpecRestart:
+			t.start(why)
+		case r.Outcome == PermanentFailure:
+			t.hold(Failed, why+" (not retryable)")
+		case t.s.RestartType == Temporary:
+			t.hold(Failed, why+"; temporary: not restarted")
+		default:
+			t.scheduleRestart(why)
+		}
+	}
+}
+
+func (t *ticker) running() {
+	m := t.m()
+	switch t.s.Event {
+	case EventExited:
+		if e := t.s.Exit; e != nil && e.Instance == m.Instance {
+			t.exited(!e.Normal, e.Reason)
+			return
+		}
+	case EventActionDone:
+		if r := t.s.Result; r != nil && r.Action == Observe {
+			switch {
+			case r.Outcome != Succeeded:
+				m.Reason = fmt.Sprintf("observe %s: %s", outcomeWord(r.Outcome), r.Error)
+			case r.Observed == ObservedCrashed:
+				t.exited(true, "observed: not running")
+				return
+			case r.Observed == ObservedExited:
+				t.exited(false, "observed: exited")
+				return
+			default:
+				if m.Reason != "started" && m.Reason != "running" {
+					m.Reason = "running"
+				}
+			}
+		}
+	}
+	switch {
+	case t.s.Desired == WantStopped:
+		t.clearPending()
+		t.to(Stopping, "desired stopped")
+		t.act(Stop)
+	case m.PendingRestart:
+		m.ManualRestarts++
+		t.d.ManualRestart = true
+		t.clearPending()
+		t.to(Starting, "manual restart")
+		t.act(Restart)
+	case m.PendingSpecRestart:
+		t.clearPending()
+		t.to(Starting, "spec changed")
+		t.act(Restart)
+	case t.s.Event == EventReconcile:
+		t.act(Observe)
+	}
+}
+
+// exited handles the end of the running instance.
+func (t *ticker) exited(abnormal bool, why string) {
+	m := t.m()
+	t.countEnd()
+	if abnormal {
+		t.addFailure()
+	}
+	m.Instance = ""
+	m.RunningSince = time.Time{}
+	word := "exited normally"
+	if abnormal {
+		word = "crashed"
+	}
+	if why != "" {
+		word += " (" + why + ")"
+	}
+	switch {
+	case t.s.Desired == WantStopped:
+		t.clearPending()
+		t.to(Stopped, word)
+	case m.PendingRestart || m.PendingSpecRestart:
+		t.start(word)
+	case t.s.RestartType == Permanent:
+		t.scheduleRestart(word)
+	case t.s.RestartType == Transient && abnormal:
+		t.scheduleRestart(word)
+	case abnormal: // temporary
+		t.hold(Failed, word+"; temporary: not restarted")
+	default:
+		t.hold(Stopped, fmt.Sprintf("%s; %s: not restarted", word, t.s.RestartType))
+	}
+}
+
+func (t *ticker) stopping() {
+	r := t.s.Result
+	if t.s.Event != EventActionDone || r == nil || r.Action != Stop {
+		return
+	}
+	m := t.m()
+	m.Instance = ""
+	m.RunningSince = time.Time{}
+	if r.Outcome != Succeeded && r.Outcome != Cancelled {
+		t.clearPending()
+		t.hold(Failed, fmt.Sprintf("stop %s: %s", outcomeWord(r.Outcome), r.Error))
+		return
+	}
+	t.to(Stopped, "stopped")
+	if t.s.Desired == WantRunning {
+		t.start("desired running")
+	}
+}
+
+func (t *ticker) backoff() {
+	m := t.m()
+	switch {
+	case t.s.Desired == WantStopped:
+		t.clearPending()
+		m.BackoffUntil = time.Time{}
+		t.to(Stopped, "stopped during backoff")
+	case m.PendingRestart:
+		t.start("")
+	case m.PendingSpecRestart || t.s.Event == EventSpec:
+		m.ConsecutiveFailures = 0 // a new spec is a fresh start
+		t.start("spec changed")
+	case !t.s.Now.Before(m.BackoffUntil):
+		m.Restarts++
+		t.start(fmt.Sprintf("automatic restart #%d", m.Restarts))
+	}
+}
+
+func (t *ticker) failed() {
+	m := t.m()
+	if m.Hold && !m.PendingRestart {
+		return
+	}
+	if t.s.Desired == WantStopped {
+		t.clearPending()
+		// A failed stop may have left the service up: stopping again is safe.
+		t.to(Stopping, "desired stopped")
+		t.act(Stop)
+		return
+	}
+	t.start("desired running")
+}
+
+func (t *ticker) hold(st State, reason string) {
+	t.m().Hold = true
+	t.to(st, reason)
+}
+
+// scheduleRestart enters backoff (or restarts at once when the delay is 0).
+func (t *ticker) scheduleRestart(why string) {
+	m := t.m()
+	delay := BackoffDelay(t.s.Backoff, m.ConsecutiveFailures, t.s.JitterKey)
+	if delay <= 0 {
+		m.Restarts++
+		t.start(fmt.Sprintf("%s; automatic restart #%d", why, m.Restarts))
+		return
+	}
+	m.BackoffUntil = t.s.Now.Add(delay)
+	t.to(Backoff, fmt.Sprintf("%s; restarting in %s", why, delay.Round(time.Millisecond)))
+}
+
+// countEnd counts an end of the service (a failed start, a crash, an exit)
+// towards the backoff, after resetting it if the service had run long enough.
+func (t *ticker) countEnd() {
+	m := t.m()
+	if !m.RunningSince.IsZero() && t.s.Now.Sub(m.RunningSince) >= t.s.Backoff.ResetAfter {
+		m.ConsecutiveFailures = 0
+	}
+	m.ConsecutiveFailures++
+}
+
+func (t *ticker) addFailure() {
+	m := t.m()
+	m.Failures = append(m.Failures, t.s.Now)
+	if len(m.Failures) > MaxFailures {
+		m.Failures = m.Failures[len(m.Failures)-MaxFailures:]
+	}
+}
+
+func (t *ticker) recordFailure() {
+	t.countEnd()
+	t.addFailure()
+}
+
+func outcomeWord(o Outcome) string {
+	switch o {
+	case TimedOut:
+		return "timed out"
+	case PermanentFailure:
+		return "failed permanently"
+	case Cancelled:
+		return "cancelled"
+	}
+	return "failed"
+}
+
+// BackoffDelay is the delay before automatic restart number n (n >= 1
+// consecutive failures): Initial * Multiplier^(n-1), capped at Max, spread by
+// ±Jitter with a deterministic draw from (key, n), and capped at Max again.
+func BackoffDelay(p BackoffPolicy, n int, key uint64) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	d := float64(p.Initial)
+	mult := p.Multiplier
+	if mult < 1 {
+		mult = 1
+	}
+	for i := 1; i < n && d < float64(p.Max); i++ {
+		d *= mult
+	}
+	if p.Max > 0 && d > float64(p.Max) {
+		d = float64(p.Max)
+	}
+	if p.Jitter > 0 {
+		u := unit(key, uint64(n))
+		d *= 1 + p.Jitter*(2*u-1)
+	}
+	if p.Max > 0 && d > float64(p.Max) {
+		d = float64(p.Max)
+	}
+	if d < 0 {
+		d = 0
+	}
+	return time.Duration(d)
+}
+
+// unit maps (key, n) to [0, 1) with splitmix64: deterministic, well spread.
+func unit(key, n uint64) float64 {
+	z := key + n*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / float64(1<<53)
+}
+
+// HashKey is a stable 64-bit FNV-1a hash of s, for JitterKey.
+func HashKey(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steward-sh/steward/internal/temporalclient"
+	"github.com/steward-sh/steward/workflows"
+)
+
+func (g *globals) dial() (client.Client, error) {
+	c, err := temporalclient.Dial(g.address, g.namespace, quietLogger{})
+	if err != nil {
+		return nil, failure("%v", err)
+	}
+	return c, nil
+}
+
+// signal sends a signal to the workflow at path, naming it when it is missing.
+func signal(ctx context.Context, c client.Client, path, name string, arg any) error {
+	err := c.SignalWorkflow(ctx, path, "", name, arg)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return failure("no running workflow at %q (see `starter status`)", path)
+	}
+	if err != nil {
+		return failure("signal %s to %s: %v", name, path, err)
+	}
+	return nil
+}
+
+func desiredCmd(g *globals, use, desired, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " PATH",
+		Short: short,
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := signal(cmd.Context(), c, a[0], workflows.SignalDesired, desired); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: desired %s\n", a[0], desired)
+			return nil
+		},
+	}
+}
+
+func restartCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart PATH",
+		Short: "Restart the service(s) at PATH (counted as manual restarts)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := signal(cmd.Context(), c, a[0], workflows.SignalRestart, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: restart requested\n", a[0])
+			return nil
+		},
+	}
+}
+
+func deleteCmd(g *globals) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Stop the tree NAME (children in reverse order) and end its workflows",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			err = c.CancelWorkflow(ctx, a[0], "")
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				return failure("no running workflow at %q", a[0])
+			}
+			if err != nil {
+				return failure("delete %s: %v", a[0], err)
+			}
+			err = c.GetWorkflow(ctx, a[0], "").Get(ctx, nil)
+			var ce *temporal.CanceledError
+			if err != nil && !errors.As(err, &ce) {
+				return failure("delete %s: waiting for the tree to stop: %v", a[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: deleted\n", a[0])
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the tree to stop")
+	return cmd
+}
+
+// quietLogger keeps the SDK's client logs out of the CLI's output.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

@@ -1,0 +1,76 @@
+// Command starter is steward's CLI: it applies a spec, shows status, and
+// sends start, stop and restart to any node of a running tree.
+//
+// Exit codes: 0 success, 1 failure, 2 bad input (an invalid spec, a wrong
+// flag). An invalid spec is refused before anything starts, with one line per
+// problem naming its path.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steward-sh/steward/internal/temporalclient"
+)
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func badInput(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func failure(format string, args ...any) error {
+	return &exitError{code: 1, err: fmt.Errorf(format, args...)}
+}
+
+type globals struct {
+	address   string
+	namespace string
+}
+
+func main() {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "starter",
+		Short:         "steward's CLI: apply specs, show status, start/stop/restart services",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.address, "address", temporalclient.AddressFromEnv(), "Temporal frontend address (env TEMPORAL_ADDRESS)")
+	root.PersistentFlags().StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput("%v", err) })
+	root.AddCommand(applyCmd(g), statusCmd(g), deleteCmd(g),
+		desiredCmd(g, "start", "running", "Start the service(s) at PATH (desired running)"),
+		desiredCmd(g, "stop", "stopped", "Stop the service(s) at PATH (desired stopped)"),
+		restartCmd(g))
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "starter:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.code)
+	}
+	// Cobra's own errors (unknown command, wrong arguments) are bad input.
+	os.Exit(2)
+}
+
+// args wraps a cobra positional-args check so its error is bad input.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return badInput("%v", err)
+		}
+		return nil
+	}
+}

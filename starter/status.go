@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+func statusCmd(g *globals) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status [PATH]",
+		Short: "Show the status of the tree at PATH (every running tree when omitted)",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if output != "text" && output != "json" {
+				return badInput("-o must be text or json, not %q", output)
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var sts []workflows.Status
+			if len(a) == 1 {
+				st, err := queryStatus(cmd.Context(), c, a[0])
+				if err != nil {
+					return err
+				}
+				sts = append(sts, st)
+			} else {
+				roots, err := listRoots(cmd.Context(), c, g.namespace)
+				if err != nil {
+					return err
+				}
+				for _, r := range roots {
+					st, err := queryStatus(cmd.Context(), c, r)
+					if err != nil {
+						return err
+					}
+					sts = append(sts, st)
+				}
+			}
+			out := cmd.OutOrStdout()
+			if output == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if len(a) == 1 {
+					return enc.Encode(sts[0])
+				}
+				return enc.Encode(sts)
+			}
+			if len(sts) == 0 {
+				fmt.Fprintln(out, "no running trees (apply one with `starter apply -f FILE`)")
+				return nil
+			}
+			printTree(out, sts)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// queryStatus asks the workflow at path for its status.
+func queryStatus(ctx context.Context, c client.Client, path string) (workflows.Status, error) {
+	v, err := c.QueryWorkflow(ctx, path, "", workflows.QueryStatus)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
+	}
+	if err != nil {
+		return workflows.Status{}, failure("query %s: %v", path, err)
+	}
+	var st workflows.Status
+	if err := v.Get(&st); err != nil {
+		return workflows.Status{}, failure("query %s: %v", path, err)
+	}
+	return st, nil
+}
+
+// listRoots finds the running trees: steward workflows whose path has no '/'.
+func listRoots(ctx context.Context, c client.Client, namespace string) ([]string, error) {
+	var roots []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: namespace, NextPageToken: token,
+			Query: "ExecutionStatus = 'Running' AND TaskQueue = '" + workflows.TaskQueue + "'",
+		})
+		if err != nil {
+			return nil, failure("list workflows: %v", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			if id := e.GetExecution().GetWorkflowId(); !strings.Contains(id, "/") {
+				roots = append(roots, id)
+			}
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	sort.Strings(roots)
+	return roots, nil
+}
+
+func printTree(out io.Writer, sts []workflows.Status) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tKIND\tSTATE\tDESIRED\tRESTARTS\tMANUAL\tGEN\tLAST ACTION\tREASON")
+	for _, st := range sts {
+		printNode(tw, st, "", "")
+	}
+	tw.Flush()
+}
+
+func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
+	restarts, manual, last := "-", "-", "-"
+	if st.Kind != "supervisor" {
+		restarts = fmt.Sprint(st.Restarts)
+		manual = fmt.Sprint(st.ManualRestarts)
+		if la := st.LastAction; la.Name != "" {
+			last = fmt.Sprintf("%s %s", la.Name, la.Status)
+			if la.Attempts > 1 {
+				last += fmt.Sprintf(" (%d attempts)", la.Attempts)
+			}
+		}
+	}
+	reason := st.Reason
+	if st.LastAction.Error != "" && st.State == "failed" {
+		reason += ": " + st.LastAction.Error
+	}
+	if st.RejectedSignals > 0 {
+		reason += fmt.Sprintf(" [%d signals rejected]", st.RejectedSignals)
+	}
+	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, st.Path, st.Kind, st.State, st.Desired, restarts, manual, st.Generation, last, reason)
+	for i, c := range st.Children {
+		if i == len(st.Children)-1 {
+			printNode(tw, c, childPrefix+"└─ ", childPrefix+"   ")
+		} else {
+			printNode(tw, c, childPrefix+"├─ ", childPrefix+"│  ")
+		}
+	}
+}

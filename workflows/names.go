@@ -1,0 +1,47 @@
+// Package workflows holds steward's workflow code: WorkerWorkflow (one
+// supervised service) and SupervisorWorkflow (a node with children). It is
+// deterministic workflow code only: decisions come from the pure tick in
+// internal/tick, side effects run as activities (package activities).
+package workflows
+
+import (
+	"go.temporal.io/sdk/temporal"
+)
+
+// TaskQueue is the shared task queue: worker processes poll it for workflow
+// tasks and, as the global action pool, for actions.
+const TaskQueue = "steward"
+
+// Signal and query names (the contract of DESIGN.md; usable from the
+// `temporal` CLI).
+const (
+	// SignalDesired: payload "running" or "stopped".
+	SignalDesired = "desired"
+	// SignalRestart: no payload.
+	SignalRestart = "restart"
+	// SignalSpec: payload spec.Update ({"generation": N, "spec": {...}}) or a
+	// bare spec node.
+	SignalSpec = "spec"
+	// SignalExit: a driver reports that an instance ended (payload tick.Exit).
+	SignalExit = "exit"
+	// SignalChild: a child reports its status to its supervisor (ChildReport).
+	SignalChild = "child"
+	// QueryStatus answers Status as JSON.
+	QueryStatus = "status"
+)
+
+// Custom search attributes, upserted on change.
+var (
+	SearchPath  = temporal.NewSearchAttributeKeyKeyword("StewardPath")
+	SearchKind  = temporal.NewSearchAttributeKeyKeyword("StewardKind")
+	SearchState = temporal.NewSearchAttributeKeyKeyword("StewardState")
+)
+
+// SearchAttributeNames lists the custom search attributes steward needs
+// registered (all Keyword).
+var SearchAttributeNames = []string{"StewardPath", "StewardKind", "StewardState"}
+
+// DefaultHistoryLimit is the history length at which a workflow continues as
+// new even before the server suggests it (the server suggests at 4,096
+// events): a short history keeps replays cheap.
+const DefaultHistoryLimit = 2000

@@ -1,0 +1,70 @@
+package workflows
+
+import "time"
+
+// Status is the answer of the `status` query: a worker answers for itself, a
+// supervisor for its whole subtree.
+type Status struct {
+	Path           string       `json:"path"`
+	Kind           string       `json:"kind"`
+	State          string       `json:"state"`
+	Desired        string       `json:"desired"`
+	Reason         string       `json:"reason"`
+	Restarts       int          `json:"restarts"`
+	ManualRestarts int          `json:"manualRestarts"`
+	Generation     int64        `json:"generation"`
+	LastAction     ActionStatus `json:"lastAction"`
+	Children       []Status     `json:"children"`
+	// Since is when the worker entered its state (workflow time).
+	Since time.Time `json:"since,omitzero"`
+	// BackoffUntil is when a pending automatic restart fires.
+	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
+	// RejectedSignals counts signals refused for a bad payload.
+	RejectedSignals int `json:"rejectedSignals"`
+}
+
+// ActionStatus describes the last start, stop or restart (observes are not
+// reported: they are periodic and would drown it).
+type ActionStatus struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"` // running, succeeded, failed, timeout, cancelled
+	Attempts int    `json:"attempts"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ChildReport is what a child signals its supervisor on every change.
+type ChildReport struct {
+	Status Status `json:"status"`
+	// Ended: the child's workflow is ending (it was deleted).
+	Ended bool `json:"ended,omitempty"`
+}
+
+// AtDesired reports whether every worker in the subtree is at its desired
+// state, and counts workers at it and in all.
+func (s Status) AtDesired() (at, total int) {
+	if s.Kind == "supervisor" {
+		for _, c := range s.Children {
+			a, t := c.AtDesired()
+			at += a
+			total += t
+		}
+		return at, total
+	}
+	if s.State == s.Desired {
+		return 1, 1
+	}
+	return 0, 1
+}
+
+// Find returns the node at path in the subtree.
+func (s Status) Find(path string) (Status, bool) {
+	if s.Path == path {
+		return s, true
+	}
+	for _, c := range s.Children {
+		if f, ok := c.Find(path); ok {
+			return f, true
+		}
+	}
+	return Status{}, false
+}

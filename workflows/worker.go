@@ -1,0 +1,659 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// WorkerInput starts (or continues) a worker workflow.
+type WorkerInput struct {
+	Path string `json:"path"`
+	// Parent is the workflow ID of the supervisor to report to ("" for none).
+	Parent     string    `json:"parent,omitempty"`
+	Spec       spec.Node `json:"spec"`
+	Generation int64     `json:"generation"`
+	// HistoryLimit overrides DefaultHistoryLimit (tests use small ones).
+	HistoryLimit int `json:"historyLimit,omitempty"`
+	// Carry is the state carried across continue-as-new (nil on a first run).
+	Carry *WorkerCarry `json:"carry,omitempty"`
+}
+
+// WorkerCarry is the state of a worker that survives continue-as-new.
+type WorkerCarry struct {
+	Memory          tick.Memory  `json:"memory"`
+	Desired         tick.Desired `json:"desired"`
+	LastAction      ActionStatus `json:"lastAction"`
+	Seq             int64        `json:"seq"`
+	RejectedSignals int          `json:"rejectedSignals"`
+	Since           time.Time    `json:"since"`
+	PendingExit     *tick.Exit   `json:"pendingExit,omitempty"`
+}
+
+// WorkerWorkflow supervises one service.
+//
+// It is an event-driven loop: signals (desired, restart, spec, exit), the
+// result of the action in flight, the backoff timer and the slow observe
+// timer each wake it; each wake-up feeds one Snapshot to tick.Next, which
+// says what the worker becomes and which action to run.
+//
+// Guarantees:
+//   - The tick never blocks: actions run as activities while the loop keeps
+//     serving signals, queries and timers.
+//   - At most one action is in flight (a size-1 queue), and no new action is
+//     derived while it is: what arrives meanwhile is recorded (tick.Absorb)
+//     and seen by the tick that handles the action's result.
+//   - A desired state that makes the in-flight action pointless cancels it
+//     (tick.ShouldCancel); the activity learns of it through its heartbeat.
+//   - A bad signal payload is logged, counted in status, and ignored.
+//   - History stays bounded: the workflow continues as new when the server
+//     suggests it or past HistoryLimit events, never with an action in
+//     flight, after draining every signal into the carried state.
+//   - Cancelling the workflow (starter delete, a supervisor removing the
+//     child) stops the service and ends the workflow.
+func WorkerWorkflow(ctx workflow.Context, in WorkerInput) error {
+	w, err := newWorkerRun(ctx, in)
+	if err != nil {
+		return err
+	}
+	return w.loop()
+}
+
+type inflight struct {
+	action tick.Action
+	future workflow.Future
+	cancel workflow.CancelFunc
+	// cancelled: the workflow asked the activity to stop.
+	cancelled bool
+}
+
+type workerRun struct {
+	ctx    workflow.Context
+	log    log.Logger
+	in     WorkerInput
+	node   spec.Node // resolved
+	carry  WorkerCarry
+	flight *inflight
+
+	backoffTimer  workflow.Future
+	backoffCancel workflow.CancelFunc
+	backoffAt     time.Time
+	observeTimer  workflow.Future
+	observeCancel workflow.CancelFunc
+
+	lastState    tick.State
+	lastReported *Status
+	searchState  string
+}
+
+func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
+	w := &workerRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in}
+	if ps := spec.ValidateWorker(in.Spec); len(ps) > 0 {
+		// Starters validate before starting anything; this guards direct starts.
+		return nil, temporal.NewNonRetryableApplicationError("invalid worker spec:\n"+ps.Error(), "InvalidSpec", nil)
+	}
+	w.node = in.Spec.Resolved()
+	if in.Carry != nil {
+		w.carry = *in.Carry
+	} else {
+		w.carry = WorkerCarry{Desired: tick.Desired(w.node.Desired), Memory: tick.Memory{State: tick.Stopped, Reason: "created"}, Since: workflow.Now(ctx)}
+	}
+	w.lastState = w.carry.Memory.State
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return w.status(), nil }); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *workerRun) loop() error {
+	ctx := w.ctx
+	desiredCh := workflow.GetSignalChannel(ctx, SignalDesired)
+	restartCh := workflow.GetSignalChannel(ctx, SignalRestart)
+	specCh := workflow.GetSignalChannel(ctx, SignalSpec)
+	exitCh := workflow.GetSignalChannel(ctx, SignalExit)
+
+	w.upsertSearch()
+	w.tick(tick.Snapshot{Event: tick.EventReconcile})
+	if pe := w.carry.PendingExit; pe != nil && w.flight == nil {
+		w.carry.PendingExit = nil
+		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: pe})
+	}
+
+	cancelled := false
+	for {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { w.onDesired(receiveRaw(ctx, c)) })
+		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onRestart() })
+		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
+		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+		if f := w.flight; f != nil {
+			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
+		}
+		if t := w.backoffTimer; t != nil {
+			sel.AddFuture(t, func(fut workflow.Future) {
+				if fut != w.backoffTimer {
+					return
+				}
+				w.backoffTimer = nil
+				if fut.Get(ctx, nil) == nil {
+					w.tickIfIdle(tick.Snapshot{Event: tick.EventBackoffExpired})
+				}
+			})
+		}
+		if t := w.observeTimer; t != nil {
+			sel.AddFuture(t, func(fut workflow.Future) {
+				if fut != w.observeTimer {
+					return
+				}
+				w.observeTimer = nil
+				if fut.Get(ctx, nil) == nil {
+					w.tickIfIdle(tick.Snapshot{Event: tick.EventReconcile})
+				}
+			})
+		}
+		sel.Select(ctx)
+		if cancelled {
+			return w.shutdown()
+		}
+		w.afterEvent()
+		if w.flight == nil && w.shouldContinueAsNew() {
+			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh)
+		}
+	}
+}
+
+// receiveRaw takes one signal without decoding it, so a payload that does
+// not decode is ours to reject and count (the SDK would drop it silently).
+func receiveRaw(ctx workflow.Context, c workflow.ReceiveChannel) converter.RawValue {
+	var raw converter.RawValue
+	c.Receive(ctx, &raw)
+	return raw
+}
+
+func decodeRaw(raw converter.RawValue, out any) error {
+	if raw.Payload() == nil {
+		return errors.New("no payload")
+	}
+	return converter.GetDefaultDataConverter().FromPayload(raw.Payload(), out)
+}
+
+func (w *workerRun) reject(signal string, err error) {
+	w.carry.RejectedSignals++
+	w.log.Warn("rejected signal", "signal", signal, "path", w.in.Path, "error", err.Error(), "rejected", w.carry.RejectedSignals)
+}
+
+// event feeds an event to the tick when no action is in flight, and records
+// it (tick.Absorb) when one is.
+func (w *workerRun) event(s tick.Snapshot) {
+	if w.flight != nil {
+		w.carry.Memory = tick.Absorb(w.carry.Memory, s.Event, s.SpecNeedsRestart)
+		return
+	}
+	w.tick(s)
+}
+
+func (w *workerRun) tickIfIdle(s tick.Snapshot) {
+	if w.flight == nil {
+		w.tick(s)
+	}
+}
+
+func (w *workerRun) onDesired(raw converter.RawValue) {
+	var d string
+	if err := decodeRaw(raw, &d); err != nil {
+		w.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\": %w", err))
+		return
+	}
+	if d != spec.DesiredRunning && d != spec.DesiredStopped {
+		w.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\", got %q", d))
+		return
+	}
+	w.carry.Desired = tick.Desired(d)
+	if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, w.carry.Desired) {
+		f.cancelled = true
+		f.cancel()
+	}
+	w.event(tick.Snapshot{Event: tick.EventDesired})
+}
+
+func (w *workerRun) onRestart() {
+	// A restart means the operator wants the service running (systemd's
+	// restart starts a stopped unit too).
+	w.carry.Desired = tick.WantRunning
+	w.event(tick.Snapshot{Event: tick.EventRestart})
+}
+
+func (w *workerRun) onSpec(raw converter.RawValue) {
+	u, err := decodeUpdate(raw)
+	if err == nil && u.Spec.Name != w.node.Name {
+		err = fmt.Errorf("spec.name %q does not match this worker (%q)", u.Spec.Name, w.node.Name)
+	}
+	if err == nil {
+		if ps := spec.ValidateWorker(u.Spec); len(ps) > 0 {
+			err = ps
+		}
+	}
+	if err != nil {
+		w.reject(SignalSpec, err)
+		return
+	}
+	old := w.node
+	w.in.Spec = u.Spec
+	w.node = u.Spec.Resolved()
+	if u.Generation > 0 {
+		w.in.Generation = u.Generation
+	} else {
+		w.in.Generation++
+	}
+	if w.node.Desired != old.Desired {
+		w.carry.Desired = tick.Desired(w.node.Desired)
+	}
+	w.upsertSearch()
+	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: driverChanged(old, w.node)})
+}
+
+// decodeUpdate accepts {"generation": N, "spec": {...}} or a bare node.
+func decodeUpdate(raw converter.RawValue) (spec.Update, error) {
+	var u spec.Update
+	if err := decodeRaw(raw, &u); err == nil && u.Spec.Name != "" {
+		return u, nil
+	}
+	var n spec.Node
+	if err := decodeRaw(raw, &n); err != nil {
+		return spec.Update{}, fmt.Errorf("payload is not a spec: %w", err)
+	}
+	if n.Name == "" {
+		return spec.Update{}, errors.New("payload is not a spec: no name")
+	}
+	return spec.Update{Spec: n}, nil
+}
+
+// driverChanged reports whether a running service must restart to apply a
+// new spec: its kind or driver block changed. Timeouts, retries, backoff and
+// the desired state apply without a restart.
+func driverChanged(a, b spec.Node) bool {
+	ja, _ := json.Marshal([]any{a.Kind, a.Stub, a.Process, a.HTTP})
+	jb, _ := json.Marshal([]any{b.Kind, b.Stub, b.Process, b.HTTP})
+	return string(ja) != string(jb)
+}
+
+func (w *workerRun) onExit(raw converter.RawValue) {
+	var e tick.Exit
+	if err := decodeRaw(raw, &e); err != nil || e.Instance == "" {
+		if err == nil {
+			err = errors.New("no instance")
+		}
+		w.reject(SignalExit, err)
+		return
+	}
+	if w.flight != nil {
+		// Seen by the tick after the action; an exit of an instance that the
+		// action replaced is then ignored by the instance check.
+		w.carry.PendingExit = &e
+		return
+	}
+	w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
+}
+
+func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
+	var res activities.ActionResult
+	err := fut.Get(w.ctx, &res)
+	w.flight = nil
+	r := tick.Result{Action: f.action, Instance: res.Instance, Observed: tick.Observation(res.Observed)}
+	attempts := int(res.Attempt)
+	switch {
+	case err == nil:
+		r.Outcome = tick.Succeeded
+	case temporal.IsCanceledError(err):
+		r.Outcome = tick.Cancelled
+	default:
+		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
+		r.Error = rootMessage(err)
+	}
+	if f.action != tick.Observe {
+		if attempts < 1 {
+			attempts = 1
+		}
+		w.carry.LastAction = ActionStatus{Name: string(f.action), Status: string(r.Outcome), Attempts: attempts, Error: r.Error}
+	}
+	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
+	if pe := w.carry.PendingExit; pe != nil && w.flight == nil {
+		w.carry.PendingExit = nil
+		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: pe})
+	}
+}
+
+// classify maps an activity error to an outcome and the attempts it took.
+func classify(err error, maxAttempts int, action tick.Action) (tick.Outcome, int) {
+	outcome := tick.FailedOutcome
+	attempts := 0
+	var appErr *temporal.ApplicationError
+	var toErr *temporal.TimeoutError
+	switch {
+	case errors.As(err, &toErr):
+		outcome = tick.TimedOut
+		var a int32
+		if toErr.HasLastHeartbeatDetails() && toErr.LastHeartbeatDetails(&a) == nil {
+			attempts = int(a)
+		}
+	case errors.As(err, &appErr):
+		if appErr.NonRetryable() || appErr.Type() == activities.ErrPermanent || appErr.Type() == activities.ErrUnknownKind {
+			outcome = tick.PermanentFailure
+		}
+		var a int32
+		if appErr.HasDetails() && appErr.Details(&a) == nil {
+			attempts = int(a)
+		}
+	}
+	if attempts == 0 {
+		var actErr *temporal.ActivityError
+		if errors.As(err, &actErr) && actErr.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
+			attempts = maxAttempts
+			if action == tick.Observe {
+				attempts = 1
+			}
+		}
+	}
+	return outcome, attempts
+}
+
+// rootMessage is the innermost error message: "stub: start failed", not the
+// activity error wrapping it.
+func rootMessage(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}
+
+// tick runs one tick and carries out its decision.
+func (w *workerRun) tick(s tick.Snapshot) {
+	s.Now = workflow.Now(w.ctx)
+	s.Memory = w.carry.Memory
+	s.Desired = w.carry.Desired
+	s.RestartType = tick.RestartType(w.node.Restart)
+	b := w.node.Backoff
+	s.Backoff = tick.BackoffPolicy{Initial: b.Initial.D(), Max: b.Max.D(), Multiplier: b.Multiplier, Jitter: *b.Jitter, ResetAfter: b.ResetAfter.D()}
+	s.JitterKey = tick.HashKey(w.in.Path)
+	d := tick.Next(s)
+	w.carry.Memory = d.Memory
+	if d.Action != tick.None {
+		w.launch(d.Action)
+	}
+	w.afterEvent()
+}
+
+// launch runs an action as an activity, cancellable.
+func (w *workerRun) launch(a tick.Action) {
+	w.carry.Seq++
+	actx, cancel := workflow.WithCancel(w.ctx)
+	actx = workflow.WithActivityOptions(actx, ActivityOptions(w.node, a))
+	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
+	fut := workflow.ExecuteActivity(actx, activityName(a), req)
+	w.flight = &inflight{action: a, future: fut, cancel: cancel}
+	if a != tick.Observe {
+		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
+	}
+}
+
+func activityName(a tick.Action) string {
+	switch a {
+	case tick.Start:
+		return activities.StartName
+	case tick.Stop:
+		return activities.StopName
+	case tick.Restart:
+		return activities.RestartName
+	}
+	return activities.ObserveName
+}
+
+// heartbeatTimeout is how soon a lost worker process is noticed.
+const heartbeatTimeout = 5 * time.Second
+
+// ActivityOptions are the options of one action of a worker: its
+// StartToClose timeout, a heartbeat timeout, and the worker's RetryPolicy
+// with permanent failures not retried. Observes are tried once: the next
+// periodic observe is their retry.
+func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
+	n = n.Resolved()
+	timeout := n.Timeouts.Start.D()
+	switch a {
+	case tick.Stop:
+		timeout = n.Timeouts.Stop.D()
+	case tick.Restart:
+		timeout = n.Timeouts.Restart.D()
+	case tick.Observe:
+		timeout = n.Timeouts.Observe.D()
+	}
+	hb := min(heartbeatTimeout, timeout)
+	rp := &temporal.RetryPolicy{
+		InitialInterval:        n.Retry.InitialInterval.D(),
+		BackoffCoefficient:     n.Retry.BackoffCoefficient,
+		MaximumInterval:        n.Retry.MaxInterval.D(),
+		MaximumAttempts:        int32(n.Retry.MaxAttempts),
+		NonRetryableErrorTypes: []string{activities.ErrPermanent, activities.ErrUnknownKind},
+	}
+	if a == tick.Observe {
+		rp.MaximumAttempts = 1
+	}
+	return workflow.ActivityOptions{
+		TaskQueue:           TaskQueue,
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    hb,
+		RetryPolicy:         rp,
+		WaitForCancellation: true,
+		// The task queue is the pool: an eager dispatch would run the action
+		// in whichever process ran the workflow task, bypassing it.
+		DisableEagerExecution: true,
+	}
+}
+
+// afterEvent arms or disarms timers for the current state, upserts the
+// search attributes and reports to the parent.
+func (w *workerRun) afterEvent() {
+	m := &w.carry.Memory
+	if m.State != w.lastState {
+		w.carry.Since = workflow.Now(w.ctx)
+		w.lastState = m.State
+	}
+	// Backoff timer: exactly one, for the current BackoffUntil.
+	if m.State == tick.Backoff && w.flight == nil {
+		if w.backoffTimer == nil || !w.backoffAt.Equal(m.BackoffUntil) {
+			w.cancelBackoff()
+			d := m.BackoffUntil.Sub(workflow.Now(w.ctx))
+			if d <= 0 {
+				d = time.Millisecond
+			}
+			tctx, cancel := workflow.WithCancel(w.ctx)
+			w.backoffTimer = workflow.NewTimer(tctx, d)
+			w.backoffCancel = cancel
+			w.backoffAt = m.BackoffUntil
+		}
+	} else {
+		w.cancelBackoff()
+	}
+	// Observe timer: only while running and idle.
+	if m.State == tick.Running {
+		if w.observeTimer == nil && w.flight == nil {
+			tctx, cancel := workflow.WithCancel(w.ctx)
+			w.observeTimer = workflow.NewTimer(tctx, w.node.Observe.Interval.D())
+			w.observeCancel = cancel
+		}
+	} else if w.observeTimer != nil {
+		w.observeCancel()
+		w.observeTimer = nil
+	}
+	w.upsertSearch()
+	w.report(false)
+}
+
+func (w *workerRun) cancelBackoff() {
+	if w.backoffTimer != nil {
+		w.backoffCancel()
+		w.backoffTimer = nil
+		w.backoffAt = time.Time{}
+	}
+}
+
+func (w *workerRun) upsertSearch() {
+	state := string(w.carry.Memory.State)
+	if state == w.searchState {
+		return
+	}
+	err := workflow.UpsertTypedSearchAttributes(w.ctx,
+		SearchPath.ValueSet(w.in.Path), SearchKind.ValueSet(w.node.Kind), SearchState.ValueSet(state))
+	if err != nil {
+		w.log.Warn("could not upsert search attributes", "error", err.Error())
+		return
+	}
+	w.searchState = state
+}
+
+func (w *workerRun) status() Status {
+	m := w.carry.Memory
+	s := Status{
+		Path: w.in.Path, Kind: w.node.Kind, State: string(m.State), Desired: string(w.carry.Desired),
+		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
+		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
+		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals,
+	}
+	if m.State == tick.Backoff {
+		s.BackoffUntil = m.BackoffUntil
+	}
+	return s
+}
+
+// report signals the parent when the status changed.
+func (w *workerRun) report(ended bool) {
+	if w.in.Parent == "" {
+		return
+	}
+	st := w.status()
+	if !ended && w.lastReported != nil && sameReport(*w.lastReported, st) {
+		return
+	}
+	w.lastReported = &st
+	ctx := w.ctx
+	if ended {
+		ctx, _ = workflow.NewDisconnectedContext(w.ctx)
+	}
+	// Fire and forget: a parent that is gone must not stall the worker.
+	workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+}
+
+func sameReport(a, b Status) bool {
+	return a.State == b.State && a.Desired == b.Desired && a.Reason == b.Reason &&
+		a.Restarts == b.Restarts && a.ManualRestarts == b.ManualRestarts &&
+		a.Generation == b.Generation && a.LastAction == b.LastAction &&
+		a.RejectedSignals == b.RejectedSignals
+}
+
+func (w *workerRun) shouldContinueAsNew() bool {
+	info := workflow.GetInfo(w.ctx)
+	limit := w.in.HistoryLimit
+	if limit <= 0 {
+		limit = DefaultHistoryLimit
+	}
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// continueAsNew drains every signal into the carried state (recording, not
+// acting: no action may start now) and continues as new.
+func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh workflow.ReceiveChannel) error {
+	w.drain(desiredCh, restartCh, specCh, exitCh)
+	if err := workflow.Await(w.ctx, func() bool { return workflow.AllHandlersFinished(w.ctx) }); err != nil {
+		return err
+	}
+	// Signals may have arrived while awaiting.
+	w.drain(desiredCh, restartCh, specCh, exitCh)
+	next := w.in
+	carry := w.carry
+	next.Carry = &carry
+	return workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
+}
+
+func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
+	// A pretend flight makes every handler record instead of tick.
+	w.flight = &inflight{action: tick.None, cancelled: true}
+	defer func() { w.flight = nil }()
+	for {
+		got := false
+		for i, c := range chans {
+			var raw converter.RawValue
+			for c.ReceiveAsync(&raw) {
+				got = true
+				switch i {
+				case 0:
+					w.onDesired(raw)
+				case 1:
+					w.onRestart()
+				case 2:
+					w.onSpec(raw)
+				case 3:
+					w.onExit(raw)
+				}
+				raw = converter.RawValue{}
+			}
+		}
+		if !got {
+			return
+		}
+	}
+}
+
+// shutdown runs when the workflow is cancelled: it lets the in-flight action
+// end (it was cancelled with the workflow), stops the service, reports the
+// end to the parent and ends the workflow as cancelled.
+func (w *workerRun) shutdown() error {
+	dctx, _ := workflow.NewDisconnectedContext(w.ctx)
+	w.ctx = dctx
+	if f := w.flight; f != nil {
+		var res activities.ActionResult
+		if err := f.future.Get(dctx, &res); err == nil && res.Instance != "" {
+			w.carry.Memory.Instance = res.Instance
+		}
+		w.flight = nil
+	}
+	w.cancelBackoff()
+	if w.observeTimer != nil {
+		w.observeCancel()
+		w.observeTimer = nil
+	}
+	m := &w.carry.Memory
+	if m.State != tick.Stopped || m.Instance != "" {
+		m.State, m.Reason = tick.Stopping, "deleted: stopping"
+		w.upsertSearch()
+		actx := workflow.WithActivityOptions(dctx, ActivityOptions(w.node, tick.Stop))
+		w.carry.Seq++
+		req := activities.ActionRequest{WorkflowID: workflow.GetInfo(dctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: m.Instance}
+		var res activities.ActionResult
+		err := workflow.ExecuteActivity(actx, activities.StopName, req).Get(dctx, &res)
+		w.carry.LastAction = ActionStatus{Name: string(tick.Stop), Status: string(tick.Succeeded), Attempts: int(res.Attempt)}
+		if err != nil {
+			out, attempts := classify(err, w.node.Retry.MaxAttempts, tick.Stop)
+			w.carry.LastAction = ActionStatus{Name: string(tick.Stop), Status: string(out), Attempts: max(attempts, 1), Error: rootMessage(err)}
+			w.log.Error("stop on delete failed", "path", w.in.Path, "error", err.Error())
+		}
+	}
+	m.State, m.Reason, m.Instance = tick.Stopped, "deleted", ""
+	w.carry.Desired = tick.WantStopped
+	w.upsertSearch()
+	w.report(true)
+	return temporal.NewCanceledError("deleted")
+}
