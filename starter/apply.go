@@ -63,7 +63,7 @@ func applyCmd(g *globals) *cobra.Command {
 			}
 			wctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			return waitDesired(wctx, c, node.Name, prevGen, out)
+			return waitDesired(wctx, c, node.Name, prevGen, node.Workers(), out)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "spec file (YAML)")
@@ -84,6 +84,8 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node) (starte
 		TaskQueue:                workflows.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Without this the SDK hands back the running workflow as if started.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchPath.ValueSet(node.Name), workflows.SearchKind.ValueSet(kind), workflows.SearchState.ValueSet("stopped")),
 	}
@@ -116,7 +118,7 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node) (starte
 
 // waitDesired polls the root's status until every worker is at its desired
 // state (exit 0) or one has failed (exit 1), showing N of M.
-func waitDesired(ctx context.Context, c client.Client, root string, prevGen int64, out io.Writer) error {
+func waitDesired(ctx context.Context, c client.Client, root string, prevGen int64, want int, out io.Writer) error {
 	tty := false
 	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		tty = true
@@ -129,6 +131,8 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 		st, err := queryStatus(ctx, c, root)
 		if err == nil && st.Generation > prevGen {
 			at, total := st.AtDesired()
+			// Until every child workflow has started, count the spec's workers.
+			total = max(total, want)
 			failed := failedWorkers(st)
 			if tty {
 				if bar == nil {

@@ -370,7 +370,10 @@ func (s *supervisorRun) report(ended bool) {
 		}
 	}
 	s.lastReported = &st
-	workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	if ended {
+		_ = f.Get(s.ctx, nil) // see workerRun.report
+	}
 }
 
 func (s *supervisorRun) shouldContinueAsNew() bool {

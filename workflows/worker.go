@@ -553,8 +553,13 @@ func (w *workerRun) report(ended bool) {
 	if ended {
 		ctx, _ = workflow.NewDisconnectedContext(w.ctx)
 	}
-	// Fire and forget: a parent that is gone must not stall the worker.
-	workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	// Fire and forget: a parent that is gone must not stall the worker. The
+	// last report is awaited: a signal initiated by a workflow that closes
+	// in the same task may never be delivered.
+	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	if ended {
+		_ = f.Get(ctx, nil)
+	}
 }
 
 func sameReport(a, b Status) bool {

@@ -14,6 +14,8 @@ package spec
 import (
 	"fmt"
 	"time"
+
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Kinds of worker (drivers).
@@ -47,11 +49,11 @@ const (
 
 // Node is one node of the tree: a supervisor (Children) or a worker (Kind).
 type Node struct {
-	Name     string            `yaml:"name" json:"name"`
-	Children []Node            `yaml:"children,omitempty" json:"children,omitempty"`
-	Strategy string            `yaml:"strategy,omitempty" json:"strategy,omitempty"`
-	Intensity *Intensity       `yaml:"intensity,omitempty" json:"intensity,omitempty"`
-	Vars     map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
+	Name      string            `yaml:"name" json:"name"`
+	Children  []Node            `yaml:"children,omitempty" json:"children,omitempty"`
+	Strategy  string            `yaml:"strategy,omitempty" json:"strategy,omitempty"`
+	Intensity *Intensity        `yaml:"intensity,omitempty" json:"intensity,omitempty"`
+	Vars      map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
 
 	Kind     string    `yaml:"kind,omitempty" json:"kind,omitempty"`
 	Desired  string    `yaml:"desired,omitempty" json:"desired,omitempty"`
@@ -61,7 +63,7 @@ type Node struct {
 	Backoff  *Backoff  `yaml:"backoff,omitempty" json:"backoff,omitempty"`
 	Observe  *Observe  `yaml:"observe,omitempty" json:"observe,omitempty"`
 
-	Stub    *Stub           `yaml:"stub,omitempty" json:"stub,omitempty"`
+	Stub *Stub `yaml:"stub,omitempty" json:"stub,omitempty"`
 	// Process and HTTP are the driver blocks of kinds this build validates
 	// but cannot run yet; they are kept so a spec round-trips unchanged.
 	Process map[string]any `yaml:"process,omitempty" json:"process,omitempty"`
@@ -74,7 +76,7 @@ func (n *Node) IsSupervisor() bool { return len(n.Children) > 0 }
 // Intensity is a supervisor's restart intensity: more than MaxRestarts
 // restarts within Period make it give up; after Cooldown it tries again.
 type Intensity struct {
-	MaxRestarts int      `yaml:"maxRestarts" json:"maxRestarts"`
+	MaxRestarts int       `yaml:"maxRestarts" json:"maxRestarts"`
 	Period      *Duration `yaml:"period" json:"period"`
 	Cooldown    *Duration `yaml:"cooldown,omitempty" json:"cooldown,omitempty"`
 }
@@ -89,9 +91,9 @@ type Timeouts struct {
 
 // Retry is the Temporal RetryPolicy of every action of a worker.
 type Retry struct {
-	MaxAttempts        int      `yaml:"maxAttempts,omitempty" json:"maxAttempts,omitempty"`
+	MaxAttempts        int       `yaml:"maxAttempts,omitempty" json:"maxAttempts,omitempty"`
 	InitialInterval    *Duration `yaml:"initialInterval,omitempty" json:"initialInterval,omitempty"`
-	BackoffCoefficient float64  `yaml:"backoffCoefficient,omitempty" json:"backoffCoefficient,omitempty"`
+	BackoffCoefficient float64   `yaml:"backoffCoefficient,omitempty" json:"backoffCoefficient,omitempty"`
 	MaxInterval        *Duration `yaml:"maxInterval,omitempty" json:"maxInterval,omitempty"`
 }
 
@@ -101,8 +103,8 @@ type Retry struct {
 type Backoff struct {
 	Initial    *Duration `yaml:"initial,omitempty" json:"initial,omitempty"`
 	Max        *Duration `yaml:"max,omitempty" json:"max,omitempty"`
-	Multiplier float64  `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
-	Jitter     *float64 `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	Multiplier float64   `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
+	Jitter     *float64  `yaml:"jitter,omitempty" json:"jitter,omitempty"`
 	ResetAfter *Duration `yaml:"resetAfter,omitempty" json:"resetAfter,omitempty"`
 }
 
@@ -171,4 +173,29 @@ type Update struct {
 	// Generation of the spec; 0 asks the receiver to use its own next one.
 	Generation int64 `json:"generation,omitempty"`
 	Spec       Node  `json:"spec"`
+}
+
+// Workers counts the workers (leaves) of a tree.
+func (n *Node) Workers() int {
+	if !n.IsSupervisor() {
+		return 1
+	}
+	total := 0
+	for i := range n.Children {
+		total += n.Children[i].Workers()
+	}
+	return total
+}
+
+// UnmarshalYAML reads a Go duration string and, when it is not one, says on
+// which line and column of the spec it stands.
+func (d *Duration) UnmarshalYAML(node ast.Node) error {
+	tk := node.GetToken()
+	if tk == nil {
+		return fmt.Errorf("invalid duration")
+	}
+	if err := d.UnmarshalText([]byte(tk.Value)); err != nil {
+		return fmt.Errorf("line %d column %d: %w", tk.Position.Line, tk.Position.Column, err)
+	}
+	return nil
 }

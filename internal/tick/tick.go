@@ -348,6 +348,9 @@ func (t *ticker) starting() {
 		t.start("desired running")
 	default: // failed, timeout, permanent
 		t.recordFailure()
+		// Whatever ran before a failed restart is not known to run now.
+		m.Instance = ""
+		m.RunningSince = time.Time{}
 		why := fmt.Sprintf("%s %s: %s", r.Action, outcomeWord(r.Outcome), r.Error)
 		switch {
 		case t.s.Desired == WantStopped:
@@ -454,8 +457,13 @@ func (t *ticker) stopping() {
 	m.Instance = ""
 	m.RunningSince = time.Time{}
 	if r.Outcome != Succeeded && r.Outcome != Cancelled {
+		why := fmt.Sprintf("stop %s: %s", outcomeWord(r.Outcome), r.Error)
+		if m.PendingRestart && t.s.Desired == WantRunning {
+			t.start(why) // the operator's restart still stands
+			return
+		}
 		t.clearPending()
-		t.hold(Failed, fmt.Sprintf("stop %s: %s", outcomeWord(r.Outcome), r.Error))
+		t.hold(Failed, why)
 		return
 	}
 	t.to(Stopped, "stopped")
@@ -562,9 +570,11 @@ func BackoffDelay(p BackoffPolicy, n int, key uint64) time.Duration {
 	if mult < 1 {
 		mult = 1
 	}
-	for i := 1; i < n && d < float64(p.Max); i++ {
+	const ceiling = float64(1 << 62) // no overflow of time.Duration
+	for i := 1; i < n && (p.Max <= 0 || d < float64(p.Max)) && d < ceiling; i++ {
 		d *= mult
 	}
+	d = min(d, ceiling)
 	if p.Max > 0 && d > float64(p.Max) {
 		d = float64(p.Max)
 	}
