@@ -37,6 +37,8 @@ type ChildRecord struct {
 	Path   string `json:"path"`
 	Spec   string `json:"spec"` // canonical JSON of the child's node, to see changes
 	Status Status `json:"status"`
+	// Ended: the child reported that its workflow ended.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -309,12 +311,18 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 		s.reject(SignalChild, err)
 		return
 	}
+	s.apply(r)
+}
+
+// apply records a child's report.
+func (s *supervisorRun) apply(r ChildReport) {
 	for i := range s.carry.Children {
 		if s.carry.Children[i].Path == r.Status.Path {
 			if r.Status.Children == nil {
 				r.Status.Children = []Status{}
 			}
 			s.carry.Children[i].Status = r.Status
+			s.carry.Children[i].Ended = s.carry.Children[i].Ended || r.Ended
 			return
 		}
 	}
@@ -391,26 +399,25 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	s.ctx = dctx
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
-		path := s.carry.Children[i].Path
-		workflow.RequestCancelExternalWorkflow(dctx, path, "")
-		ended := false
-		timedOut := false
+		rec := &s.carry.Children[i]
+		if rec.Ended {
+			continue
+		}
+		// The request fails when the child is not running (never started,
+		// or already closed): then there is nothing to wait for.
+		if err := workflow.RequestCancelExternalWorkflow(dctx, rec.Path, "").Get(dctx, nil); err != nil {
+			rec.Ended = true
+			continue
+		}
 		tctx, cancel := workflow.WithCancel(dctx)
 		timer := workflow.NewTimer(tctx, childStopWait)
-		for !ended && !timedOut {
+		timedOut := false
+		for !rec.Ended && !timedOut {
 			sel := workflow.NewSelector(dctx)
 			sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) {
 				var r ChildReport
-				if err := decodeRaw(receiveRaw(dctx, c), &r); err != nil {
-					return
-				}
-				for j := range s.carry.Children {
-					if s.carry.Children[j].Path == r.Status.Path {
-						s.carry.Children[j].Status = r.Status
-					}
-				}
-				if r.Ended && r.Status.Path == path {
-					ended = true
+				if err := decodeRaw(receiveRaw(dctx, c), &r); err == nil {
+					s.apply(r)
 				}
 			})
 			sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
@@ -418,7 +425,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 		}
 		cancel()
 		if timedOut {
-			s.log.Warn("child did not report its end in time", "path", path)
+			s.log.Warn("child did not report its end in time", "path", rec.Path)
 		}
 	}
 	s.carry.Desired = spec.DesiredStopped
