@@ -1,0 +1,44 @@
+# steward — see README.md. The two commands: `make run` and `make test`.
+SHELL := /bin/bash
+TEMPORAL_CLI_VERSION := v1.5.1
+WORKFLOWCHECK_VERSION := v0.6.0
+BIN := $(CURDIR)/bin
+TEMPORAL := $(BIN)/temporal
+GO_PACKAGES := ./...
+
+.PHONY: run test build bench vet lint clean temporal-cli
+
+## run: build everything, start the dev server (Web UI), a worker and the demo tree
+run: build temporal-cli
+	@./scripts/run.sh
+
+## test: vet, workflowcheck, and every test (unit, workflow, integration) with coverage
+test: build temporal-cli lint
+	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 \
+		go test -count=1 -timeout 20m -cover $(GO_PACKAGES)
+
+## bench: benchmarks (speed and memory goals live here, not in tests)
+bench: build temporal-cli
+	STEWARD_TEMPORAL_BIN=$(TEMPORAL) go test -run '^$$' -bench . -benchmem $(GO_PACKAGES)
+
+build:
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/worker ./worker
+	go build -o $(BIN)/starter ./starter
+
+## temporal-cli: the pinned Temporal CLI (dev server + Web UI), built once from its Go module
+temporal-cli:
+	@if [ ! -x $(TEMPORAL) ]; then \
+		echo "Building the Temporal CLI $(TEMPORAL_CLI_VERSION) into bin/temporal: once only, about 3 minutes on 2 cores..."; \
+		GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION) && echo "Temporal CLI built."; \
+	fi
+
+lint: vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	go run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) -config workflowcheck.config.yaml ./workflows/...
+
+vet:
+	go vet $(GO_PACKAGES)
+
+clean:
+	rm -rf $(BIN)/worker $(BIN)/starter .data coverage.out
