@@ -1,0 +1,412 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+	"go.uber.org/goleak"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/stub"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newEnv is a time-skipping test environment with the real activities over
+// the real stub driver registered.
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(WorkerWorkflow)
+	env.RegisterWorkflow(SupervisorWorkflow)
+	d := stub.New(nil, nil)
+	t.Cleanup(d.Close)
+	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}
+	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
+	return env
+}
+
+func stubNode(name string, st *spec.Stub) spec.Node {
+	if st == nil {
+		st = &spec.Stub{}
+	}
+	return spec.Node{Name: name, Kind: spec.KindStub, Stub: st,
+		Retry: &spec.Retry{InitialInterval: spec.Dur(100 * time.Millisecond), MaxInterval: spec.Dur(200 * time.Millisecond)}}
+}
+
+func query(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(QueryStatus)
+	require.NoError(t, err)
+	var st Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+// at runs fn at workflow time d (time skips while nothing runs).
+func at(env *testsuite.TestWorkflowEnvironment, d time.Duration, fn func()) {
+	env.RegisterDelayedCallback(fn, d)
+}
+
+// endAt cancels the workflow at d, so ExecuteWorkflow returns.
+func endAt(env *testsuite.TestWorkflowEnvironment, d time.Duration) {
+	env.RegisterDelayedCallback(env.CancelWorkflow, d)
+}
+
+func TestActionFlow_StartRunsInBackgroundAndNextTickSeesResult(t *testing.T) {
+	env := newEnv(t)
+	var checked bool
+	at(env, time.Minute/2, func() {
+		st := query(t, env)
+		require.Equal(t, "running", st.State)
+		require.Equal(t, "started", st.Reason)
+		require.Equal(t, ActionStatus{Name: "start", Status: "succeeded", Attempts: 1}, st.LastAction)
+		require.Equal(t, []Status{}, st.Children)
+		checked = true
+	})
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", &spec.Stub{Delay: spec.Duration(10 * time.Millisecond)}), Generation: 1})
+	require.True(t, checked)
+	st := query(t, env)
+	require.Equal(t, "stopped", st.State, "a cancelled (deleted) worker stops its service")
+	require.Equal(t, "deleted", st.Reason)
+	require.Equal(t, "stop", st.LastAction.Name)
+}
+
+// The size-1 queue: while a start runs (a mock taking 4s of workflow time,
+// under the 5s heartbeat timeout that a mock cannot feed), signals are recorded but no action is derived; the tick that sees
+// the result acts on what piled up, once.
+func TestBlocking_NoDerivationWhileAnActionRuns(t *testing.T) {
+	env := newEnv(t)
+	var starts, restarts atomic.Int32
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(4 * time.Second).Return(
+		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
+			starts.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i1"}, nil
+		})
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
+			restarts.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil
+		})
+	for _, d := range []time.Duration{time.Second, 2 * time.Second, 2500 * time.Millisecond} {
+		at(env, d, func() { env.SignalWorkflow(SignalRestart, nil) })
+	}
+	at(env, 3*time.Second, func() { env.SignalWorkflow(SignalDesired, "running") })
+	var during Status
+	at(env, 3500*time.Millisecond, func() { during = query(t, env) })
+	var after Status
+	at(env, 10*time.Second, func() { after = query(t, env) })
+	endAt(env, 20*time.Second)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+
+	require.Equal(t, "starting", during.State)
+	require.Equal(t, "running", during.LastAction.Status, "the start is still in flight")
+	require.EqualValues(t, 1, starts.Load(), "one start: nothing derived while it ran")
+	// Restarts asked for during a start are satisfied by it (coalesced).
+	require.EqualValues(t, 0, restarts.Load())
+	require.Equal(t, "running", after.State)
+	require.Equal(t, 0, after.ManualRestarts)
+}
+
+func TestBlocking_RestartDuringObserveRunsOnceAfterIt(t *testing.T) {
+	env := newEnv(t)
+	var restarts atomic.Int32
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
+			restarts.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil
+		})
+	node := stubNode("w", nil)
+	node.Observe = &spec.Observe{Interval: spec.Dur(time.Minute)}
+	// The observe starts at 1m and ends at 1m4s; two restarts arrive during it.
+	at(env, time.Minute+time.Second, func() { env.SignalWorkflow(SignalRestart, nil) })
+	at(env, time.Minute+2*time.Second, func() { env.SignalWorkflow(SignalRestart, nil) })
+	var during, after Status
+	at(env, time.Minute+3*time.Second, func() { during = query(t, env) })
+	at(env, time.Minute+10*time.Second, func() { after = query(t, env) })
+	endAt(env, time.Minute+20*time.Second)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+
+	require.Equal(t, "running", during.State)
+	require.Equal(t, 0, during.ManualRestarts, "no restart while the observe is in flight")
+	require.EqualValues(t, 1, restarts.Load(), "the piled-up restarts run once, after the observe")
+	require.Equal(t, 1, after.ManualRestarts)
+	require.Equal(t, ActionStatus{Name: "restart", Status: "succeeded", Attempts: 1}, after.LastAction)
+}
+
+func TestRetry_FailsTwiceSucceedsThird(t *testing.T) {
+	env := newEnv(t)
+	node := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {"failure", "failure", "success"}}})
+	var st Status
+	at(env, time.Minute, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+	require.Equal(t, "running", st.State)
+	require.Equal(t, ActionStatus{Name: "start", Status: "succeeded", Attempts: 3}, st.LastAction)
+}
+
+func TestRetry_ExhaustedGoesToBackoffWithAttemptsAndError(t *testing.T) {
+	env := newEnv(t)
+	node := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {"failure", "failure", "failure", "success"}}})
+	node.Backoff = &spec.Backoff{Initial: spec.Dur(time.Hour), Max: spec.Dur(time.Hour)}
+	var st Status
+	at(env, time.Minute, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+	require.Equal(t, "backoff", st.State)
+	require.Equal(t, "failed", st.LastAction.Status)
+	require.Equal(t, 3, st.LastAction.Attempts, "the default retry policy tries 3 times")
+	require.Contains(t, st.LastAction.Error, "simulated failure, attempt 3")
+	require.False(t, st.BackoffUntil.IsZero())
+}
+
+func TestTimeout_StatusSaysTimeout(t *testing.T) {
+	env := newEnv(t)
+	node := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {"timeout"}}})
+	node.Timeouts = &spec.Timeouts{Start: spec.Dur(300 * time.Millisecond)}
+	node.Retry.MaxAttempts = 1
+	node.Backoff = &spec.Backoff{Initial: spec.Dur(time.Hour), Max: spec.Dur(time.Hour)}
+	var st Status
+	at(env, time.Minute, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+	require.Equal(t, "timeout", st.LastAction.Status)
+	require.Equal(t, "start", st.LastAction.Name)
+	require.Equal(t, 1, st.LastAction.Attempts)
+	require.Equal(t, "backoff", st.State)
+	require.Contains(t, st.Reason, "timed out")
+}
+
+func TestPermanentFailure_OneAttemptNotRetried(t *testing.T) {
+	env := newEnv(t)
+	node := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {"permanent", "success"}}})
+	node.Retry.MaxAttempts = 5
+	var attempts atomic.Int32
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == activities.StartName {
+			attempts.Add(1)
+		}
+	})
+	var st Status
+	at(env, time.Hour, func() { st = query(t, env) })
+	endAt(env, 2*time.Hour)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+	require.EqualValues(t, 1, attempts.Load())
+	require.Equal(t, "failed", st.State)
+	require.Equal(t, ActionStatus{Name: "start", Status: "permanent", Attempts: 1, Error: st.LastAction.Error}, st.LastAction)
+	require.Contains(t, st.LastAction.Error, "failed permanently")
+	require.Contains(t, st.Reason, "not retryable")
+}
+
+// Cleanup: a stop while a start is in flight cancels the start and then
+// stops the service. (The test environment completes a cancelled activity at
+// once; that the cancellation reaches the driver through the heartbeat is
+// checked against the real server in the integration tests.)
+func TestCleanup_StopDuringStartCancelsIt(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Instance: "late"}, nil)
+	var cancelled atomic.Bool
+	env.SetOnActivityCanceledListener(func(info *activity.Info) {
+		if info.ActivityType.Name == activities.StartName {
+			cancelled.Store(true)
+		}
+	})
+	var during, st Status
+	at(env, 2*time.Second, func() { during = query(t, env); env.SignalWorkflow(SignalDesired, "stopped") })
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+	require.Equal(t, "starting", during.State)
+	require.True(t, cancelled.Load(), "the in-flight start was cancelled")
+	require.Equal(t, "stopped", st.State)
+	require.Equal(t, "stopped", st.Desired)
+	require.Equal(t, ActionStatus{Name: "stop", Status: "succeeded", Attempts: 1}, st.LastAction)
+}
+
+func TestExit_CrashBacksOffThenRestartsAndStaleExitIsIgnored(t *testing.T) {
+	env := newEnv(t)
+	var starts atomic.Int32
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
+			n := starts.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i" + string(rune('0'+n))}, nil
+		})
+	node := stubNode("w", nil)
+	node.Backoff = &spec.Backoff{Initial: spec.Dur(10 * time.Second), Max: spec.Dur(time.Minute), Jitter: new(float64)}
+	node.Observe = &spec.Observe{Interval: spec.Dur(time.Hour)} // pushed exits only
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalExit, map[string]any{"instance": "old", "normal": false}) })
+	var afterStale, inBackoff, after Status
+	at(env, time.Minute+time.Second, func() { afterStale = query(t, env) })
+	at(env, 2*time.Minute, func() {
+		env.SignalWorkflow(SignalExit, map[string]any{"instance": "i1", "normal": false, "reason": "boom"})
+	})
+	at(env, 2*time.Minute+5*time.Second, func() { inBackoff = query(t, env) })
+	at(env, 3*time.Minute, func() { after = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+
+	require.Equal(t, "running", afterStale.State, "an exit of another instance is ignored")
+	require.Equal(t, "backoff", inBackoff.State)
+	require.Contains(t, inBackoff.Reason, "crashed (boom)")
+	require.Equal(t, 2*time.Minute+10*time.Second, inBackoff.BackoffUntil.Sub(startTime(env, inBackoff)))
+	require.Equal(t, "running", after.State)
+	require.Equal(t, 1, after.Restarts)
+	require.EqualValues(t, 2, starts.Load())
+}
+
+// startTime recovers the workflow's start from a status taken in backoff:
+// Since is when backoff began, 2m after the start in that test.
+func startTime(_ *testsuite.TestWorkflowEnvironment, st Status) time.Time {
+	return st.Since.Add(-2 * time.Minute)
+}
+
+func TestBadSignalPayloadsAreRejectedCountedAndTheWorkflowGoesOn(t *testing.T) {
+	env := newEnv(t)
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalDesired, "sideways")
+		env.SignalWorkflow(SignalDesired, 42)
+		env.SignalWorkflow(SignalDesired, nil)
+		env.SignalWorkflow(SignalSpec, map[string]any{"spec": map[string]any{"name": "w", "kind": "nope"}})
+		env.SignalWorkflow(SignalSpec, map[string]any{"spec": map[string]any{"name": "other", "kind": "stub"}})
+		env.SignalWorkflow(SignalExit, "garbage")
+	})
+	var st Status
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalDesired, "stopped") })
+	var later Status
+	at(env, 4*time.Minute, func() { later = query(t, env) })
+	endAt(env, 5*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+	require.Equal(t, 6, st.RejectedSignals)
+	require.Equal(t, "running", st.State)
+	require.Equal(t, "running", st.Desired)
+	require.Equal(t, "stopped", later.State, "good signals still work after bad ones")
+}
+
+func TestSpecChange_RestartsOnlyWhenTheDriverChanged(t *testing.T) {
+	env := newEnv(t)
+	var restarts atomic.Int32
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
+			restarts.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil
+		})
+	timeoutsOnly := stubNode("w", nil)
+	timeoutsOnly.Timeouts = &spec.Timeouts{Start: spec.Dur(5 * time.Second)}
+	newDriver := stubNode("w", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
+	var a, b Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: timeoutsOnly}) })
+	at(env, 2*time.Minute, func() { a = query(t, env) })
+	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalSpec, newDriver) }) // a bare node is accepted too
+	at(env, 4*time.Minute, func() { b = query(t, env) })
+	endAt(env, 5*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+	require.EqualValues(t, 2, a.Generation)
+	require.Equal(t, "started", a.Reason, "a timeouts-only change does not restart")
+	require.EqualValues(t, 3, b.Generation, "a bare node takes the next generation")
+	require.EqualValues(t, 1, restarts.Load(), "a driver change restarts once")
+	require.Equal(t, "running", b.State)
+}
+
+// Continue-as-new keeps the state and loses no signal: signals sent in the
+// same instant as the suggestion are either handled or drained into the
+// carried state.
+func TestContinueAsNew_KeepsStateAndLosesNoSignal(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i2"}, nil)
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalRestart, nil)
+	})
+	at(env, 2*time.Minute, func() {
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(SignalDesired, "sideways") // rejected, and counted
+		env.SignalWorkflow(SignalSpec, spec.Update{Generation: 7, Spec: stubNode("w", nil)})
+		env.SignalWorkflow(SignalRestart, nil)
+		env.SignalWorkflow(SignalExit, map[string]any{"instance": "i2", "normal": false})
+	})
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(err, &can), "got %v", err)
+	var next WorkerInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.Carry)
+	require.EqualValues(t, 7, next.Generation, "the spec signal was applied")
+	require.Equal(t, 1, next.Carry.RejectedSignals)
+	require.Equal(t, "running", string(next.Carry.Desired))
+	// The second restart either ran before the continue-as-new or is carried
+	// as pending: it is never lost, and never run twice.
+	m := next.Carry.Memory
+	pending := 0
+	if m.PendingRestart {
+		pending = 1
+	}
+	require.Equal(t, 2, m.ManualRestarts+pending, "both restarts are accounted for: %+v", m)
+	// The exit of i2 is either carried for the next run or already handled.
+	if next.Carry.PendingExit != nil {
+		require.Equal(t, "i2", next.Carry.PendingExit.Instance)
+	} else {
+		require.NotEqual(t, "i2", m.Instance, "the exit of i2 was handled")
+	}
+	require.Equal(t, "w", next.Path)
+	require.Positive(t, next.Carry.Seq)
+}
+
+// A continued run picks up where the last one stopped.
+func TestContinueAsNew_NextRunResumesFromCarry(t *testing.T) {
+	env := newEnv(t)
+	var restarts atomic.Int32
+	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req activities.ActionRequest) (activities.ActionResult, error) {
+			restarts.Add(1)
+			require.Equal(t, "i7", req.Instance, "the restart is about the carried instance")
+			require.EqualValues(t, 43, req.Seq, "action numbering continues")
+			return activities.ActionResult{Attempt: 1, Instance: "i8"}, nil
+		})
+	carry := &WorkerCarry{Desired: "running", Seq: 42, RejectedSignals: 2, LastAction: ActionStatus{Name: "start", Status: "succeeded", Attempts: 1}}
+	carry.Memory.State = "running"
+	carry.Memory.Instance = "i7"
+	carry.Memory.Restarts = 3
+	carry.Memory.PendingRestart = true
+	var st Status
+	at(env, time.Minute, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 7, Carry: carry})
+	require.EqualValues(t, 1, restarts.Load())
+	require.Equal(t, 3, st.Restarts)
+	require.Equal(t, 1, st.ManualRestarts)
+	require.Equal(t, 2, st.RejectedSignals)
+	require.EqualValues(t, 7, st.Generation)
+	require.Equal(t, "running", st.State)
+}
+
+func TestInvalidWorkerSpecFailsTheWorkflowNonRetryably(t *testing.T) {
+	env := newEnv(t)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: spec.Node{Name: "w", Kind: "bogus"}})
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(env.GetWorkflowError(), &appErr))
+	require.Equal(t, "InvalidSpec", appErr.Type())
+	require.Contains(t, appErr.Error(), `unknown kind "bogus"`)
+}
