@@ -183,6 +183,8 @@ func (s *supervisorRun) startChild(c spec.Node) {
 		TaskQueue:             TaskQueue,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// A cancelled child stops its service before it ends.
+		WaitForCancellation: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			SearchPath.ValueSet(path), SearchKind.ValueSet(kind), SearchState.ValueSet("stopped")),
 	})

@@ -45,8 +45,11 @@ func stubNode(name string, st *spec.Stub) spec.Node {
 	if st == nil {
 		st = &spec.Stub{}
 	}
+	// Observes are hourly: tests that mock starts must not have the real stub
+	// observe a mock instance (it would read as gone).
 	return spec.Node{Name: name, Kind: spec.KindStub, Stub: st,
-		Retry: &spec.Retry{InitialInterval: spec.Dur(100 * time.Millisecond), MaxInterval: spec.Dur(200 * time.Millisecond)}}
+		Retry:   &spec.Retry{InitialInterval: spec.Dur(100 * time.Millisecond), MaxInterval: spec.Dur(200 * time.Millisecond)},
+		Observe: &spec.Observe{Interval: spec.Dur(time.Hour)}}
 }
 
 func query(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
@@ -251,7 +254,6 @@ func TestExit_CrashBacksOffThenRestartsAndStaleExitIsIgnored(t *testing.T) {
 		})
 	node := stubNode("w", nil)
 	node.Backoff = &spec.Backoff{Initial: spec.Dur(10 * time.Second), Max: spec.Dur(time.Minute), Jitter: new(float64)}
-	node.Observe = &spec.Observe{Interval: spec.Dur(time.Hour)} // pushed exits only
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalExit, map[string]any{"instance": "old", "normal": false}) })
 	var afterStale, inBackoff, after Status
 	at(env, time.Minute+time.Second, func() { afterStale = query(t, env) })
@@ -339,9 +341,11 @@ func TestContinueAsNew_KeepsStateAndLosesNoSignal(t *testing.T) {
 	})
 	at(env, 2*time.Minute, func() {
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(SignalDesired, "sideways") // rejected, and counted
-		env.SignalWorkflow(SignalSpec, spec.Update{Generation: 7, Spec: stubNode("w", nil)})
-		env.SignalWorkflow(SignalRestart, nil)
+		// Buffered together: the loop takes one, then drains the rest into
+		// the carried state before continuing as new.
+		env.SignalWorkflowSkippingWorkflowTask(SignalDesired, "sideways") // rejected, and counted
+		env.SignalWorkflowSkippingWorkflowTask(SignalSpec, spec.Update{Generation: 7, Spec: stubNode("w", nil)})
+		env.SignalWorkflowSkippingWorkflowTask(SignalRestart, nil)
 		env.SignalWorkflow(SignalExit, map[string]any{"instance": "i2", "normal": false})
 	})
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})

@@ -72,16 +72,22 @@ func moduleGoroutines() []string {
 
 // noLeaks checks, after the test and every cleanup registered after it, that
 // no goroutine of this module is left running. Call it first in each test.
+// It polls in the test's own goroutine (assert.Eventually would run the
+// condition in a goroutine of its own, which would then see the test's).
 func noLeaks(t *testing.T) {
 	t.Helper()
 	t.Cleanup(func() {
-		var left []string
-		ok := assert.Eventually(t, func() bool {
-			left = moduleGoroutines()
-			return len(left) == 0
-		}, wait, tick)
-		if !ok {
-			t.Errorf("leaked goroutines:\n%s", strings.Join(left, "\n\n"))
+		deadline := time.Now().Add(wait)
+		for {
+			left := moduleGoroutines()
+			if len(left) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("leaked goroutines:\n%s", strings.Join(left, "\n\n"))
+				return
+			}
+			time.Sleep(tick)
 		}
 	})
 }
@@ -94,7 +100,11 @@ func TestLeakCheckDetects(t *testing.T) {
 	<-started
 	require.NotEmpty(t, moduleGoroutines(), "a goroutine of this package must be seen")
 	close(stop)
-	require.Eventually(t, func() bool { return len(moduleGoroutines()) == 0 }, wait, tick)
+	deadline := time.Now().Add(wait)
+	for len(moduleGoroutines()) != 0 {
+		require.True(t, time.Now().Before(deadline), "goroutine still seen after it ended")
+		time.Sleep(tick)
+	}
 }
 
 // --- helpers ----------------------------------------------------------------
@@ -124,7 +134,7 @@ func newDriver(t *testing.T, n driver.Notifier) *Driver {
 func req(wf string, seq int64, attempt int32, s *spec.Stub) driver.Request {
 	return driver.Request{
 		WorkflowID: wf,
-		Path:       wf,
+		Path:       "path:" + wf,
 		Spec:       spec.Node{Name: wf, Kind: spec.KindStub, Stub: s},
 		Seq:        seq,
 		Attempt:    attempt,

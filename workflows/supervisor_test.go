@@ -1,0 +1,162 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+func tree(name string, children ...spec.Node) spec.Node {
+	return spec.Node{Name: name, Children: children}
+}
+
+// calls records the paths an activity was called for, in order.
+type calls struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (c *calls) add(p string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paths = append(c.paths, p)
+}
+
+func (c *calls) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.paths...)
+}
+
+func byPath(path string) any {
+	return mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path == path })
+}
+
+func childNamed(t *testing.T, st Status, path string) Status {
+	t.Helper()
+	c, ok := st.Find(path)
+	require.True(t, ok, "no %s in %+v", path, st)
+	return c
+}
+
+// One slow action blocks only its own worker: the sibling starts and runs.
+func TestSupervisor_ConcurrentWorkers_SlowActionBlocksOnlyItsOwnWorker(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.StartName, mock.Anything, byPath("root/slow")).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Instance: "s"}, nil)
+	env.OnActivity(activities.StartName, mock.Anything, byPath("root/fast")).Return(activities.ActionResult{Attempt: 1, Instance: "f"}, nil)
+	var during, after Status
+	at(env, 2*time.Second, func() { during = query(t, env) })
+	at(env, 10*time.Second, func() { after = query(t, env) })
+	endAt(env, 20*time.Second)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("slow", nil), stubNode("fast", nil)), Generation: 1})
+
+	require.Equal(t, "starting", childNamed(t, during, "root/slow").State)
+	require.Equal(t, "running", childNamed(t, during, "root/fast").State, "the fast sibling is not held up")
+	require.Equal(t, "running", childNamed(t, after, "root/slow").State)
+	at, total := after.AtDesired()
+	require.Equal(t, 2, at)
+	require.Equal(t, 2, total)
+	require.Equal(t, "2/2 workers at desired state", after.Reason)
+}
+
+// Re-applying a changed spec: new children start, removed ones stop and end,
+// changed ones get their spec, and nothing else restarts.
+func TestSupervisor_ReconcileAddsRemovesChangesAndLeavesTheRestAlone(t *testing.T) {
+	env := newEnv(t)
+	var starts, stops, restarts calls
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		starts.add(r.Path)
+		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+	})
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		stops.add(r.Path)
+		return activities.ActionResult{Attempt: 1}, nil
+	})
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		restarts.add(r.Path)
+		return activities.ActionResult{Attempt: 1, Instance: r.Path + "'"}, nil
+	})
+	v1 := tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
+	v2 := tree("root", stubNode("a", nil), stubNode("c", &spec.Stub{Delay: spec.Duration(time.Millisecond)}), stubNode("d", nil))
+	var st Status
+	var stopped []string
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: v2}) })
+	at(env, 2*time.Minute, func() { st = query(t, env); stopped = stops.get() })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: v1, Generation: 1})
+
+	require.EqualValues(t, 2, st.Generation)
+	require.Equal(t, []string{"root/a", "root/c", "root/d"}, []string{st.Children[0].Path, st.Children[1].Path, st.Children[2].Path})
+	require.EqualValues(t, 1, st.Children[0].Generation, "unchanged child untouched")
+	require.EqualValues(t, 2, st.Children[1].Generation, "changed child got generation 2")
+	require.EqualValues(t, 2, st.Children[2].Generation, "a new child starts at the generation that created it")
+	require.Equal(t, "running", st.Children[2].State)
+	require.Equal(t, []string{"root/a", "root/b", "root/c", "root/d"}, starts.get()[:4], "children start in spec order")
+	require.Len(t, starts.get(), 4, "nothing else started")
+	require.Equal(t, []string{"root/c"}, restarts.get(), "only the changed child restarts")
+	require.Equal(t, []string{"root/b"}, stopped, "the removed child, and only it, was stopped")
+}
+
+// A supervisor answers `status` for its whole subtree, nested.
+func TestSupervisor_StatusCoversNestedSubtree(t *testing.T) {
+	env := newEnv(t)
+	root := tree("plant", tree("line-1", stubNode("press", nil), stubNode("saw", nil)), stubNode("office", nil))
+	var st Status
+	at(env, time.Minute, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "plant", Spec: root, Generation: 1})
+
+	require.Equal(t, "supervisor", st.Kind)
+	line := childNamed(t, st, "plant/line-1")
+	require.Equal(t, "supervisor", line.Kind)
+	require.Len(t, line.Children, 2)
+	require.Equal(t, "running", childNamed(t, st, "plant/line-1/press").State)
+	require.Equal(t, "running", childNamed(t, st, "plant/office").State)
+	at, total := st.AtDesired()
+	require.Equal(t, 3, at)
+	require.Equal(t, 3, total)
+}
+
+// Desired stopped on a supervisor stops its children in reverse order;
+// running starts them again.
+func TestSupervisor_DesiredPropagatesToChildren(t *testing.T) {
+	env := newEnv(t)
+	var stopped, running Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalDesired, "stopped") })
+	at(env, 2*time.Minute, func() { stopped = query(t, env) })
+	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalDesired, "running") })
+	at(env, 4*time.Minute, func() { running = query(t, env) })
+	endAt(env, 5*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil), stubNode("b", nil)), Generation: 1})
+	require.Equal(t, "stopped", stopped.State)
+	for _, c := range stopped.Children {
+		require.Equal(t, "stopped", c.State, c.Path)
+	}
+	for _, c := range running.Children {
+		require.Equal(t, "running", c.State, c.Path)
+	}
+}
+
+func TestSupervisor_RejectsBadSpecSignalAndGoesOn(t *testing.T) {
+	env := newEnv(t)
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("root", stubNode("a", nil), stubNode("a", nil))})
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("other", stubNode("a", nil))})
+		env.SignalWorkflow(SignalDesired, "maybe")
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 3, st.RejectedSignals)
+	require.EqualValues(t, 1, st.Generation)
+	require.Len(t, st.Children, 1)
+	require.Equal(t, "running", st.Children[0].State)
+}
