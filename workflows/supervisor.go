@@ -178,7 +178,11 @@ func (s *supervisorRun) startChild(c spec.Node) {
 		kind = spec.KindSupervisor
 	}
 	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow", Generation: s.in.Generation, Children: []Status{}}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	// A disconnected context: cancelling this supervisor must not cancel
+	// the children all at once (the SDK would); shutdown stops them in
+	// reverse order, one after the other.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	cctx := workflow.WithChildOptions(dctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            path,
 		TaskQueue:             TaskQueue,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,

@@ -657,6 +657,7 @@ func (w *workerRun) shutdown() error {
 		}
 	}
 	m.State, m.Reason, m.Instance = tick.Stopped, "deleted", ""
+	w.carry.Since = workflow.Now(dctx)
 	w.carry.Desired = tick.WantStopped
 	w.upsertSearch()
 	w.report(true)

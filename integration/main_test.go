@@ -1,0 +1,245 @@
+// Package integration drives the real binaries (bin/worker, bin/starter, the
+// pinned Temporal CLI) against a real Temporal dev server that the tests
+// start themselves on free ports.
+//
+// The Temporal CLI is found through STEWARD_TEMPORAL_BIN (make test sets it)
+// or at ../bin/temporal. Without it the tests are skipped, unless
+// STEWARD_REQUIRE_INTEGRATION is set, as it is by make test: then they fail.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+var (
+	address    string
+	temporal   string
+	starterBin string
+	workerBin  string
+	workDir    string
+	skipReason string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	temporal = os.Getenv("STEWARD_TEMPORAL_BIN")
+	if temporal == "" {
+		temporal, _ = filepath.Abs("../bin/temporal")
+	}
+	if _, err := os.Stat(temporal); err != nil {
+		if os.Getenv("STEWARD_REQUIRE_INTEGRATION") != "" {
+			fmt.Fprintf(os.Stderr, "integration: no Temporal CLI at %s (run `make temporal-cli`)\n", temporal)
+			return 1
+		}
+		skipReason = "no Temporal CLI at " + temporal + " (make temporal-cli builds it)"
+		return m.Run()
+	}
+	var err error
+	workDir, err = os.MkdirTemp("", "steward-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(workDir)
+	starterBin = filepath.Join(workDir, "starter")
+	workerBin = filepath.Join(workDir, "worker")
+	for bin, pkg := range map[string]string{starterBin: "../starter", workerBin: "../worker"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: build %s: %v\n%s", pkg, err, out)
+			return 1
+		}
+	}
+	serverLog, _ := os.Create(filepath.Join(workDir, "server.log"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath: temporal,
+		LogLevel:     "error",
+		ClientOptions: &client.Options{
+			Logger: quiet{},
+		},
+		// The settings of DESIGN.md's table: fast dispatch, WAL, one partition.
+		ExtraArgs: []string{
+			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
+			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		},
+		Stdout: serverLog, Stderr: serverLog,
+	})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "integration: start dev server: %v\n", err)
+		return 1
+	}
+	defer server.Stop()
+	address = server.FrontendHostPort()
+
+	stopWorker, err := startWorker("worker-1")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	code := m.Run()
+	stopWorker()
+	if code != 0 {
+		for _, f := range []string{"worker-1.log", "server.log"} {
+			if b, err := os.ReadFile(filepath.Join(workDir, f)); err == nil {
+				fmt.Fprintf(os.Stderr, "---- last of %s ----\n%s\n", f, tail(string(b), 4000))
+			}
+		}
+	}
+	return code
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// startWorker runs bin/worker against the test server; the returned func
+// stops it with SIGTERM and waits.
+func startWorker(name string) (stop func(), err error) {
+	logf, err := os.Create(filepath.Join(workDir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(workerBin, "--address", address, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+	}, nil
+}
+
+func needServer(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// cli runs a binary with TEMPORAL_ADDRESS pointing at the test server.
+func cli(t *testing.T, bin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %s %v: %v", bin, args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func starter(t *testing.T, args ...string) result {
+	t.Helper()
+	return cli(t, starterBin, args...)
+}
+
+func temporalCLI(t *testing.T, args ...string) result {
+	t.Helper()
+	return cli(t, temporal, append(args, "--address", address)...)
+}
+
+func writeSpec(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "spec.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(yaml), 0o644))
+	return p
+}
+
+// status returns `starter status PATH -o json`.
+func status(t *testing.T, path string) workflows.Status {
+	t.Helper()
+	r := starter(t, "status", path, "-o", "json")
+	require.Equal(t, 0, r.code, "status %s: %s", path, r.stderr)
+	var st workflows.Status
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	return st
+}
+
+// eventually polls cond until it holds or the deadline passes; the last
+// description is in the failure message.
+func eventually(t *testing.T, within time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last := ""
+	for {
+		ok, desc := cond()
+		if ok {
+			return
+		}
+		last = desc
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s; last: %s", within, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func waitState(t *testing.T, path, state string, within time.Duration) workflows.Status {
+	t.Helper()
+	var st workflows.Status
+	eventually(t, within, func() (bool, string) {
+		st = status(t, path)
+		return st.State == state, fmt.Sprintf("%s is %s (%s)", path, st.State, st.Reason)
+	})
+	return st
+}
+
+func deleteTree(t *testing.T, name string) {
+	t.Helper()
+	r := starter(t, "delete", name)
+	require.Equal(t, 0, r.code, r.stderr)
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
+
