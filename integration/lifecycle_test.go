@@ -223,3 +223,35 @@ children:
 		require.Equal(t, "WORKFLOW_EXECUTION_STATUS_CANCELED", desc.WorkflowExecutionInfo.Status, id)
 	}
 }
+
+// A worker process that dies in the middle of an action loses nothing: the
+// action's heartbeat stops, Temporal retries it on the next worker within
+// seconds (not after its 10-minute timeout), and the service comes up.
+func TestActionLostWithCrashedWorkerIsRetriedWithinSeconds(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-crashworker
+children:
+  - name: slow
+    kind: stub
+    stub: {delay: 4s}
+    timeouts: {start: 10m}
+`))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-crashworker") })
+	// Wait until the worker process has picked the start up.
+	eventually(t, time.Minute, func() (bool, string) {
+		d := temporalCLI(t, "workflow", "describe", "--workflow-id", "it-crashworker/slow", "-o", "json")
+		return d.code == 0 && strings.Contains(d.stdout, "PENDING_ACTIVITY_STATE_STARTED"), d.stdout + d.stderr
+	})
+	mainWorker.kill()
+	killed := time.Now()
+	w, err := startWorker("worker-2")
+	require.NoError(t, err)
+	mainWorker = w
+	st := waitState(t, "it-crashworker/slow", "running", 2*time.Minute)
+	took := time.Since(killed)
+	t.Logf("service up %s after the worker was killed", took.Round(100*time.Millisecond))
+	require.Equal(t, 2, st.LastAction.Attempts, "the lost attempt was retried once")
+	require.Less(t, took, 5*time.Minute, "retried long before the 10m start timeout")
+}

@@ -93,13 +93,13 @@ func run(m *testing.M) int {
 	defer server.Stop()
 	address = server.FrontendHostPort()
 
-	stopWorker, err := startWorker("worker-1")
+	mainWorker, err = startWorker("worker-1")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		return 1
 	}
 	code := m.Run()
-	stopWorker()
+	mainWorker.stop()
 	if code != 0 {
 		for _, f := range []string{"worker-1.log", "server.log"} {
 			if b, err := os.ReadFile(filepath.Join(workDir, f)); err == nil {
@@ -117,9 +117,37 @@ func tail(s string, n int) string {
 	return s
 }
 
-// startWorker runs bin/worker against the test server; the returned func
-// stops it with SIGTERM and waits.
-func startWorker(name string) (stop func(), err error) {
+// workerProc is a running bin/worker.
+type workerProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+// stop ends the worker with SIGTERM (a graceful shutdown) and waits.
+func (w *workerProc) stop() {
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(30 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-w.done
+	}
+	w.log.Close()
+}
+
+// kill ends the worker with SIGKILL, as a crash would.
+func (w *workerProc) kill() {
+	_ = w.cmd.Process.Kill()
+	<-w.done
+	w.log.Close()
+}
+
+// mainWorker serves every test; a test that kills it starts a replacement.
+var mainWorker *workerProc
+
+// startWorker runs bin/worker against the test server.
+func startWorker(name string) (*workerProc, error) {
 	logf, err := os.Create(filepath.Join(workDir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -129,18 +157,9 @@ func startWorker(name string) (stop func(), err error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	return func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-	}, nil
+	w := &workerProc{cmd: cmd, done: make(chan struct{}), log: logf}
+	go func() { _ = cmd.Wait(); close(w.done) }()
+	return w, nil
 }
 
 func needServer(t *testing.T) {

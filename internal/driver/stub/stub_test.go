@@ -797,6 +797,9 @@ func TestCloseWaitsForPushInProgress(t *testing.T) {
 	noLeaks(t)
 	entered := make(chan struct{})
 	release := make(chan struct{})
+	var once sync.Once
+	releaseOnce := func() { once.Do(func() { close(release) }) }
+	defer releaseOnce() // even when an assertion below fails
 	d := New(driver.NotifierFunc(func(ctx context.Context, wf string, e driver.Exit) error {
 		close(entered)
 		<-release
@@ -819,7 +822,7 @@ func TestCloseWaitsForPushInProgress(t *testing.T) {
 			return false
 		}
 	}, 100*time.Millisecond, tick, "Close returned while a push was in progress")
-	close(release)
+	releaseOnce()
 	select {
 	case <-closed:
 	case <-time.After(wait):
