@@ -1,0 +1,31 @@
+package workflows
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+)
+
+// TestReplayRecordedHistories replays histories recorded from a real server
+// (a supervisor and two workers through start retries, crashes and
+// backoff restarts, a manual restart, stop/start, a re-applied spec and a
+// delete). A change to workflow logic that is not behind
+// workflow.GetVersion fails here; re-run it on every SDK upgrade.
+//
+// To record new ones: run a tree on a dev server, then
+// `temporal workflow show -w PATH -o json > testdata/history-NAME.json`.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob("testdata/history-*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflow(WorkerWorkflow)
+			r.RegisterWorkflow(SupervisorWorkflow)
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+		})
+	}
+}
