@@ -4,7 +4,8 @@
 // the driver's error into a Temporal error the RetryPolicy understands
 // (ErrPermanent is non-retryable, ErrActionFailed is retried).
 //
-// Every result and every error carries the attempt number, so the worker's
+// Every result and every driver failure carries the attempt number (a
+// cancellation or timeout is reported by Temporal as such), so the worker's
 // status can say "succeeded after 3 attempts".
 package activities
 

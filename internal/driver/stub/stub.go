@@ -180,7 +180,9 @@ func draw(seed int64, path, action string, seq int64, attempt int32) float64 {
 // launch names a new instance and arms its crash or exit timer.
 func (d *Driver) launch(r driver.Request) string {
 	now := d.now()
-	id := fmt.Sprintf("stub/%d/%d", r.Seq, now.UnixNano())
+	// The workflow ID keeps instances of different workers apart even when
+	// they start at the same clock reading with the same seq.
+	id := fmt.Sprintf("stub/%d/%d@%s", r.Seq, now.UnixNano(), r.WorkflowID)
 	obs, after := fate(cfg(r), 0)
 	if after < 0 || d.notifier == nil {
 		return id
@@ -237,6 +239,7 @@ func (d *Driver) Armed() int {
 }
 
 func parseInstance(id string) (time.Time, error) {
+	id, _, _ = strings.Cut(id, "@")
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || parts[0] != "stub" {
 		return time.Time{}, errors.New("not a stub instance")

@@ -851,10 +851,6 @@ func TestInstancesAreDistinct(t *testing.T) {
 // by instance, so a collision loses one worker's push and sends the other's
 // twice or to the wrong place.
 func TestInstancesDistinctAtSameClockReading(t *testing.T) {
-	t.Skip("BUG: stub instance IDs are stub/<seq>/<unixnano> only; two workers with the same seq started " +
-		"at the same clock reading (coarse clocks, fast machines) get the same instance, and the second " +
-		"launch overwrites the first's watcher entry: the first timer then pushes and removes it, and the " +
-		"second worker's exit is never pushed (see report)")
 	noLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
