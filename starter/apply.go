@@ -58,6 +58,7 @@ func applyCmd(g *globals) *cobra.Command {
 			} else {
 				fmt.Fprintf(out, "%s: spec sent to the running tree\n", node.Name)
 			}
+			warnIfNoWorker(ctx, c, cmd.ErrOrStderr())
 			if !wait {
 				return nil
 			}
@@ -171,7 +172,7 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 
 func failedWorkers(st workflows.Status) []string {
 	var out []string
-	if st.State == "failed" {
+	if st.State == "failed" && !st.Applying {
 		msg := st.Path + " (" + st.Reason
 		if st.LastAction.Error != "" && !strings.Contains(st.Reason, st.LastAction.Error) {
 			msg += ": " + st.LastAction.Error
@@ -182,4 +183,13 @@ func failedWorkers(st workflows.Status) []string {
 		out = append(out, failedWorkers(c)...)
 	}
 	return out
+}
+
+// warnIfNoWorker says so when no worker process polls steward's task queue:
+// the tree is durable and will start once one does, but nothing moves now.
+func warnIfNoWorker(ctx context.Context, c client.Client, w io.Writer) {
+	resp, err := c.DescribeTaskQueue(ctx, workflows.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err == nil && len(resp.GetPollers()) == 0 {
+		fmt.Fprintf(w, "warning: no worker polls task queue %q; nothing moves until one runs (start bin/worker)\n", workflows.TaskQueue)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -84,6 +85,9 @@ func deleteCmd(g *globals) *cobra.Command {
 		Short: "Stop the tree NAME (children in reverse order) and end its workflows",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if strings.Contains(a[0], "/") {
+				return badInput("delete takes the name of a tree (its root), not %q: to remove a subtree, apply the spec without it; to stop it, `starter stop %s`", a[0], a[0])
+			}
 			c, err := g.dial()
 			if err != nil {
 				return err
@@ -102,7 +106,7 @@ func deleteCmd(g *globals) *cobra.Command {
 			err = c.GetWorkflow(ctx, a[0], "").Get(ctx, nil)
 			var ce *temporal.CanceledError
 			if err != nil && !errors.As(err, &ce) {
-				return failure("delete %s: waiting for the tree to stop: %v", a[0], err)
+				return failure("delete %s: the tree is still stopping (it goes on without this command; see `starter status %s`): %v", a[0], a[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: deleted\n", a[0])
 			return nil

@@ -34,7 +34,7 @@ func statusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			var sts []workflows.Status
+			sts := []workflows.Status{}
 			if len(a) == 1 {
 				st, err := queryStatus(cmd.Context(), c, a[0])
 				if err != nil {

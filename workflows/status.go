@@ -21,6 +21,9 @@ type Status struct {
 	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
 	// RejectedSignals counts signals refused for a bad payload.
 	RejectedSignals int `json:"rejectedSignals"`
+	// Applying: the supervisor has sent this node a new spec (or holds its
+	// start until a removed run ends) and has not heard back yet.
+	Applying bool `json:"applying,omitempty"`
 }
 
 // ActionStatus describes the last start, stop or restart (observes are not
@@ -29,7 +32,7 @@ type ActionStatus struct {
 	Name     string `json:"name"`
 	Status   string `json:"status"` // running, succeeded, failed, timeout, cancelled
 	Attempts int    `json:"attempts"`
-	Error    string `json:"error,omitempty"`
+	Error    string `json:"error"`
 }
 
 // ChildReport is what a child signals its supervisor on every change.
@@ -50,7 +53,7 @@ func (s Status) AtDesired() (at, total int) {
 		}
 		return at, total
 	}
-	if s.State == s.Desired {
+	if s.State == s.Desired && !s.Applying {
 		return 1, 1
 	}
 	return 0, 1

@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -29,6 +30,9 @@ type SupervisorCarry struct {
 	Children        []ChildRecord `json:"children"`
 	Desired         string        `json:"desired"`
 	RejectedSignals int           `json:"rejectedSignals"`
+	// Removing lists the paths of removed children whose workflows have not
+	// reported their end yet; a child re-added meanwhile waits for it.
+	Removing []string `json:"removing,omitempty"`
 }
 
 // ChildRecord is what a supervisor knows of one child.
@@ -39,6 +43,12 @@ type ChildRecord struct {
 	Status Status `json:"status"`
 	// Ended: the child reported that its workflow ended.
 	Ended bool `json:"ended,omitempty"`
+	// WantGeneration is the generation last sent to the child; until it
+	// reports it, the child counts as not yet at its desired state.
+	WantGeneration int64 `json:"wantGeneration,omitempty"`
+	// Deferred: the child waits for a removed run of the same path to end
+	// before it starts.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -85,6 +95,25 @@ type supervisorRun struct {
 	carry        SupervisorCarry
 	lastReported *Status
 	searchState  string
+	// sent holds the signals and cancel requests this run has sent: they
+	// must be delivered before it continues as new, or the server drops
+	// them with the closed run.
+	sent []workflow.Future
+}
+
+// send records an outgoing signal or cancel request.
+func (s *supervisorRun) send(f workflow.Future) {
+	s.sent = append(s.sent, f)
+}
+
+// delivered reports whether every outgoing request has completed.
+func (s *supervisorRun) delivered() bool {
+	for _, f := range s.sent {
+		if !f.IsReady() {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *supervisorRun) loop() error {
@@ -97,7 +126,7 @@ func (s *supervisorRun) loop() error {
 	s.upsertSearch()
 	if s.in.Carry == nil {
 		for _, c := range s.in.Spec.Children {
-			s.startChild(c)
+			s.carry.Children = append(s.carry.Children, s.startChild(c))
 		}
 	}
 	s.report(false)
@@ -105,11 +134,11 @@ func (s *supervisorRun) loop() error {
 	cancelled := false
 	for {
 		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { s.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { s.onDesired(receiveRaw(ctx, c)) })
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); s.onRestart() })
 		sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) { s.onChild(receiveRaw(ctx, c)) })
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.Select(ctx)
 		if cancelled {
 			return s.shutdown(childCh)
@@ -117,12 +146,18 @@ func (s *supervisorRun) loop() error {
 		s.upsertSearch()
 		s.report(false)
 		if s.shouldContinueAsNew() {
-			// Child reports are only status: apply what is queued, then go.
 			s.drain(specCh, desiredCh, restartCh, childCh)
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-				return err
+			// What this run sent must arrive before it closes.
+			if err := workflow.Await(ctx, func() bool { return s.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
+				return s.shutdown(childCh) // cancelled while waiting
 			}
 			s.drain(specCh, desiredCh, restartCh, childCh)
+			if ctx.Err() != nil {
+				return s.shutdown(childCh)
+			}
+			if !s.delivered() {
+				continue // the drain sent more: deliver it first
+			}
 			next := s.in
 			carry := s.carry
 			next.Carry = &carry
@@ -168,16 +203,22 @@ func canonical(n spec.Node) string {
 // startChild starts one child workflow and waits until it has started (so
 // children start in spec order). A child already running under this ID (an
 // earlier run of this supervisor) is adopted and handed the current spec.
-func (s *supervisorRun) startChild(c spec.Node) {
+func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
 	ctx := s.ctx
 	node := s.childNode(c)
 	path := s.childPath(c.Name)
-	rec := ChildRecord{Name: c.Name, Path: path, Spec: canonical(node)}
+	rec := ChildRecord{Name: c.Name, Path: path, Spec: canonical(c), WantGeneration: s.in.Generation}
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
 	}
-	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow", Generation: s.in.Generation, Children: []Status{}}
+	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow", Children: []Status{}}
+	if slices.Contains(s.carry.Removing, path) {
+		// A removed run of this path is still stopping: start after it ends.
+		rec.Deferred = true
+		rec.Status.Reason = "waiting for the removed run to end"
+		return rec
+	}
 	// A disconnected context: cancelling this supervisor must not cancel
 	// the children all at once (the SDK would); shutdown stops them in
 	// reverse order, one after the other.
@@ -200,16 +241,16 @@ func (s *supervisorRun) startChild(c spec.Node) {
 		fut = workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit})
 	}
 	var exec workflow.Execution
-	if err := fut.GetChildWorkflowExecution().Get(ctx, &exec); err != nil {
+	if err := fut.GetChildWorkflowExecution().Get(dctx, &exec); err != nil {
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			rec.Status.Reason = "adopted"
-			workflow.SignalExternalWorkflow(ctx, path, "", SignalSpec, spec.Update{Generation: s.in.Generation, Spec: node})
+			s.send(workflow.SignalExternalWorkflow(dctx, path, "", SignalSpec, spec.Update{Generation: s.in.Generation, Spec: node}))
 		} else {
 			rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
 			s.log.Error("could not start child", "path", path, "error", err.Error())
 		}
 	}
-	s.carry.Children = append(s.carry.Children, rec)
+	return rec
 }
 
 func (s *supervisorRun) reject(signal string, err error) {
@@ -255,7 +296,10 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := s.carry.Children[i]
 		if !wanted[rec.Name] {
-			workflow.RequestCancelExternalWorkflow(s.ctx, rec.Path, "")
+			if !rec.Deferred && !rec.Ended {
+				s.send(workflow.RequestCancelExternalWorkflow(s.ctx, rec.Path, ""))
+				s.carry.Removing = append(s.carry.Removing, rec.Path)
+			}
 			continue
 		}
 		kept = append([]ChildRecord{rec}, kept...)
@@ -269,14 +313,16 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	for _, c := range u.Spec.Children {
 		i, ok := byName[c.Name]
 		if !ok {
-			s.startChild(c)
+			s.carry.Children = append(s.carry.Children, s.startChild(c))
 			continue
 		}
 		rec := old[i]
-		node := s.childNode(c)
-		if spec := canonical(node); spec != rec.Spec {
-			rec.Spec = spec
-			workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, specUpdateFor(node, s.in.Generation))
+		if sp := canonical(c); sp != rec.Spec {
+			rec.Spec = sp
+			rec.WantGeneration = s.in.Generation
+			if !rec.Deferred {
+				s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, specUpdateFor(s.childNode(c), s.in.Generation)))
+			}
 		}
 		s.carry.Children = append(s.carry.Children, rec)
 	}
@@ -300,14 +346,18 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 		order = reversed(order)
 	}
 	for _, rec := range order {
-		workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, d)
+		if !rec.Deferred {
+			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, d))
+		}
 	}
 }
 
 func (s *supervisorRun) onRestart() {
 	s.carry.Desired = spec.DesiredRunning
 	for _, rec := range s.carry.Children {
-		workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil)
+		if !rec.Deferred {
+			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
+		}
 	}
 }
 
@@ -320,18 +370,44 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 	s.apply(r)
 }
 
-// apply records a child's report.
+// apply records a child's report. Reports of a removed run (still
+// stopping) only release a re-added child of the same path once it ended.
 func (s *supervisorRun) apply(r ChildReport) {
-	for i := range s.carry.Children {
-		if s.carry.Children[i].Path == r.Status.Path {
-			if r.Status.Children == nil {
-				r.Status.Children = []Status{}
-			}
-			s.carry.Children[i].Status = r.Status
-			s.carry.Children[i].Ended = s.carry.Children[i].Ended || r.Ended
+	path := r.Status.Path
+	if i := slices.Index(s.carry.Removing, path); i >= 0 {
+		if !r.Ended {
 			return
 		}
+		s.carry.Removing = slices.Delete(s.carry.Removing, i, i+1)
+		for j := range s.carry.Children {
+			if rec := s.carry.Children[j]; rec.Path == path && rec.Deferred {
+				s.carry.Children[j] = s.startChild(s.childSpec(rec.Name))
+			}
+		}
+		return
 	}
+	for i := range s.carry.Children {
+		rec := &s.carry.Children[i]
+		if rec.Path != path || rec.Deferred {
+			continue
+		}
+		if r.Status.Children == nil {
+			r.Status.Children = []Status{}
+		}
+		rec.Status = r.Status
+		rec.Ended = rec.Ended || r.Ended
+		return
+	}
+}
+
+// childSpec is the current spec of the child named name.
+func (s *supervisorRun) childSpec(name string) spec.Node {
+	for _, c := range s.in.Spec.Children {
+		if c.Name == name {
+			return c
+		}
+	}
+	return spec.Node{Name: name}
 }
 
 func reversed(rs []ChildRecord) []ChildRecord {
@@ -352,7 +428,11 @@ func (s *supervisorRun) status() Status {
 		st.State = "stopped"
 	}
 	for _, c := range s.carry.Children {
-		st.Children = append(st.Children, c.Status)
+		cs := c.Status
+		// A child that has not yet reported the spec it was sent is not at
+		// its desired state, whatever it last said.
+		cs.Applying = c.Deferred || c.WantGeneration > cs.Generation
+		st.Children = append(st.Children, cs)
 	}
 	at, total := st.AtDesired()
 	st.Reason = fmt.Sprintf("%d/%d workers at desired state", at, total)
@@ -385,6 +465,7 @@ func (s *supervisorRun) report(ended bool) {
 	}
 	s.lastReported = &st
 	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	s.send(f)
 	if ended {
 		_ = f.Get(s.ctx, nil) // see workerRun.report
 	}
@@ -406,7 +487,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	s.ctx = dctx
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := &s.carry.Children[i]
-		if rec.Ended {
+		if rec.Ended || rec.Deferred {
 			continue
 		}
 		// The request fails when the child is not running (never started,

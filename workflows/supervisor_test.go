@@ -160,3 +160,37 @@ func TestSupervisor_RejectsBadSpecSignalAndGoesOn(t *testing.T) {
 	require.Len(t, st.Children, 1)
 	require.Equal(t, "running", st.Children[0].State)
 }
+
+// Regression: a child removed and re-added before its removed run has ended
+// was "adopted" by the dying run and stayed dead. It now waits for that run
+// to end and then starts afresh.
+func TestSupervisor_ChildRemovedAndReaddedStartsAfterTheOldRunEnds(t *testing.T) {
+	env := newEnv(t)
+	var starts calls
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		starts.add(r.Path)
+		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+	})
+	v1 := tree("root", stubNode("a", nil), stubNode("b", nil))
+	v2 := tree("root", stubNode("a", nil))
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflowSkippingWorkflowTask(SignalSpec, spec.Update{Spec: v2})
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: v1})
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: v1, Generation: 1})
+
+	b := childNamed(t, st, "root/b")
+	require.Equal(t, "running", b.State, "%+v", b)
+	require.False(t, b.Applying)
+	require.EqualValues(t, 3, b.Generation, "the new run got the latest spec")
+	var bStarts int
+	for _, p := range starts.get() {
+		if p == "root/b" {
+			bStarts++
+		}
+	}
+	require.Equal(t, 2, bStarts, "the old run, then the new one")
+}

@@ -133,11 +133,11 @@ func (w *workerRun) loop() error {
 	cancelled := false
 	for {
 		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { w.onDesired(receiveRaw(ctx, c)) })
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onRestart() })
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
 		}
@@ -168,7 +168,7 @@ func (w *workerRun) loop() error {
 			return w.shutdown()
 		}
 		w.afterEvent()
-		if w.flight == nil && w.shouldContinueAsNew() {
+		if w.flight == nil && w.shouldContinueAsNew() && ctx.Err() == nil {
 			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh)
 		}
 	}
@@ -443,9 +443,10 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 	}
 	hb := min(heartbeatTimeout, timeout)
 	rp := &temporal.RetryPolicy{
-		InitialInterval:        n.Retry.InitialInterval.D(),
-		BackoffCoefficient:     n.Retry.BackoffCoefficient,
-		MaximumInterval:        n.Retry.MaxInterval.D(),
+		InitialInterval:    n.Retry.InitialInterval.D(),
+		BackoffCoefficient: n.Retry.BackoffCoefficient,
+		// The server refuses a maximum below the initial interval.
+		MaximumInterval:        max(n.Retry.MaxInterval.D(), n.Retry.InitialInterval.D()),
 		MaximumAttempts:        int32(n.Retry.MaxAttempts),
 		NonRetryableErrorTypes: []string{activities.ErrPermanent, activities.ErrUnknownKind},
 	}
@@ -583,10 +584,13 @@ func (w *workerRun) shouldContinueAsNew() bool {
 func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh workflow.ReceiveChannel) error {
 	w.drain(desiredCh, restartCh, specCh, exitCh)
 	if err := workflow.Await(w.ctx, func() bool { return workflow.AllHandlersFinished(w.ctx) }); err != nil {
-		return err
+		return w.shutdown() // cancelled while waiting
 	}
 	// Signals may have arrived while awaiting.
 	w.drain(desiredCh, restartCh, specCh, exitCh)
+	if w.ctx.Err() != nil {
+		return w.shutdown()
+	}
 	next := w.in
 	carry := w.carry
 	next.Carry = &carry

@@ -59,7 +59,8 @@ func (n Node) Resolved() Node {
 	if rt.BackoffCoefficient == 0 {
 		rt.BackoffCoefficient = DefaultRetryBackoffCoefficient
 	}
-	setDur(&rt.MaxInterval, DefaultRetryMaxInterval)
+	// An unset maximum never falls below an explicit initial interval.
+	setDur(&rt.MaxInterval, max(DefaultRetryMaxInterval, rt.InitialInterval.D()))
 	r.Retry = &rt
 
 	b := Backoff{}
@@ -67,7 +68,7 @@ func (n Node) Resolved() Node {
 		b = *n.Backoff
 	}
 	setDur(&b.Initial, DefaultBackoffInitial)
-	setDur(&b.Max, DefaultBackoffMax)
+	setDur(&b.Max, max(DefaultBackoffMax, b.Initial.D()))
 	if b.Multiplier == 0 {
 		b.Multiplier = DefaultBackoffMultiplier
 	}

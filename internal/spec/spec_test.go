@@ -39,7 +39,7 @@ children:
       backoffCoefficient: 1.5
       maxInterval: 5s
     backoff:
-      initial: 0s
+      initial: 10ms
       max: 30s
       multiplier: 3
       jitter: 0
@@ -89,7 +89,7 @@ func TestParseValidMultiChildSpec(t *testing.T) {
 	require.Equal(t, 500*time.Millisecond, w.Timeouts.Observe.D())
 	require.Equal(t, &Retry{MaxAttempts: 4, InitialInterval: Dur(250 * time.Millisecond), BackoffCoefficient: 1.5, MaxInterval: Dur(5 * time.Second)}, w.Retry)
 	zero := 0.0
-	require.Equal(t, &Backoff{Initial: Dur(0), Max: Dur(30 * time.Second), Multiplier: 3, Jitter: &zero, ResetAfter: Dur(2 * time.Minute)}, w.Backoff)
+	require.Equal(t, &Backoff{Initial: Dur(10 * time.Millisecond), Max: Dur(30 * time.Second), Multiplier: 3, Jitter: &zero, ResetAfter: Dur(2 * time.Minute)}, w.Backoff)
 	require.Equal(t, 45*time.Second, w.Observe.Interval.D())
 	require.Equal(t, &Stub{
 		Delay: Duration(100 * time.Millisecond), FailureRate: 0.25, Seed: 42,
@@ -477,7 +477,7 @@ name: a
 kind: stub
 retry: {maxAttempts: -1, initialInterval: 0s, backoffCoefficient: 0.5, maxInterval: 0s}
 `, []string{
-			"retry.maxAttempts: must be >= 1",
+			"retry.maxAttempts: must be >= 1 (or left out for the default, 3)",
 			"retry.initialInterval: must be > 0",
 			"retry.maxInterval: must be > 0",
 			"retry.backoffCoefficient: must be >= 1",
@@ -489,7 +489,7 @@ name: a
 kind: stub
 backoff: {initial: -1s, max: 0s, resetAfter: 0s, multiplier: 0.5, jitter: 1.5}
 `, []string{
-			"backoff.initial: must be >= 0",
+			"backoff.initial: must be > 0",
 			"backoff.max: must be > 0",
 			"backoff.resetAfter: must be > 0",
 			"backoff.multiplier: must be >= 1",
@@ -498,7 +498,10 @@ backoff: {initial: -1s, max: 0s, resetAfter: 0s, multiplier: 0.5, jitter: 1.5}
 		{"negative jitter", "name: a\nkind: stub\nbackoff: {jitter: -0.1}\n", []string{"backoff.jitter: must be between 0 and 1"}},
 		{"backoff max below initial", "name: a\nkind: stub\nbackoff: {initial: 10s, max: 5s}\n",
 			[]string{"backoff.max: must be >= initial"}},
-		{"zero backoff initial and jitter are fine", "name: a\nkind: stub\nbackoff: {initial: 0s, jitter: 0, multiplier: 1}\n", nil},
+		{"zero jitter and multiplier 1 are fine", "name: a\nkind: stub\nbackoff: {initial: 1ms, jitter: 0, multiplier: 1}\n", nil},
+		// A zero delay would restart a failing service in a tight loop that
+		// never lets the workflow continue as new.
+		{"zero backoff initial is refused", "name: a\nkind: stub\nbackoff: {initial: 0s}\n", []string{"backoff.initial: must be > 0"}},
 		{"zero observe interval", "name: a\nkind: stub\nobserve: {interval: 0s}\n", []string{"observe.interval: must be > 0"}},
 		{"bad variable names", `
 name: plant
@@ -733,4 +736,16 @@ func TestWorkersCountsLeaves(t *testing.T) {
 	require.Equal(t, 1, leaf.Workers())
 	deep := Node{Name: "r", Children: []Node{{Name: "a", Children: []Node{{Name: "b", Children: []Node{leaf, leaf}}}}, leaf}}
 	require.Equal(t, 3, deep.Workers())
+}
+
+// Regression: an initial interval above the default maximum, with no maximum
+// given, made a RetryPolicy the server refuses (max < initial).
+func TestResolvedMaximaNeverFallBelowExplicitInitials(t *testing.T) {
+	n := Node{Name: "w", Kind: KindStub,
+		Retry:   &Retry{InitialInterval: Dur(20 * time.Second)},
+		Backoff: &Backoff{Initial: Dur(2 * time.Minute)}}
+	r := n.Resolved()
+	require.Equal(t, 20*time.Second, r.Retry.MaxInterval.D())
+	require.Equal(t, 2*time.Minute, r.Backoff.Max.D())
+	require.Empty(t, Validate(n))
 }

@@ -142,7 +142,7 @@ func (v *validator) worker(p string, n Node) {
 	if r := n.Retry; r != nil {
 		rp := join(p, "retry")
 		if r.MaxAttempts < 0 {
-			v.add(join(rp, "maxAttempts"), "must be >= 1")
+			v.add(join(rp, "maxAttempts"), "must be >= 1 (or left out for the default, 3)")
 		}
 		v.positive(join(rp, "initialInterval"), r.InitialInterval)
 		v.positive(join(rp, "maxInterval"), r.MaxInterval)
@@ -155,7 +155,8 @@ func (v *validator) worker(p string, n Node) {
 	}
 	if b := n.Backoff; b != nil {
 		bp := join(p, "backoff")
-		v.nonNegative(join(bp, "initial"), b.Initial)
+		// A zero delay would restart a failing service in a tight loop.
+		v.positive(join(bp, "initial"), b.Initial)
 		v.positive(join(bp, "max"), b.Max)
 		v.positive(join(bp, "resetAfter"), b.ResetAfter)
 		if b.Multiplier != 0 && b.Multiplier < 1 {
