@@ -260,6 +260,10 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 	if w.node.Desired != old.Desired {
 		w.carry.Desired = tick.Desired(w.node.Desired)
 	}
+	if w.observeTimer != nil && w.node.Observe.Interval.D() != old.Observe.Interval.D() {
+		w.observeCancel() // re-armed with the new interval after this event
+		w.observeTimer = nil
+	}
 	w.upsertSearch()
 	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: driverChanged(old, w.node)})
 }
@@ -514,7 +518,8 @@ func (w *workerRun) cancelBackoff() {
 
 func (w *workerRun) upsertSearch() {
 	state := string(w.carry.Memory.State)
-	if state == w.searchState {
+	key := state + "/" + w.node.Kind
+	if key == w.searchState {
 		return
 	}
 	err := workflow.UpsertTypedSearchAttributes(w.ctx,
@@ -523,7 +528,7 @@ func (w *workerRun) upsertSearch() {
 		w.log.Warn("could not upsert search attributes", "error", err.Error())
 		return
 	}
-	w.searchState = state
+	w.searchState = key
 }
 
 func (w *workerRun) status() Status {
