@@ -21,6 +21,9 @@ type Status struct {
 	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
 	// RejectedSignals counts signals refused for a bad payload.
 	RejectedSignals int `json:"rejectedSignals"`
+	// Completed: the service exited normally and its restart type
+	// (transient, temporary) does not start it again; it counts as settled.
+	Completed bool `json:"completed,omitempty"`
 	// Applying: the supervisor has sent this node a new spec (or holds its
 	// start until a removed run ends) and has not heard back yet.
 	Applying bool `json:"applying,omitempty"`
@@ -53,7 +56,7 @@ func (s Status) AtDesired() (at, total int) {
 		}
 		return at, total
 	}
-	if s.State == s.Desired && !s.Applying {
+	if (s.State == s.Desired || s.Completed) && !s.Applying {
 		return 1, 1
 	}
 	return 0, 1

@@ -542,6 +542,7 @@ func (w *workerRun) status() Status {
 	if m.State == tick.Backoff {
 		s.BackoffUntil = m.BackoffUntil
 	}
+	s.Completed = m.State == tick.Stopped && m.Hold && s.Desired == string(tick.WantRunning)
 	return s
 }
 
@@ -569,7 +570,7 @@ func (w *workerRun) report(ended bool) {
 }
 
 func sameReport(a, b Status) bool {
-	return a.State == b.State && a.Desired == b.Desired && a.Reason == b.Reason &&
+	return a.State == b.State && a.Desired == b.Desired && a.Reason == b.Reason && a.Completed == b.Completed &&
 		a.Restarts == b.Restarts && a.ManualRestarts == b.ManualRestarts &&
 		a.Generation == b.Generation && a.LastAction == b.LastAction &&
 		a.RejectedSignals == b.RejectedSignals

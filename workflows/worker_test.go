@@ -414,3 +414,23 @@ func TestInvalidWorkerSpecFailsTheWorkflowNonRetryably(t *testing.T) {
 	require.Equal(t, "InvalidSpec", appErr.Type())
 	require.Contains(t, appErr.Error(), `unknown kind "bogus"`)
 }
+
+// A transient service that exits normally stays stopped, and counts as
+// settled (completed) rather than as short of its desired state.
+func TestTransientNormalExitIsCompletedAndSettled(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	node := stubNode("w", nil)
+	node.Restart = spec.RestartTransient
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalExit, map[string]any{"instance": "i1", "normal": true}) })
+	var st Status
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+	require.Equal(t, "stopped", st.State)
+	require.Equal(t, "running", st.Desired)
+	require.True(t, st.Completed)
+	at, total := st.AtDesired()
+	require.Equal(t, 1, at)
+	require.Equal(t, 1, total)
+}
