@@ -87,6 +87,7 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node) (starte
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		// Without this the SDK hands back the running workflow as if started.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            "steward " + kind + " " + node.Name,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchPath.ValueSet(node.Name), workflows.SearchKind.ValueSet(kind), workflows.SearchState.ValueSet("stopped")),
 	}

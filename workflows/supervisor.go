@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -130,6 +131,7 @@ func (s *supervisorRun) loop() error {
 		}
 	}
 	s.report(false)
+	workflow.SetCurrentDetails(ctx, s.details())
 
 	cancelled := false
 	for {
@@ -145,6 +147,7 @@ func (s *supervisorRun) loop() error {
 		}
 		s.upsertSearch()
 		s.report(false)
+		workflow.SetCurrentDetails(ctx, s.details())
 		if s.shouldContinueAsNew() {
 			s.drain(specCh, desiredCh, restartCh, childCh)
 			// What this run sent must arrive before it closes.
@@ -230,6 +233,7 @@ func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		// A cancelled child stops its service before it ends.
 		WaitForCancellation: true,
+		StaticSummary:       "steward " + kind + " " + path,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			SearchPath.ValueSet(path), SearchKind.ValueSet(kind), SearchState.ValueSet("stopped")),
 	})
@@ -437,6 +441,25 @@ func (s *supervisorRun) status() Status {
 	at, total := st.AtDesired()
 	st.Reason = fmt.Sprintf("%d/%d workers at desired state", at, total)
 	return st
+}
+
+// details is the subtree's status as a Temporal markdown table, shown as
+// "Current Details" in the Web UI (no history event).
+func (s *supervisorRun) details() string {
+	st := s.status()
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation)
+	var row func(c Status)
+	row = func(c Status) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d (+%d manual) | %s |\n", c.Path, c.Kind, c.State, c.Desired, c.Restarts, c.ManualRestarts, strings.ReplaceAll(c.Reason, "|", "/"))
+		for _, g := range c.Children {
+			row(g)
+		}
+	}
+	for _, c := range st.Children {
+		row(c)
+	}
+	return b.String()
 }
 
 func (s *supervisorRun) upsertSearch() {

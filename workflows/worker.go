@@ -506,6 +506,32 @@ func (w *workerRun) afterEvent() {
 	}
 	w.upsertSearch()
 	w.report(false)
+	workflow.SetCurrentDetails(w.ctx, w.details())
+}
+
+// details is the worker's status in Temporal markdown, shown as "Current
+// Details" on the workflow's page in the Web UI (no history event).
+func (w *workerRun) details() string {
+	st := w.status()
+	d := fmt.Sprintf("**%s** (desired %s) — %s\n\nrestarts: %d automatic, %d manual · generation %d",
+		st.State, st.Desired, st.Reason, st.Restarts, st.ManualRestarts, st.Generation)
+	if la := st.LastAction; la.Name != "" {
+		d += fmt.Sprintf("\n\nlast action: %s %s (%s)", la.Name, la.Status, attemptsWord(la.Attempts))
+		if la.Error != "" {
+			d += ": " + la.Error
+		}
+	}
+	if !st.BackoffUntil.IsZero() {
+		d += "\n\nrestart at " + st.BackoffUntil.Format(time.RFC3339)
+	}
+	return d
+}
+
+func attemptsWord(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 func (w *workerRun) cancelBackoff() {

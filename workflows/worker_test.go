@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -433,4 +434,22 @@ func TestTransientNormalExitIsCompletedAndSettled(t *testing.T) {
 	at, total := st.AtDesired()
 	require.Equal(t, 1, at)
 	require.Equal(t, 1, total)
+}
+
+// The Web UI shows a worker's state as "Current Details" (served by the
+// built-in metadata query, no history event).
+func TestCurrentDetailsShowTheStateInTheWebUI(t *testing.T) {
+	env := newEnv(t)
+	var details string
+	at(env, time.Minute, func() {
+		v, err := env.QueryWorkflow("__temporal_workflow_metadata")
+		require.NoError(t, err)
+		var md sdkpb.WorkflowMetadata
+		require.NoError(t, v.Get(&md))
+		details = md.GetCurrentDetails()
+	})
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+	require.Contains(t, details, "**running** (desired running) — started")
+	require.Contains(t, details, "last action: start succeeded (1 attempt)")
 }
