@@ -448,10 +448,10 @@ func (s *supervisorRun) status() Status {
 func (s *supervisorRun) details() string {
 	st := s.status()
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation)
+	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation))
 	var row func(c Status)
 	row = func(c Status) {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d (+%d manual) | %s |\n", c.Path, c.Kind, c.State, c.Desired, c.Restarts, c.ManualRestarts, strings.ReplaceAll(c.Reason, "|", "/"))
+		b.WriteString(fmt.Sprintf("| %s | %s | %s | %s | %d (+%d manual) | %s |\n", c.Path, c.Kind, c.State, c.Desired, c.Restarts, c.ManualRestarts, strings.ReplaceAll(c.Reason, "|", "/")))
 		for _, g := range c.Children {
 			row(g)
 		}
