@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+func sampleTree() workflows.Status {
+	return workflows.Status{Path: "plant", Kind: "supervisor", State: "running", Desired: "running", Reason: "1/3 workers at desired state", Generation: 2,
+		Children: []workflows.Status{
+			{Path: "plant/line-1", Kind: "supervisor", State: "running", Desired: "running", Generation: 2, Children: []workflows.Status{
+				{Path: "plant/line-1/press", Kind: "stub", State: "running", Desired: "running", Reason: "started", Generation: 2,
+					LastAction: workflows.ActionStatus{Name: "start", Status: "succeeded", Attempts: 3}},
+				{Path: "plant/line-1/saw", Kind: "stub", State: "failed", Desired: "running", Reason: "start failed permanently", Restarts: 4, ManualRestarts: 1, Generation: 2,
+					LastAction: workflows.ActionStatus{Name: "start", Status: "permanent", Attempts: 1, Error: "bad path"}, RejectedSignals: 2},
+			}},
+			{Path: "plant/office", Kind: "stub", State: "backoff", Desired: "running", Reason: "crashed; restarting in 2s", Generation: 1, Applying: true},
+		}}
+}
+
+func TestPrintTreeDrawsTheHierarchyWithCounters(t *testing.T) {
+	var out bytes.Buffer
+	printTree(&out, []workflows.Status{sampleTree()})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 6, out.String())
+	require.True(t, strings.HasPrefix(lines[0], "PATH"))
+	require.True(t, strings.HasPrefix(lines[1], "plant "))
+	require.True(t, strings.HasPrefix(lines[2], "├─ plant/line-1 "))
+	require.True(t, strings.HasPrefix(lines[3], "│  ├─ plant/line-1/press "))
+	require.True(t, strings.HasPrefix(lines[4], "│  └─ plant/line-1/saw "))
+	require.True(t, strings.HasPrefix(lines[5], "└─ plant/office "))
+	require.Contains(t, lines[3], "start succeeded (3 attempts)")
+	require.Contains(t, lines[4], "start failed permanently: bad path [2 signals rejected]")
+	require.Regexp(t, `failed\s+running\s+4\s+1\s+2`, lines[4])
+}
+
+func TestFailedWorkersNamesEachWithItsErrorAndSkipsApplyingOnes(t *testing.T) {
+	st := sampleTree()
+	require.Equal(t, []string{"plant/line-1/saw (start failed permanently: bad path)"}, failedWorkers(st))
+	st.Children[0].Children[1].Applying = true // a fix is on its way
+	require.Empty(t, failedWorkers(st))
+}
+
+func TestAtDesiredCountsWorkersOnly(t *testing.T) {
+	at, total := sampleTree().AtDesired()
+	require.Equal(t, 1, at, "press only: saw failed, office is in backoff and applying")
+	require.Equal(t, 3, total)
+}
