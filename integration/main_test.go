@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,9 +120,20 @@ func tail(s string, n int) string {
 
 // workerProc is a running bin/worker.
 type workerProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *os.File
+	cmd     *exec.Cmd
+	done    chan struct{}
+	log     *os.File
+	metrics string // URL of its /metrics
+}
+
+// freePort returns a loopback host:port that was free a moment ago.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // stop ends the worker with SIGTERM (a graceful shutdown) and waits.
@@ -152,12 +164,16 @@ func startWorker(name string) (*workerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(workerBin, "--address", address, "--log-level", "warn")
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(workerBin, "--address", address, "--log-level", "warn", "--metrics", port)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	w := &workerProc{cmd: cmd, done: make(chan struct{}), log: logf}
+	w := &workerProc{cmd: cmd, done: make(chan struct{}), log: logf, metrics: "http://" + port + "/metrics"}
 	go func() { _ = cmd.Wait(); close(w.done) }()
 	return w, nil
 }

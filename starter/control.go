@@ -18,7 +18,7 @@ import (
 )
 
 func (g *globals) dial() (client.Client, error) {
-	c, err := temporalclient.Dial(g.address, g.namespace, quietLogger{})
+	c, err := temporalclient.Dial(g.address, g.namespace, quietLogger{}, nil)
 	if err != nil {
 		return nil, failure("%v", err)
 	}

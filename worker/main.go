@@ -1,7 +1,8 @@
 // Command worker hosts steward's workflows and a share of the global action
 // pool: it polls the shared task queue for workflow tasks and for actions,
 // running at most --pool-size actions at once. Run more of them, on more
-// machines, to scale out.
+// machines, to scale out. It also serves its host's own task queue
+// (--host), where actions that must run on this machine are sent.
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -23,35 +25,58 @@ import (
 	"github.com/steward-sh/steward/workflows"
 )
 
+var hostPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+type options struct {
+	address, namespace, host, metrics, logLevel string
+	poolSize                                    int
+}
+
 func main() {
-	address := flag.String("address", temporalclient.AddressFromEnv(), "Temporal frontend address (env TEMPORAL_ADDRESS)")
-	namespace := flag.String("namespace", "default", "Temporal namespace")
-	poolSize := flag.Int("pool-size", 10, "actions this process runs at once (its share of the global pool)")
-	logLevel := flag.String("log-level", "info", "log level: debug, info, warn, error")
+	var o options
+	flag.StringVar(&o.address, "address", temporalclient.AddressFromEnv(), "Temporal frontend address (env TEMPORAL_ADDRESS)")
+	flag.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
+	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
+	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
+	flag.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (the SDK's) on this address, e.g. 127.0.0.1:9090; empty: off")
+	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	flag.Parse()
-	if *poolSize < 1 {
+	if o.poolSize < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --pool-size must be >= 1")
 		os.Exit(2)
 	}
-	if err := run(*address, *namespace, *poolSize, *logLevel); err != nil {
+	if !hostPattern.MatchString(o.host) {
+		fmt.Fprintf(os.Stderr, "worker: --host %q: use letters, digits, '.', '_' and '-'\n", o.host)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
-func run(address, namespace string, poolSize int, logLevel string) error {
-	zl, err := telemetry.NewLogger(logLevel)
+func run(o options) error {
+	zl, err := telemetry.NewLogger(o.logLevel)
 	if err != nil {
 		return err
 	}
 	defer zl.Sync() //nolint:errcheck
-	c, err := temporalclient.Dial(address, namespace, telemetry.NewSDKLogger(zl))
+	metrics := telemetry.NewMetrics(func(err error) { zl.Warn("metrics", zap.Error(err)) })
+	defer metrics.Close()
+	if o.metrics != "" {
+		addr, err := metrics.Serve(o.metrics)
+		if err != nil {
+			return err
+		}
+		zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics"))
+	}
+	c, err := temporalclient.Dial(o.address, o.namespace, telemetry.NewSDKLogger(zl), metrics.Handler)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err = temporalclient.EnsureSearchAttributes(ctx, c, namespace)
+	err = temporalclient.EnsureSearchAttributes(ctx, c, o.namespace)
 	cancel()
 	if err != nil {
 		return err
@@ -61,18 +86,30 @@ func run(address, namespace string, poolSize int, logLevel string) error {
 	defer stubDriver.Close()
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{"stub": stubDriver}}
 
-	w := worker.New(c, workflows.TaskQueue, worker.Options{
-		MaxConcurrentActivityExecutionSize: poolSize,
+	opts := worker.Options{
+		MaxConcurrentActivityExecutionSize: o.poolSize,
 		// Actions go through the task queue, the pool shared by all workers.
 		DisableEagerActivities: true,
 		// Let in-flight actions finish (or see their cancellation) on shutdown.
 		WorkerStopTimeout: 10 * time.Second,
-	})
+	}
+	w := worker.New(c, workflows.TaskQueue, opts)
 	w.RegisterWorkflow(workflows.WorkerWorkflow)
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
-	zl.Info("steward worker starting", zap.String("address", address), zap.String("namespace", namespace),
-		zap.String("taskQueue", workflows.TaskQueue), zap.Int("poolSize", poolSize))
+
+	hostOpts := opts
+	hostOpts.DisableWorkflowWorker = true
+	hw := worker.New(c, workflows.HostTaskQueue(o.host), hostOpts)
+	hw.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
+	if err := hw.Start(); err != nil {
+		return fmt.Errorf("host task queue: %w", err)
+	}
+	defer hw.Stop()
+
+	zl.Info("steward worker starting", zap.String("address", o.address), zap.String("namespace", o.namespace),
+		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
+		zap.Int("poolSize", o.poolSize))
 	// Run returns on SIGINT or SIGTERM, after stopping the worker gracefully.
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		return err

@@ -12,6 +12,10 @@ import (
 // tasks and, as the global action pool, for actions.
 const TaskQueue = "steward"
 
+// HostTaskQueue is the task queue of actions that must run on one host (a
+// local process): the worker started with --host NAME serves it.
+func HostTaskQueue(host string) string { return TaskQueue + "-host-" + host }
+
 // Signal and query names (the contract of DESIGN.md; usable from the
 // `temporal` CLI).
 const (

@@ -29,9 +29,9 @@ func AddressFromEnv() string {
 	return DefaultAddress
 }
 
-// Dial connects to the frontend at address, in namespace.
-func Dial(address, namespace string, logger log.Logger) (client.Client, error) {
-	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: logger})
+// Dial connects to the frontend at address, in namespace. metrics may be nil.
+func Dial(address, namespace string, logger log.Logger, metrics client.MetricsHandler) (client.Client, error) {
+	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: logger, MetricsHandler: metrics})
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach Temporal at %s (namespace %s): %w", address, namespace, err)
 	}

@@ -1,0 +1,87 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uber-go/tally/v4"
+	tallyprom "github.com/uber-go/tally/v4/prometheus"
+	"go.temporal.io/sdk/client"
+	sdktally "go.temporal.io/sdk/contrib/tally"
+)
+
+// Metrics is one process's metrics: the Temporal SDK's, reported through
+// tally's Prometheus reporter with histograms and no scope prefix (so that
+// Temporal's published SDK dashboard works unchanged), on a registry that
+// steward's own metrics can share.
+type Metrics struct {
+	Registry *prometheus.Registry
+	// Handler goes into client.Options.MetricsHandler.
+	Handler client.MetricsHandler
+	closer  io.Closer
+	server  *http.Server
+}
+
+var promSafe = tally.SanitizeOptions{
+	NameCharacters:       tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
+	KeyCharacters:        tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
+	ValueCharacters:      tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
+	ReplacementCharacter: tally.DefaultReplacementCharacter,
+}
+
+// NewMetrics builds the registry and the SDK's metrics handler.
+func NewMetrics(onError func(error)) *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reporter := tallyprom.NewReporter(tallyprom.Options{
+		Registerer:       reg,
+		DefaultTimerType: tallyprom.HistogramTimerType,
+		OnRegisterError:  onError,
+	})
+	scope, closer := tally.NewRootScope(tally.ScopeOptions{
+		CachedReporter:  reporter,
+		Separator:       tallyprom.DefaultSeparator,
+		SanitizeOptions: &promSafe,
+	}, time.Second)
+	return &Metrics{
+		Registry: reg,
+		Handler:  sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
+		closer:   closer,
+	}
+}
+
+// Serve starts serving /metrics on addr (host:port) in the background. It
+// fails at once when the address cannot be bound.
+func (m *Metrics) Serve(addr string) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	m.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Println("metrics server:", err)
+		}
+	}()
+	return ln.Addr(), nil
+}
+
+// Close stops the server and flushes the reporter.
+func (m *Metrics) Close() {
+	if m.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.server.Shutdown(ctx)
+	}
+	_ = m.closer.Close()
+}
