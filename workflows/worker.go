@@ -38,7 +38,10 @@ type WorkerCarry struct {
 	Seq             int64        `json:"seq"`
 	RejectedSignals int          `json:"rejectedSignals"`
 	Since           time.Time    `json:"since"`
-	PendingExit     *tick.Exit   `json:"pendingExit,omitempty"`
+	// PendingExits are exits that arrived while an action was in flight,
+	// oldest first; the tick after the action sees each (stale ones are
+	// ignored by their instance).
+	PendingExits []tick.Exit `json:"pendingExits,omitempty"`
 }
 
 // WorkerWorkflow supervises one service.
@@ -125,10 +128,7 @@ func (w *workerRun) loop() error {
 
 	w.upsertSearch()
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
-	if pe := w.carry.PendingExit; pe != nil && w.flight == nil {
-		w.carry.PendingExit = nil
-		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: pe})
-	}
+	w.replayPendingExits()
 
 	cancelled := false
 	for {
@@ -305,7 +305,10 @@ func (w *workerRun) onExit(raw converter.RawValue) {
 	if w.flight != nil {
 		// Seen by the tick after the action; an exit of an instance that the
 		// action replaced is then ignored by the instance check.
-		w.carry.PendingExit = &e
+		w.carry.PendingExits = append(w.carry.PendingExits, e)
+		if len(w.carry.PendingExits) > maxPendingExits {
+			w.carry.PendingExits = w.carry.PendingExits[1:]
+		}
 		return
 	}
 	w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
@@ -333,9 +336,20 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		w.carry.LastAction = ActionStatus{Name: string(f.action), Status: string(r.Outcome), Attempts: attempts, Error: r.Error}
 	}
 	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
-	if pe := w.carry.PendingExit; pe != nil && w.flight == nil {
-		w.carry.PendingExit = nil
-		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: pe})
+	w.replayPendingExits()
+}
+
+// maxPendingExits bounds the exits kept while an action runs (a driver
+// reports each instance's end once; more than a few means stale noise).
+const maxPendingExits = 8
+
+// replayPendingExits feeds the exits that arrived during an action to the
+// tick, oldest first, until one of them starts a new action.
+func (w *workerRun) replayPendingExits() {
+	for len(w.carry.PendingExits) > 0 && w.flight == nil {
+		e := w.carry.PendingExits[0]
+		w.carry.PendingExits = w.carry.PendingExits[1:]
+		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
 	}
 }
 

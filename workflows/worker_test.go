@@ -369,8 +369,8 @@ func TestContinueAsNew_KeepsStateAndLosesNoSignal(t *testing.T) {
 	}
 	require.Equal(t, 2, m.ManualRestarts+pending, "both restarts are accounted for: %+v", m)
 	// The exit of i2 is either carried for the next run or already handled.
-	if next.Carry.PendingExit != nil {
-		require.Equal(t, "i2", next.Carry.PendingExit.Instance)
+	if len(next.Carry.PendingExits) > 0 {
+		require.Equal(t, "i2", next.Carry.PendingExits[0].Instance)
 	} else {
 		require.NotEqual(t, "i2", m.Instance, "the exit of i2 was handled")
 	}
@@ -452,4 +452,26 @@ func TestCurrentDetailsShowTheStateInTheWebUI(t *testing.T) {
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
 	require.Contains(t, details, "**running** (desired running) — started")
 	require.Contains(t, details, "last action: start succeeded (1 attempt)")
+}
+
+// Regression: exits that arrive during an action were kept in one slot, so a
+// stale exit arriving after the real one hid the crash until the next observe.
+func TestExitsDuringAnActionAreAllSeenAfterIt(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil)
+	node := stubNode("w", nil)
+	node.Observe = &spec.Observe{Interval: spec.Dur(time.Minute)}
+	node.Backoff = &spec.Backoff{Initial: spec.Dur(time.Hour), Max: spec.Dur(time.Hour)}
+	// The observe runs from 1m to 1m4s; the real exit, then a stale one, arrive during it.
+	at(env, time.Minute+time.Second, func() {
+		env.SignalWorkflow(SignalExit, map[string]any{"instance": "i1", "normal": false, "reason": "boom"})
+	})
+	at(env, time.Minute+2*time.Second, func() { env.SignalWorkflow(SignalExit, map[string]any{"instance": "i0", "normal": false}) })
+	var st Status
+	at(env, time.Minute+10*time.Second, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: node, Generation: 1})
+	require.Equal(t, "backoff", st.State, "%+v", st)
+	require.Contains(t, st.Reason, "crashed (boom)")
 }
