@@ -1,0 +1,536 @@
+//go:build unix
+
+// Package process is the process driver of DESIGN.md: it runs a worker as
+// a local OS process on the host whose worker serves the action (routing by
+// `host` happens before the driver: it only ever runs processes locally).
+//
+// The command runs without a shell, with Args, Env added to the worker's
+// environment and Dir as its working directory. Its stdout and stderr go to
+// one log file per workflow under the log directory the worker is given
+// (the workflow ID with '/' and other unsafe characters replaced by '_',
+// plus ".log"), rotated by size to a single ".1" backup.
+//
+// Start waits StartSeconds (default 1s): a process that ends sooner is a
+// failed start, a retryable error carrying its exit status and the last
+// lines of its output. A command that cannot be run at all (not found, not
+// executable, a missing working directory) is driver.Permanent. The
+// instance identifier is "proc/<pid>/<start unix nanos>@<workflowID>".
+//
+// Each process leads its own process group. Stop sends SIGTERM to the
+// group, waits until shortly before the context's deadline (the stop
+// timeout; DefaultStopGrace without one), then sends SIGKILL. When the
+// group leader ends for any reason, what is left of its group is killed, so
+// a restart never races a leftover child for a port.
+//
+// A process dies with the worker process that started it: it is started
+// with Pdeathsig SIGKILL. Linux sends that signal when the *thread* that
+// forked the child exits, not the process, and the Go runtime may retire
+// threads; so every process is forked from one goroutine locked to its OS
+// thread for the driver's whole life (until Close, which has killed every
+// child before that thread goes away).
+//
+// State lives in the worker process that started the instance. An exit is
+// pushed through the Notifier as soon as the process ends, unless our own
+// Stop (or Close) ended it. An instance this driver does not hold — the
+// worker restarted, so Pdeathsig has killed it — observes as Crashed
+// ("gone") so the workflow starts it again, and stopping it succeeds at
+// once: the driver never signals a bare pid it did not start, since pids
+// are reused.
+//
+// Limitations: Pdeathsig reaches only the direct child; a descendant that
+// left the process group (setsid, daemonizing) survives a worker crash, and
+// the group kill at stop or exit does not reach it either. Pdeathsig is
+// also cleared by the kernel when the child execs a set-user-ID or
+// set-group-ID binary. The package builds on Unix only; Pdeathsig is set on
+// Linux only (see sysproc_*.go).
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/steward-sh/steward/internal/driver"
+)
+
+// DefaultStopGrace is how long Stop waits after SIGTERM when its context
+// has no deadline.
+const DefaultStopGrace = 10 * time.Second
+
+// tailLines is how many lines of output a failed start reports.
+const tailLines = 10
+
+// Driver is the process driver. Its zero value is not usable: call New.
+type Driver struct {
+	// LogMaxBytes is the size at which a log file is rotated (default
+	// DefaultLogMaxBytes; 0 or less: never). Set it before the first Start.
+	LogMaxBytes int64
+
+	logDir   string
+	notifier driver.Notifier
+	log      *zap.Logger
+
+	// spawn carries forks to the goroutine locked to its thread.
+	spawnMu     sync.Mutex
+	spawn       chan spawnReq
+	spawnClosed bool
+
+	mu     sync.Mutex
+	procs  map[string]*proc
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// proc is one process this driver started.
+type proc struct {
+	id     string
+	wfID   string
+	cmd    *exec.Cmd
+	pid    int
+	out    *sink
+	rd     *os.File      // read end of the output pipe
+	copied chan struct{} // closed when the output copier is done
+	exited chan struct{} // closed (under Driver.mu) when the process ended
+
+	// Guarded by Driver.mu.
+	exit     driver.Exit
+	obs      driver.Observation
+	started  bool // its start succeeded: an exit from now on is pushed
+	stopping bool // we are ending it: its exit is not pushed
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// New returns a process driver that writes logs under logDir (empty: output
+// is discarded, except the tail kept for start errors) and pushes exits
+// through n (nil: no push).
+func New(logDir string, n driver.Notifier, log *zap.Logger) *Driver {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	d := &Driver{
+		LogMaxBytes: DefaultLogMaxBytes,
+		logDir:      logDir,
+		notifier:    n,
+		log:         log,
+		spawn:       make(chan spawnReq),
+		procs:       map[string]*proc{},
+	}
+	d.wg.Add(1)
+	go d.spawner()
+	return d
+}
+
+// spawner forks every process from one OS thread, which lives as long as
+// the driver: Pdeathsig fires when the forking thread exits.
+func (d *Driver) spawner() {
+	defer d.wg.Done()
+	// Never unlocked: when this goroutine returns (at Close, after every
+	// child is dead) the runtime retires the thread with it.
+	runtime.LockOSThread()
+	for req := range d.spawn {
+		req.done <- req.cmd.Start()
+	}
+}
+
+// Start runs the command and waits StartSeconds for it to stay up.
+func (d *Driver) Start(ctx context.Context, r driver.Request) (string, error) {
+	c, err := ParseConfig(r.Spec.Process)
+	if err != nil {
+		return "", driver.Permanent(err)
+	}
+	return d.start(ctx, r.WorkflowID, c)
+}
+
+// Stop ends the instance: SIGTERM to its group, SIGKILL shortly before the
+// context's deadline. An instance this driver does not hold is not running
+// (see the package comment), so stopping it succeeds.
+func (d *Driver) Stop(ctx context.Context, r driver.Request) error {
+	d.mu.Lock()
+	p := d.procs[r.Instance]
+	if p != nil {
+		p.stopping = true
+	}
+	d.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := d.terminate(ctx, p); err != nil {
+		return err
+	}
+	d.forget(p)
+	return nil
+}
+
+// Restart stops the instance (if any) and starts a new one.
+func (d *Driver) Restart(ctx context.Context, r driver.Request) (string, error) {
+	c, err := ParseConfig(r.Spec.Process)
+	if err != nil {
+		return "", driver.Permanent(err)
+	}
+	if r.Instance != "" {
+		if err := d.Stop(ctx, r); err != nil {
+			return "", err
+		}
+	}
+	return d.start(ctx, r.WorkflowID, c)
+}
+
+// Observe reports Running while the process runs, Exited or Crashed once it
+// ended, and Crashed for an instance this driver does not hold.
+func (d *Driver) Observe(ctx context.Context, r driver.Request) (driver.Observation, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := d.procs[r.Instance]
+	if p == nil {
+		return driver.Crashed, nil
+	}
+	select {
+	case <-p.exited:
+		return p.obs, nil
+	default:
+		return driver.Running, nil
+	}
+}
+
+// Close kills every process group this driver started, waits for them and
+// for exit pushes in progress, and stops the spawning thread. Exits caused
+// by Close are not pushed. Start fails after Close.
+func (d *Driver) Close() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	procs := make([]*proc, 0, len(d.procs))
+	for _, p := range d.procs {
+		p.stopping = true
+		procs = append(procs, p)
+	}
+	d.mu.Unlock()
+	for _, p := range procs {
+		signalGroup(p.pid, syscall.SIGKILL)
+	}
+	for _, p := range procs {
+		<-p.exited
+	}
+	// Let the copiers drain what the processes wrote, then stop those held
+	// open by a descendant that escaped the group.
+	drain := time.NewTimer(time.Second)
+	defer drain.Stop()
+	late := false
+	for _, p := range procs {
+		if !late {
+			select {
+			case <-p.copied:
+				continue
+			case <-drain.C:
+				late = true
+			}
+		}
+		p.rd.Close()
+	}
+	d.spawnMu.Lock()
+	if !d.spawnClosed {
+		d.spawnClosed = true
+		close(d.spawn)
+	}
+	d.spawnMu.Unlock()
+	d.wg.Wait()
+}
+
+// Running returns how many processes this driver holds that still run.
+func (d *Driver) Running() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, p := range d.procs {
+		select {
+		case <-p.exited:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	path := ""
+	if d.logDir != "" {
+		path = filepath.Join(d.logDir, logName(wfID))
+	}
+	out, err := openSink(path, d.LogMaxBytes)
+	if err != nil {
+		return "", fmt.Errorf("process: log file: %w", err)
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		out.Close()
+		return "", fmt.Errorf("process: output pipe: %w", err)
+	}
+	cmd := exec.Command(c.Command, c.Args...)
+	cmd.Env = environ(c.Env)
+	cmd.Dir = c.Dir
+	cmd.Stdout, cmd.Stderr = wr, wr
+	cmd.SysProcAttr = sysProcAttr()
+
+	err = d.fork(cmd)
+	wr.Close() // the child holds its own copy
+	if err != nil {
+		rd.Close()
+		out.Close()
+		return "", classify(c.Command, err)
+	}
+	startedAt := time.Now()
+	p := &proc{
+		id:     fmt.Sprintf("proc/%d/%d@%s", cmd.Process.Pid, startedAt.UnixNano(), wfID),
+		wfID:   wfID,
+		cmd:    cmd,
+		pid:    cmd.Process.Pid,
+		out:    out,
+		rd:     rd,
+		copied: make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		signalGroup(p.pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		rd.Close()
+		out.Close()
+		return "", errors.New("process: driver closed")
+	}
+	d.procs[p.id] = p
+	d.wg.Add(2)
+	d.mu.Unlock()
+	go d.copy(p)
+	go d.wait(p)
+	d.log.Debug("process: started", zap.String("instance", p.id), zap.String("command", c.Command))
+
+	timer := time.NewTimer(c.StartSeconds)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+	case <-timer.C:
+	case <-ctx.Done():
+		d.mu.Lock()
+		p.stopping = true
+		d.mu.Unlock()
+		signalGroup(p.pid, syscall.SIGKILL)
+		<-p.exited
+		d.forget(p)
+		return "", fmt.Errorf("process: start of %s abandoned: %w", c.Command, ctx.Err())
+	}
+
+	d.mu.Lock()
+	select {
+	case <-p.exited:
+		exit := p.exit
+		d.mu.Unlock()
+		select { // let the copier catch the last words
+		case <-p.copied:
+		case <-time.After(500 * time.Millisecond):
+		}
+		d.forget(p)
+		msg := fmt.Sprintf("process: %s ended within its start period (%s after start, startSeconds %s): %s",
+			c.Command, time.Since(startedAt).Round(time.Millisecond), c.StartSeconds, exit.Reason)
+		if tail := out.Tail(tailLines); tail != "" {
+			msg += "; last output:\n" + tail
+		}
+		return "", errors.New(msg)
+	default:
+	}
+	p.started = true
+	// Forget this workflow's earlier instances that ended: an unknown
+	// instance observes as Crashed anyway, and this bounds the map.
+	for id, q := range d.procs {
+		if q.wfID == wfID && q != p {
+			select {
+			case <-q.exited:
+				delete(d.procs, id)
+			default:
+			}
+		}
+	}
+	d.mu.Unlock()
+	return p.id, nil
+}
+
+// fork starts cmd on the spawning thread.
+func (d *Driver) fork(cmd *exec.Cmd) error {
+	d.spawnMu.Lock()
+	defer d.spawnMu.Unlock()
+	if d.spawnClosed {
+		return errors.New("process: driver closed")
+	}
+	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
+	d.spawn <- req
+	return <-req.done
+}
+
+// copy moves the process's output to its sink until every writer is gone.
+func (d *Driver) copy(p *proc) {
+	defer d.wg.Done()
+	defer close(p.copied)
+	_, _ = io.Copy(p.out, p.rd)
+	p.rd.Close()
+	if err := p.out.Close(); err != nil {
+		d.log.Warn("process: log file", zap.String("instance", p.id), zap.Error(err))
+	}
+}
+
+// wait records the process's end, kills what is left of its group, and
+// pushes the exit unless we ended it.
+func (d *Driver) wait(p *proc) {
+	defer d.wg.Done()
+	err := p.cmd.Wait()
+	signalGroup(p.pid, syscall.SIGKILL) // leftover children
+	exit, obs := describe(p.id, p.cmd.ProcessState, err)
+	d.mu.Lock()
+	p.exit, p.obs = exit, obs
+	close(p.exited)
+	push := p.started && !p.stopping && !d.closed && d.notifier != nil
+	if push {
+		d.wg.Add(1)
+	}
+	d.mu.Unlock()
+	d.log.Debug("process: ended", zap.String("instance", p.id), zap.String("reason", exit.Reason))
+	if !push {
+		return
+	}
+	defer d.wg.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.notifier.NotifyExit(ctx, p.wfID, exit); err != nil {
+		d.log.Warn("process: could not push exit", zap.String("workflow", p.wfID), zap.String("instance", p.id), zap.Error(err))
+	}
+}
+
+// terminate sends SIGTERM to the group, then SIGKILL when the grace period
+// allowed by ctx runs out, and waits for the process to end.
+func (d *Driver) terminate(ctx context.Context, p *proc) error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	signalGroup(p.pid, syscall.SIGTERM)
+	grace := time.NewTimer(graceFor(ctx))
+	defer grace.Stop()
+	select {
+	case <-p.exited:
+		return nil
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	d.log.Info("process: no exit after SIGTERM, killing", zap.String("instance", p.id))
+	signalGroup(p.pid, syscall.SIGKILL)
+	// SIGKILL cannot be caught; bound the wait only against a process stuck
+	// in the kernel, whatever is left of ctx.
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("process: %s still running after SIGKILL", p.id)
+	}
+}
+
+// graceFor is how long to wait after SIGTERM: until shortly before ctx's
+// deadline (a tenth of the time left, at most 2s, is kept for SIGKILL and
+// the reply).
+func graceFor(ctx context.Context) time.Duration {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return DefaultStopGrace
+	}
+	left := time.Until(deadline)
+	if left <= 0 {
+		return 0
+	}
+	return left - min(left/10, 2*time.Second)
+}
+
+// forget drops p from the driver's instances.
+func (d *Driver) forget(p *proc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.procs[p.id] == p {
+		delete(d.procs, p.id)
+	}
+}
+
+// signalGroup signals the process group led by pid; a group that is gone
+// is not an error.
+func signalGroup(pid int, sig syscall.Signal) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+	}
+}
+
+// describe turns the end of a process into its exit and observation.
+func describe(id string, st *os.ProcessState, err error) (driver.Exit, driver.Observation) {
+	if st == nil {
+		reason := "gone"
+		if err != nil {
+			reason = err.Error()
+		}
+		return driver.Exit{Instance: id, Reason: reason}, driver.Crashed
+	}
+	exit := driver.Exit{Instance: id, Normal: st.Success(), Reason: st.String()}
+	if exit.Normal {
+		return exit, driver.Exited
+	}
+	return exit, driver.Crashed
+}
+
+// environ is the worker's environment with env added, in a stable order.
+func environ(env map[string]string) []string {
+	out := os.Environ()
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// classify marks a start failure that retrying cannot fix as Permanent: a
+// command that is missing or not executable, a missing or unusable working
+// directory. Others (out of processes or memory) are retried.
+func classify(command string, err error) error {
+	err = fmt.Errorf("process: cannot run %s: %w", command, err)
+	switch {
+	case errors.Is(err, exec.ErrNotFound),
+		errors.Is(err, exec.ErrDot),
+		errors.Is(err, fs.ErrNotExist),
+		errors.Is(err, fs.ErrPermission),
+		errors.Is(err, syscall.ENOEXEC),
+		errors.Is(err, syscall.ENOTDIR),
+		errors.Is(err, syscall.EISDIR):
+		return driver.Permanent(err)
+	}
+	return err
+}

@@ -1,0 +1,572 @@
+//go:build linux
+
+package process
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+const helperEnv = "STEWARD_PROCESS_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		helperMain()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// helperMain is the worker stand-in of TestOrphanFree: it starts `sleep 60`
+// through the driver, prints its pid, and waits to be killed.
+func helperMain() {
+	d := New("", nil, nil)
+	id, err := d.Start(context.Background(), req("helper", map[string]any{
+		"command": "sleep", "args": []string{"60"}, "startSeconds": "100ms",
+	}))
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Printf("PID %d\n", pidOf(id))
+	for {
+		time.Sleep(time.Minute)
+	}
+}
+
+// recorder is a Notifier that keeps the exits it is given.
+type recorder struct{ ch chan pushed }
+
+type pushed struct {
+	wfID string
+	exit driver.Exit
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan pushed, 16)} }
+
+func (r *recorder) NotifyExit(_ context.Context, wfID string, e driver.Exit) error {
+	r.ch <- pushed{wfID, e}
+	return nil
+}
+
+func req(wfID string, cfg map[string]any) driver.Request {
+	return driver.Request{WorkflowID: wfID, Path: wfID, Spec: spec.Node{Kind: spec.KindProcess, Process: cfg}, Attempt: 1}
+}
+
+func need(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Skipf("%s not available: %v", n, err)
+		}
+	}
+}
+
+func newDriver(t *testing.T, n driver.Notifier) (*Driver, string) {
+	t.Helper()
+	dir := t.TempDir()
+	d := New(dir, n, zaptest.NewLogger(t))
+	t.Cleanup(d.Close)
+	return d, dir
+}
+
+func pidOf(instance string) int {
+	parts := strings.Split(instance, "/")
+	if len(parts) < 3 {
+		return 0
+	}
+	pid, _ := strconv.Atoi(parts[1])
+	return pid
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	state := s[i+2]
+	return state != 'Z' && state != 'X'
+}
+
+// groupGone reports whether no live (non-zombie) process is left in the
+// process group pgid. Zombies count as gone: a grandchild reparented to an
+// init that does not reap stays a zombie in its group.
+func groupGone(pgid int) bool {
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		return true
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return false
+		}
+	}
+	return true
+}
+
+func eventuallyGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return groupGone(pgid) }, 5*time.Second, 10*time.Millisecond,
+		"process group %d still has live members", pgid)
+}
+
+func sleepCfg() map[string]any {
+	return map[string]any{"command": "sleep", "args": []string{"60"}, "startSeconds": "200ms"}
+}
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig(map[string]any{"command": "/bin/app"})
+	require.NoError(t, err)
+	require.Equal(t, Config{Command: "/bin/app", StartSeconds: time.Second, Host: "local"}, c)
+
+	c, err = ParseConfig(map[string]any{
+		"command": "app", "args": []any{"-a", "b"}, "env": map[string]any{"K": "v"},
+		"dir": "/tmp", "startSeconds": "250ms", "host": "db1",
+	})
+	require.NoError(t, err)
+	require.Equal(t, Config{Command: "app", Args: []string{"-a", "b"}, Env: map[string]string{"K": "v"},
+		Dir: "/tmp", StartSeconds: 250 * time.Millisecond, Host: "db1"}, c)
+
+	for name, m := range map[string]map[string]any{
+		"nil":           nil,
+		"no command":    {"args": []string{"x"}},
+		"unknown field": {"command": "app", "logDir": "/tmp"},
+		"bad duration":  {"command": "app", "startSeconds": "soon"},
+		"number":        {"command": "app", "startSeconds": 5},
+		"negative":      {"command": "app", "startSeconds": "-1s"},
+		"wrong type":    {"command": "app", "args": "one two"},
+		"env not map":   {"command": "app", "env": []string{"A=b"}},
+	} {
+		_, err := ParseConfig(m)
+		require.Error(t, err, name)
+	}
+}
+
+func TestLogName(t *testing.T) {
+	require.Equal(t, "tree_web_api.log", logName("tree/web/api"))
+	require.Equal(t, "_.log", logName(""))
+	require.Equal(t, ".._etc_passwd.log", logName("../etc/passwd"))
+	require.NotContains(t, logName("a/../../b"), "/")
+}
+
+func TestStartThenObserveRunning(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	d, _ := newDriver(t, nil)
+	r := req("tree/a", sleepCfg())
+	begin := time.Now()
+	id, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, time.Since(begin), 200*time.Millisecond, "start waits startSeconds")
+	require.Regexp(t, `^proc/\d+/\d+@tree/a$`, id)
+	require.True(t, alive(pidOf(id)))
+
+	r.Instance = id
+	obs, err := d.Observe(context.Background(), r)
+	require.NoError(t, err)
+	require.Equal(t, driver.Running, obs)
+	require.Equal(t, 1, d.Running())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, d.Stop(ctx, r))
+	require.False(t, alive(pidOf(id)))
+	obs, err = d.Observe(context.Background(), r)
+	require.NoError(t, err)
+	require.Equal(t, driver.Crashed, obs, "a stopped instance is no longer held")
+	require.Zero(t, d.Running())
+}
+
+func TestFailedStartIsRetryable(t *testing.T) {
+	t.Parallel()
+	need(t, "sh")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	begin := time.Now()
+	_, err := d.Start(context.Background(), req("tree/fails", map[string]any{
+		"command": "sh", "args": []string{"-c", "echo starting; echo 'cannot bind port' >&2; exit 3"},
+		"startSeconds": "5s",
+	}))
+	require.Error(t, err)
+	require.False(t, driver.IsPermanent(err), "a failed start is retried: %v", err)
+	require.Contains(t, err.Error(), "exit status 3")
+	require.Contains(t, err.Error(), "cannot bind port", "the error carries the last output")
+	require.Less(t, time.Since(begin), 4*time.Second, "a failed start does not wait out startSeconds")
+	require.Zero(t, d.Running())
+	d.Close()
+	require.Empty(t, n.ch, "a failed start is an error, not a pushed exit")
+}
+
+func TestUnrunnableCommandIsPermanent(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	d, dir := newDriver(t, nil)
+	notExec := filepath.Join(dir, "script.sh")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\necho hi\n"), 0o644))
+	noInterp := filepath.Join(dir, "junk")
+	require.NoError(t, os.WriteFile(noInterp, []byte("not a program\x00\x01"), 0o755))
+
+	for name, cfg := range map[string]map[string]any{
+		"missing path":    {"command": "/nonexistent/bin/app"},
+		"missing in PATH": {"command": "steward-no-such-command-xyz"},
+		"not executable":  {"command": notExec},
+		"a directory":     {"command": dir},
+		"missing dir":     {"command": "sleep", "args": []string{"60"}, "dir": filepath.Join(dir, "nope")},
+		"no exec format":  {"command": noInterp},
+		"bad config":      {"command": "sleep", "bogus": true},
+	} {
+		_, err := d.Start(context.Background(), req("tree/"+name, cfg))
+		require.Error(t, err, name)
+		require.True(t, driver.IsPermanent(err), "%s: %v", name, err)
+	}
+	require.Zero(t, d.Running())
+}
+
+func TestGracefulStop(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	r := req("tree/graceful", sleepCfg())
+	id, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	r.Instance = id
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	begin := time.Now()
+	require.NoError(t, d.Stop(ctx, r))
+	require.Less(t, time.Since(begin), 5*time.Second, "SIGTERM ends sleep at once")
+	require.False(t, alive(pidOf(id)))
+	eventuallyGroupGone(t, pidOf(id))
+
+	// Stopping again, or stopping what was never started, succeeds.
+	require.NoError(t, d.Stop(ctx, r))
+	require.NoError(t, d.Stop(ctx, req("tree/none", sleepCfg())))
+
+	d.Close() // waits for any push in progress
+	require.Empty(t, n.ch, "an exit caused by Stop is not pushed")
+}
+
+func TestForcedKillAtTimeout(t *testing.T) {
+	t.Parallel()
+	need(t, "sh", "sleep")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	r := req("tree/stubborn", map[string]any{
+		"command": "sh", "args": []string{"-c", `trap "" TERM; echo ready; sleep 60`}, "startSeconds": "200ms",
+	})
+	id, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	r.Instance = id
+
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	require.NoError(t, d.Stop(ctx, r))
+	took := time.Since(begin)
+	require.GreaterOrEqual(t, took, time.Second, "SIGTERM is ignored: stop waits for the grace period")
+	require.Less(t, took, 1500*time.Millisecond, "SIGKILL comes before the stop timeout")
+	require.NoError(t, ctx.Err(), "Stop returned before its deadline")
+	require.False(t, alive(pidOf(id)))
+	eventuallyGroupGone(t, pidOf(id)) // the sleep child is killed with its group
+
+	d.Close()
+	require.Empty(t, n.ch)
+}
+
+func TestExitPushedWithinOneSecond(t *testing.T) {
+	t.Parallel()
+	need(t, "sh", "sleep")
+	for _, tc := range []struct {
+		code   int
+		normal bool
+		obs    driver.Observation
+	}{{1, false, driver.Crashed}, {0, true, driver.Exited}} {
+		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
+			t.Parallel()
+			n := newRecorder()
+			d, _ := newDriver(t, n)
+			wf := "tree/exits" + strconv.Itoa(tc.code)
+			r := req(wf, map[string]any{
+				"command": "sh", "args": []string{"-c", fmt.Sprintf("sleep 0.3; exit %d", tc.code)},
+				"startSeconds": "100ms",
+			})
+			id, err := d.Start(context.Background(), r)
+			require.NoError(t, err)
+			started := time.Now()
+			select {
+			case p := <-n.ch:
+				require.Less(t, time.Since(started), time.Second)
+				require.Equal(t, wf, p.wfID)
+				require.Equal(t, id, p.exit.Instance)
+				require.Equal(t, tc.normal, p.exit.Normal)
+				require.Equal(t, fmt.Sprintf("exit status %d", tc.code), p.exit.Reason)
+			case <-time.After(time.Second):
+				t.Fatal("no exit pushed within 1s")
+			}
+			r.Instance = id
+			obs, err := d.Observe(context.Background(), r)
+			require.NoError(t, err)
+			require.Equal(t, tc.obs, obs)
+		})
+	}
+}
+
+func TestKilledProcessPushesCrash(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	id, err := d.Start(context.Background(), req("tree/victim", sleepCfg()))
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pidOf(id), syscall.SIGKILL))
+	select {
+	case p := <-n.ch:
+		require.Equal(t, driver.Exit{Instance: id, Normal: false, Reason: "signal: killed"}, p.exit)
+	case <-time.After(time.Second):
+		t.Fatal("no exit pushed within 1s")
+	}
+}
+
+func TestObserveUnknownInstanceIsCrashed(t *testing.T) {
+	t.Parallel()
+	d, _ := newDriver(t, nil)
+	for _, id := range []string{"", "proc/1/1700000000000000000@tree/a", "garbage"} {
+		r := req("tree/a", sleepCfg())
+		r.Instance = id
+		obs, err := d.Observe(context.Background(), r)
+		require.NoError(t, err)
+		require.Equal(t, driver.Crashed, obs, id)
+	}
+}
+
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	r := req("tree/restart", sleepCfg())
+	old, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	r.Instance = old
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, err := d.Restart(ctx, r)
+	require.NoError(t, err)
+	require.NotEqual(t, old, id)
+	require.False(t, alive(pidOf(old)))
+	require.True(t, alive(pidOf(id)))
+	r.Instance = id
+	obs, err := d.Observe(ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, driver.Running, obs)
+
+	// Restart without an instance is a start.
+	r.Instance = ""
+	other, err := d.Restart(ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, 2, d.Running())
+	require.NotEqual(t, id, other)
+	d.Close()
+	require.Empty(t, n.ch)
+}
+
+func TestStartHonoursContext(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	d, _ := newDriver(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	_, err := d.Start(ctx, req("tree/slow", map[string]any{
+		"command": "sleep", "args": []string{"60"}, "startSeconds": "30s",
+	}))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(begin), 5*time.Second)
+	require.Zero(t, d.Running(), "an abandoned start leaves no process")
+}
+
+func TestCloseKillsChildren(t *testing.T) {
+	t.Parallel()
+	need(t, "sh", "sleep")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	var pids []int
+	for i, cfg := range []map[string]any{
+		sleepCfg(),
+		{"command": "sh", "args": []string{"-c", `trap "" TERM; sleep 60 & wait`}, "startSeconds": "200ms"},
+	} {
+		id, err := d.Start(context.Background(), req(fmt.Sprintf("tree/c%d", i), cfg))
+		require.NoError(t, err)
+		pids = append(pids, pidOf(id))
+	}
+	d.Close()
+	for _, pid := range pids {
+		require.False(t, alive(pid))
+		eventuallyGroupGone(t, pid)
+	}
+	require.Empty(t, n.ch, "exits caused by Close are not pushed")
+	_, err := d.Start(context.Background(), req("tree/late", sleepCfg()))
+	require.Error(t, err, "no start after Close")
+	d.Close() // twice is fine
+}
+
+func TestLogFileGetsOutput(t *testing.T) {
+	t.Parallel()
+	need(t, "sh", "sleep")
+	d, dir := newDriver(t, nil)
+	work := t.TempDir()
+	r := req("tree/web/api", map[string]any{
+		"command":      "sh",
+		"args":         []string{"-c", `echo "out $STEWARD_TEST_VAR $(pwd)"; echo "err line" >&2; exec sleep 60`},
+		"env":          map[string]string{"STEWARD_TEST_VAR": "hello"},
+		"dir":          work,
+		"startSeconds": "100ms",
+	})
+	_, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "tree_web_api.log")
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "out hello "+work) && strings.Contains(string(b), "err line")
+	}, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestSinkRotatesBySize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logs", "w.log")
+	s, err := openSink(path, 100)
+	require.NoError(t, err)
+	line := strings.Repeat("x", 39) + "\n" // 40 bytes
+	for i := 0; i < 5; i++ {
+		_, err := s.Write([]byte(line))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	cur, err := os.ReadFile(path)
+	require.NoError(t, err)
+	old, err := os.ReadFile(path + ".1")
+	require.NoError(t, err)
+	// 40, 80, rotate(80) 40, 80, rotate(80) 40.
+	require.Equal(t, 40, len(cur))
+	require.Equal(t, 80, len(old), "the backup is replaced at each rotation")
+
+	// A file already past the limit is rotated when opened.
+	s, err = openSink(path, 30)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	cur, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Empty(t, cur)
+	old, err = os.ReadFile(path + ".1")
+	require.NoError(t, err)
+	require.Equal(t, 40, len(old))
+}
+
+func TestSinkTail(t *testing.T) {
+	s, err := openSink("", 0)
+	require.NoError(t, err)
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(s, "line %d\n", i)
+	}
+	require.Equal(t, "line 19\nline 20", s.Tail(2))
+	require.Equal(t, "line 20", s.Tail(1))
+	big := strings.Repeat("y", 3*tailBytes)
+	_, _ = s.Write([]byte(big))
+	require.Len(t, s.Tail(1), tailBytes)
+	require.NoError(t, s.Close())
+}
+
+func TestGraceFor(t *testing.T) {
+	require.Equal(t, DefaultStopGrace, graceFor(context.Background()))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	g := graceFor(ctx)
+	require.Greater(t, g, 800*time.Millisecond)
+	require.Less(t, g, 950*time.Millisecond)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
+	require.InDelta(t, float64(58*time.Second), float64(graceFor(ctx2)), float64(100*time.Millisecond))
+	done, cancel3 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel3()
+	require.Zero(t, graceFor(done))
+}
+
+// TestOrphanFree kills -9 a process that started `sleep 60` through the
+// driver and checks that the sleep dies with it (Pdeathsig).
+func TestOrphanFree(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "PID ") || strings.HasPrefix(sc.Text(), "ERR ") {
+				lines <- sc.Text()
+				break
+			}
+		}
+		close(lines)
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(30 * time.Second):
+		t.Fatal("helper did not report its child")
+	}
+	require.True(t, strings.HasPrefix(line, "PID "), line)
+	pid, err := strconv.Atoi(strings.TrimPrefix(line, "PID "))
+	require.NoError(t, err)
+	require.True(t, alive(pid), "the helper's sleep runs")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 20*time.Millisecond,
+		"sleep %d outlived its worker", pid)
+	for range lines { // let the reader finish
+	}
+}
