@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -19,7 +20,9 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/process"
 	"github.com/steward-sh/steward/internal/driver/stub"
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/temporalclient"
 	"github.com/steward-sh/steward/workflows"
@@ -28,8 +31,8 @@ import (
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 type options struct {
-	address, namespace, host, metrics, logLevel string
-	poolSize                                    int
+	address, namespace, host, metrics, logLevel, logDir string
+	poolSize                                            int
 }
 
 func main() {
@@ -40,6 +43,7 @@ func main() {
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
 	flag.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (the SDK's) on this address, e.g. 127.0.0.1:9090; empty: off")
 	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
 	flag.Parse()
 	if o.poolSize < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --pool-size must be >= 1")
@@ -82,9 +86,17 @@ func run(o options) error {
 		return err
 	}
 
-	stubDriver := stub.New(temporalclient.ExitNotifier(c), zl)
+	if err := os.MkdirAll(o.logDir, 0o755); err != nil {
+		return fmt.Errorf("--log-dir: %w", err)
+	}
+	notifier := temporalclient.ExitNotifier(c)
+	stubDriver := stub.New(notifier, zl)
 	defer stubDriver.Close()
-	acts := &activities.Activities{Drivers: map[string]driver.Driver{"stub": stubDriver}}
+	// Closing the process driver kills the processes it started: they never
+	// outlive their host's worker (nor do they when it crashes: Pdeathsig).
+	processDriver := process.New(o.logDir, notifier, zl)
+	defer processDriver.Close()
+	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: stubDriver, spec.KindProcess: processDriver}}
 
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize: o.poolSize,

@@ -19,6 +19,9 @@ type Status struct {
 	Since time.Time `json:"since,omitzero"`
 	// BackoffUntil is when a pending automatic restart fires.
 	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
+	// Instance identifies the running instance (driver-defined; for a
+	// process "proc/<pid>/<start>@<workflow>").
+	Instance string `json:"instance,omitempty"`
 	// RejectedSignals counts signals refused for a bad payload.
 	RejectedSignals int `json:"rejectedSignals"`
 	// Completed: the service exited normally and its restart type

@@ -444,9 +444,10 @@ func activityName(a tick.Action) string {
 // heartbeatTimeout is how soon a lost worker process is noticed.
 const heartbeatTimeout = 5 * time.Second
 
-// ActivityOptions are the options of one action of a worker: its
-// StartToClose timeout, a heartbeat timeout, and the worker's RetryPolicy
-// with permanent failures not retried. Observes are tried once: the next
+// ActivityOptions are the options of one action of a worker: its task queue
+// (the global pool, or its host's queue for a process), its StartToClose
+// timeout, a heartbeat timeout, and the worker's RetryPolicy with permanent
+// failures not retried. Observes are tried once: the next
 // periodic observe is their retry.
 func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 	n = n.Resolved()
@@ -471,8 +472,13 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 	if a == tick.Observe {
 		rp.MaximumAttempts = 1
 	}
+	queue := TaskQueue
+	if host := n.ProcessHost(); host != "" {
+		// A local process runs on its host: that host's worker serves this queue.
+		queue = HostTaskQueue(host)
+	}
 	return workflow.ActivityOptions{
-		TaskQueue:           TaskQueue,
+		TaskQueue:           queue,
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    hb,
 		RetryPolicy:         rp,
@@ -577,7 +583,7 @@ func (w *workerRun) status() Status {
 		Path: w.in.Path, Kind: w.node.Kind, State: string(m.State), Desired: string(w.carry.Desired),
 		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
 		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
-		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals,
+		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance,
 	}
 	if m.State == tick.Backoff {
 		s.BackoffUntil = m.BackoffUntil

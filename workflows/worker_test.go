@@ -475,3 +475,13 @@ func TestExitsDuringAnActionAreAllSeenAfterIt(t *testing.T) {
 	require.Equal(t, "backoff", st.State, "%+v", st)
 	require.Contains(t, st.Reason, "crashed (boom)")
 }
+
+func TestActivityOptionsRouteProcessesToTheirHost(t *testing.T) {
+	stubOpts := ActivityOptions(stubNode("w", nil), "start")
+	require.Equal(t, TaskQueue, stubOpts.TaskQueue, "the global pool")
+	local := spec.Node{Name: "p", Kind: spec.KindProcess, Process: map[string]any{"command": "sleep"}}
+	require.Equal(t, "steward-host-local", ActivityOptions(local, "start").TaskQueue)
+	remote := spec.Node{Name: "p", Kind: spec.KindProcess, Process: map[string]any{"command": "sleep", "host": "web-1"}}
+	require.Equal(t, "steward-host-web-1", ActivityOptions(remote, "stop").TaskQueue)
+	require.Equal(t, spec.DefaultStopTimeout, ActivityOptions(remote, "stop").StartToCloseTimeout)
+}

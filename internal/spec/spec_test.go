@@ -442,8 +442,12 @@ name: a
 kind: process
 stub: {delay: 1s}
 process: {command: /bin/true}
-`, []string{"kind: process is not supported by this build yet (stub is)", `stub: driver block stub: given for a worker of kind "process"`}},
-		{"http kind unsupported", "name: a\nkind: http\n", []string{"kind: http is not supported by this build yet (stub is)"}},
+`, []string{`stub: driver block stub: given for a worker of kind "process"`}},
+		{"http kind unsupported", "name: a\nkind: http\n", []string{"kind: http is not supported by this build yet (stub and process are)"}},
+		{"process without command", "name: a\nkind: process\nprocess: {args: [x]}\n", []string{"process.command: required"}},
+		{"process bad fields", "name: a\nkind: process\nprocess: {command: sleep, startSeconds: 0s, host: 'a/b'}\n", []string{"process.startSeconds: must be > 0", `process.host: "a/b" is not a valid host name (letters, digits, '.', '_' and '-')`}},
+		{"process unknown field", "name: a\nkind: process\nprocess: {command: sleep, shell: true}\n", []string{`process: invalid process block: json: unknown field "shell"`}},
+		{"process ok", "name: a\nkind: process\nprocess: {command: sleep, args: ['60'], startSeconds: 500ms, host: web-1}\n", nil},
 		{"worker options on a supervisor", `
 name: plant
 timeouts: {start: 1s}

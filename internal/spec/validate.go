@@ -118,8 +118,10 @@ func (v *validator) worker(p string, n Node) {
 	switch n.Kind {
 	case KindStub:
 		v.stub(join(p, "stub"), n.Stub)
-	case KindProcess, KindHTTP:
-		v.add(join(p, "kind"), "%s is not supported by this build yet (stub is)", n.Kind)
+	case KindProcess:
+		v.process(join(p, "process"), n.Process)
+	case KindHTTP:
+		v.add(join(p, "kind"), "%s is not supported by this build yet (stub and process are)", n.Kind)
 	default:
 		v.add(join(p, "kind"), "unknown kind %q (stub, process or http)", n.Kind)
 	}

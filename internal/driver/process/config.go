@@ -1,11 +1,8 @@
 package process
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -14,7 +11,7 @@ import (
 // Defaults of a process block.
 const (
 	DefaultStartSeconds = time.Second
-	DefaultHost         = "local"
+	DefaultHost         = spec.DefaultHost
 )
 
 // Config is a worker's `process` block, decoded by ParseConfig.
@@ -35,34 +32,12 @@ type Config struct {
 	Host string
 }
 
-// rawConfig is the wire form of Config.
-type rawConfig struct {
-	Command      string            `json:"command"`
-	Args         []string          `json:"args,omitempty"`
-	Env          map[string]string `json:"env,omitempty"`
-	Dir          string            `json:"dir,omitempty"`
-	StartSeconds *spec.Duration    `json:"startSeconds,omitempty"`
-	Host         string            `json:"host,omitempty"`
-}
-
-// ParseConfig decodes a process block strictly: unknown fields, wrong types
-// and a missing command are errors. Defaults are filled in.
+// ParseConfig decodes a process block strictly (spec.ParseProcess) and fills
+// in the defaults; a missing command or a negative start period is an error.
 func ParseConfig(m map[string]any) (Config, error) {
-	if m == nil {
-		return Config{}, errors.New("process: no process block")
-	}
-	b, err := json.Marshal(m)
+	raw, err := spec.ParseProcess(m)
 	if err != nil {
 		return Config{}, fmt.Errorf("process: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var raw rawConfig
-	if err := dec.Decode(&raw); err != nil {
-		return Config{}, fmt.Errorf("process: invalid process block: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Config{}, errors.New("process: invalid process block: trailing data")
 	}
 	if raw.Command == "" {
 		return Config{}, errors.New("process: command is required")

@@ -1,0 +1,85 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultHost is the host a process runs on when its spec names none: the
+// worker started with --host local (the default).
+const DefaultHost = "local"
+
+// Process is a worker's `process:` block (kind process).
+type Process struct {
+	// Command to run: a path, or a name looked up in PATH. No shell.
+	Command string `json:"command"`
+	// Args passed to the command.
+	Args []string `json:"args,omitempty"`
+	// Env is added to the worker's environment (and overrides it).
+	Env map[string]string `json:"env,omitempty"`
+	// Dir is the working directory (empty: the worker's).
+	Dir string `json:"dir,omitempty"`
+	// StartSeconds is how long the process must stay up before its start
+	// counts as succeeded (a Go duration; default 1s).
+	StartSeconds *Duration `json:"startSeconds,omitempty"`
+	// Host names the machine whose worker runs the process (default local).
+	Host string `json:"host,omitempty"`
+}
+
+// ParseProcess decodes a process block strictly: unknown fields and wrong
+// types are errors. It does not fill in defaults or check values.
+func ParseProcess(m map[string]any) (Process, error) {
+	if m == nil {
+		return Process{}, errors.New("no process block")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return Process{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p Process
+	if err := dec.Decode(&p); err != nil {
+		return Process{}, fmt.Errorf("invalid process block: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Process{}, errors.New("invalid process block: trailing data")
+	}
+	return p, nil
+}
+
+// ProcessHost is the host of a process worker ("" for other kinds).
+func (n *Node) ProcessHost() string {
+	if n.Kind != KindProcess {
+		return ""
+	}
+	p, err := ParseProcess(n.Process)
+	if err != nil || p.Host == "" {
+		return DefaultHost
+	}
+	return p.Host
+}
+
+func (v *validator) process(path string, m map[string]any) {
+	if m == nil {
+		v.add(path, "required for kind process (at least a command)")
+		return
+	}
+	p, err := ParseProcess(m)
+	if err != nil {
+		v.add(path, "%v", err)
+		return
+	}
+	if p.Command == "" {
+		v.add(join(path, "command"), "required")
+	}
+	if p.StartSeconds != nil && p.StartSeconds.D() <= 0 {
+		v.add(join(path, "startSeconds"), "must be > 0")
+	}
+	if p.Host != "" && !namePattern.MatchString(p.Host) {
+		v.add(join(path, "host"), "%q is not a valid host name (letters, digits, '.', '_' and '-')", p.Host)
+	}
+}
