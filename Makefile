@@ -25,6 +25,7 @@ build:
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/worker ./worker
 	go build -o $(BIN)/starter ./starter
+	go build -o $(BIN)/hello ./examples/hello
 
 ## temporal-cli: the pinned Temporal CLI (dev server + Web UI), built once from its Go module
 temporal-cli:

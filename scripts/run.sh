@@ -57,7 +57,7 @@ for i in $(seq 1 120); do
 done
 
 echo "Starting the steward worker (logs: $DATA/worker.log)..."
-bin/worker --address "$ADDRESS" >"$DATA/worker.log" 2>&1 &
+bin/worker --address "$ADDRESS" --log-dir "$DATA/logs" >"$DATA/worker.log" 2>&1 &
 pids+=($!)
 
 echo "Applying $SPEC..."
@@ -75,6 +75,8 @@ Try, in another terminal$( [ "$PORT" = 7233 ] || echo ", after: export TEMPORAL_
   bin/starter stop $root/web              # desired stopped
   bin/starter start $root/web             # desired running
   bin/starter restart $root/api           # a manual restart
+  curl -s http://127.0.0.1:18081/         # the hello service steward runs
+  kill -9 \$(pgrep -f bin/hello)           # kill it, then: bin/starter status $root/hello
   bin/temporal workflow signal --workflow-id $root/web --name desired --input '"stopped"'
   bin/temporal workflow query --workflow-id $root --name status
   bin/temporal workflow list --query "StewardState='running'"
