@@ -2,9 +2,12 @@ package integration
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,5 +78,44 @@ children:
 	eventually(t, 2*time.Minute, func() (bool, string) {
 		st = status(t, "it-proc/sleeper")
 		return st.State == "running" && st.Instance != "" && pidOf(t, st.Instance) != second && alive(pidOf(t, st.Instance)), fmt.Sprintf("%+v", st)
+	})
+}
+
+// An http worker follows a real HTTP service's health: when the service goes
+// away, failed checks count it down and the backoff "restarts" it (with no
+// start request configured, that is a new check cycle).
+func TestHTTPWorkerFollowsHealth(t *testing.T) {
+	needServer(t)
+	healthy := atomic.Bool{}
+	healthy.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !healthy.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`
+name: it-http
+children:
+  - name: api
+    kind: http
+    http: {health: {url: %q, timeout: 500ms, failureThreshold: 2}}
+    observe: {interval: 300ms}
+    backoff: {initial: 200ms, max: 1s}
+`, srv.URL+"/health")), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-http") })
+	require.Equal(t, "running", status(t, "it-http/api").State)
+	healthy.Store(false)
+	eventually(t, time.Minute, func() (bool, string) {
+		st := status(t, "it-http/api")
+		return st.Restarts >= 1, fmt.Sprintf("%+v", st)
+	})
+	healthy.Store(true)
+	eventually(t, time.Minute, func() (bool, string) {
+		st := status(t, "it-http/api")
+		return st.State == "running", fmt.Sprintf("%+v", st)
 	})
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/httpdrv"
 	"github.com/steward-sh/steward/internal/driver/process"
 	"github.com/steward-sh/steward/internal/driver/stub"
 	"github.com/steward-sh/steward/internal/spec"
@@ -96,7 +97,12 @@ func run(o options) error {
 	// outlive their host's worker (nor do they when it crashes: Pdeathsig).
 	processDriver := process.New(o.logDir, notifier, zl)
 	defer processDriver.Close()
-	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: stubDriver, spec.KindProcess: processDriver}}
+	httpDriver := httpdrv.New(nil)
+	httpDriver.Log = zl
+	defer httpDriver.Close()
+	acts := &activities.Activities{Drivers: map[string]driver.Driver{
+		spec.KindStub: stubDriver, spec.KindProcess: processDriver, spec.KindHTTP: httpDriver,
+	}}
 
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize: o.poolSize,

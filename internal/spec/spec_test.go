@@ -443,7 +443,8 @@ kind: process
 stub: {delay: 1s}
 process: {command: /bin/true}
 `, []string{`stub: driver block stub: given for a worker of kind "process"`}},
-		{"http kind unsupported", "name: a\nkind: http\n", []string{"kind: http is not supported by this build yet (stub and process are)"}},
+		{"http kind needs a block", "name: a\nkind: http\n", []string{"http: required for kind http (at least health.url)"}},
+		{"http ok", "name: a\nkind: http\nhttp: {health: {url: 'http://127.0.0.1:1/health', failureThreshold: 2}}\n", nil},
 		{"process without command", "name: a\nkind: process\nprocess: {args: [x]}\n", []string{"process.command: required"}},
 		{"process bad fields", "name: a\nkind: process\nprocess: {command: sleep, startSeconds: 0s, host: 'a/b'}\n", []string{"process.startSeconds: must be > 0", `process.host: "a/b" is not a valid host name (letters, digits, '.', '_' and '-')`}},
 		{"process unknown field", "name: a\nkind: process\nprocess: {command: sleep, shell: true}\n", []string{`process: invalid process block: json: unknown field "shell"`}},

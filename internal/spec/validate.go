@@ -121,7 +121,7 @@ func (v *validator) worker(p string, n Node) {
 	case KindProcess:
 		v.process(join(p, "process"), n.Process)
 	case KindHTTP:
-		v.add(join(p, "kind"), "%s is not supported by this build yet (stub and process are)", n.Kind)
+		v.http(join(p, "http"), n.HTTP)
 	default:
 		v.add(join(p, "kind"), "unknown kind %q (stub, process or http)", n.Kind)
 	}
@@ -195,12 +195,7 @@ func (v *validator) stub(p string, s *Stub) {
 	if s.FailureRate < 0 || s.FailureRate > 1 {
 		v.add(join(p, "failureRate"), "must be between 0 and 1")
 	}
-	actions := make([]string, 0, len(s.Outcomes))
-	for a := range s.Outcomes {
-		actions = append(actions, a)
-	}
-	sort.Strings(actions)
-	for _, a := range actions {
+	for _, a := range sortedKeys(s.Outcomes) {
 		ap := join(join(p, "outcomes"), a)
 		if !slices.Contains(stubActions, a) {
 			v.add(ap, "unknown action %q (start, stop, restart or observe)", a)
@@ -215,12 +210,7 @@ func (v *validator) stub(p string, s *Stub) {
 }
 
 func (v *validator) vars(p string, vars map[string]string) {
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(vars) {
 		if !namePattern.MatchString(k) {
 			v.add(join(join(p, "vars"), k), "%q is not a valid variable name", k)
 		}
@@ -243,4 +233,15 @@ func (v *validator) nonNegative(path string, d *Duration) {
 	if d != nil && d.D() < 0 {
 		v.add(path, "must be >= 0")
 	}
+}
+
+// sortedKeys returns a map's keys in order: validation reports problems in
+// a stable order, and stays deterministic inside workflow code.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -1,0 +1,164 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of an http block.
+const (
+	// DefaultHTTPMethod is the method of a start or stop request that names
+	// none.
+	DefaultHTTPMethod = "POST"
+	// DefaultHealthTimeout bounds one health check.
+	DefaultHealthTimeout = 2 * time.Second
+	// DefaultFailureThreshold is how many consecutive failed health checks
+	// make the service count as down.
+	DefaultFailureThreshold = 1
+)
+
+// HTTP is a worker's `http:` block (kind http): a service controlled over
+// HTTP.
+type HTTP struct {
+	// Start is sent by the start action (none: starting is only bookkeeping,
+	// for a service that runs anyway).
+	Start *HTTPRequest `json:"start,omitempty"`
+	// Stop is sent by the stop action (none: stopping does no I/O).
+	Stop *HTTPRequest `json:"stop,omitempty"`
+	// Health is checked by observe; required.
+	Health *HTTPHealth `json:"health,omitempty"`
+}
+
+// HTTPRequest is a control request (start or stop).
+type HTTPRequest struct {
+	// Method (default POST).
+	Method string `json:"method,omitempty"`
+	// URL, absolute, http or https.
+	URL string `json:"url"`
+	// Headers added to the request ("Host" sets the request's host).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body sent as is (empty: none).
+	Body string `json:"body,omitempty"`
+}
+
+// HTTPHealth is the health check of an http service: a GET of URL, healthy
+// on 2xx.
+type HTTPHealth struct {
+	// URL, absolute, http or https.
+	URL string `json:"url"`
+	// Timeout of one check (a Go duration; default 2s).
+	Timeout *Duration `json:"timeout,omitempty"`
+	// FailureThreshold is how many consecutive failed checks make the
+	// service count as down (default 1).
+	FailureThreshold *int `json:"failureThreshold,omitempty"`
+}
+
+// ParseHTTP decodes an http block strictly: unknown fields (at any depth)
+// and wrong types are errors. It does not fill in defaults or check values.
+func ParseHTTP(m map[string]any) (HTTP, error) {
+	if m == nil {
+		return HTTP{}, errors.New("no http block")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return HTTP{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var h HTTP
+	if err := dec.Decode(&h); err != nil {
+		return HTTP{}, fmt.Errorf("invalid http block: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return HTTP{}, errors.New("invalid http block: trailing data")
+	}
+	return h, nil
+}
+
+func (v *validator) http(path string, m map[string]any) {
+	if m == nil {
+		v.add(path, "required for kind http (at least health.url)")
+		return
+	}
+	h, err := ParseHTTP(m)
+	if err != nil {
+		v.add(path, "%v", err)
+		return
+	}
+	v.httpRequest(join(path, "start"), h.Start)
+	v.httpRequest(join(path, "stop"), h.Stop)
+	hp := join(path, "health")
+	if h.Health == nil {
+		v.add(join(hp, "url"), "required")
+		return
+	}
+	v.httpURL(join(hp, "url"), h.Health.URL)
+	if h.Health.Timeout != nil && h.Health.Timeout.D() <= 0 {
+		v.add(join(hp, "timeout"), "must be > 0")
+	}
+	if h.Health.FailureThreshold != nil && *h.Health.FailureThreshold < 1 {
+		v.add(join(hp, "failureThreshold"), "must be >= 1")
+	}
+}
+
+func (v *validator) httpRequest(path string, r *HTTPRequest) {
+	if r == nil {
+		return
+	}
+	if r.Method != "" && !IsHTTPToken(r.Method) {
+		v.add(join(path, "method"), "%q is not a valid HTTP method", r.Method)
+	}
+	v.httpURL(join(path, "url"), r.URL)
+	for _, k := range sortedKeys(r.Headers) {
+		hp := join(join(path, "headers"), k)
+		if !IsHTTPToken(k) {
+			v.add(hp, "%q is not a valid header name", k)
+		} else if strings.ContainsAny(r.Headers[k], "\r\n\x00") {
+			v.add(hp, "a header value cannot contain CR, LF or NUL")
+		}
+	}
+}
+
+func (v *validator) httpURL(path, raw string) {
+	if raw == "" {
+		v.add(path, "required")
+		return
+	}
+	if !IsHTTPURL(raw) {
+		v.add(path, "%q is not an absolute http(s) URL", raw)
+	}
+}
+
+// IsHTTPURL reports whether raw is an absolute http or https URL with a
+// host.
+func IsHTTPURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// IsHTTPToken reports whether s is an RFC 9110 token: a valid method or
+// header name.
+func IsHTTPToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
