@@ -1,11 +1,6 @@
 package spec
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -62,23 +57,7 @@ type HTTPHealth struct {
 // ParseHTTP decodes an http block strictly: unknown fields (at any depth)
 // and wrong types are errors. It does not fill in defaults or check values.
 func ParseHTTP(m map[string]any) (HTTP, error) {
-	if m == nil {
-		return HTTP{}, errors.New("no http block")
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return HTTP{}, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var h HTTP
-	if err := dec.Decode(&h); err != nil {
-		return HTTP{}, fmt.Errorf("invalid http block: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return HTTP{}, errors.New("invalid http block: trailing data")
-	}
-	return h, nil
+	return decodeBlock[HTTP](m, "http")
 }
 
 func (v *validator) http(path string, m map[string]any) {

@@ -3,7 +3,6 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -32,23 +31,30 @@ type Process struct {
 // ParseProcess decodes a process block strictly: unknown fields and wrong
 // types are errors. It does not fill in defaults or check values.
 func ParseProcess(m map[string]any) (Process, error) {
+	return decodeBlock[Process](m, "process")
+}
+
+// decodeBlock decodes a driver block (kept as a generic map in Node)
+// strictly into its type: unknown fields at any depth and wrong types are
+// errors.
+func decodeBlock[T any](m map[string]any, kind string) (T, error) {
+	var out T
 	if m == nil {
-		return Process{}, errors.New("no process block")
+		return out, fmt.Errorf("no %s block", kind)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return Process{}, err
+		return out, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var p Process
-	if err := dec.Decode(&p); err != nil {
-		return Process{}, fmt.Errorf("invalid process block: %w", err)
+	if err := dec.Decode(&out); err != nil {
+		return out, fmt.Errorf("invalid %s block: %w", kind, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Process{}, errors.New("invalid process block: trailing data")
+		return out, fmt.Errorf("invalid %s block: trailing data", kind)
 	}
-	return p, nil
+	return out, nil
 }
 
 // ProcessHost is the host of a process worker ("" for other kinds).
