@@ -159,7 +159,7 @@ func (w *workerProc) kill() {
 var mainWorker *workerProc
 
 // startWorker runs bin/worker against the test server.
-func startWorker(name string) (*workerProc, error) {
+func startWorker(name string, extra ...string) (*workerProc, error) {
 	logf, err := os.Create(filepath.Join(workDir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func startWorker(name string) (*workerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(workerBin, "--address", address, "--log-level", "warn", "--metrics", port)
+	cmd := exec.Command(workerBin, append([]string{"--address", address, "--log-level", "warn", "--metrics", port}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

@@ -119,3 +119,39 @@ children:
 		return st.State == "running", fmt.Sprintf("%+v", st)
 	})
 }
+
+// Stop a host's worker: the process there dies with it, the next action
+// finds no worker to take it, the circuit opens (state unknown, not a
+// failure); a worker for the host returns, a probe gets through, and the
+// process is started again there.
+func TestHostCircuitOpensAndCloses(t *testing.T) {
+	needServer(t)
+	h2, err := startWorker("worker-h2", "--host", "h2")
+	require.NoError(t, err)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-circuit
+children:
+  - name: remote
+    kind: process
+    process: {command: sleep, args: ["300"], startSeconds: 200ms, host: h2, unreachableAfter: 1s}
+    observe: {interval: 1s}
+    backoff: {initial: 100ms, max: 1s}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-circuit") })
+	first := pidOf(t, status(t, "it-circuit/remote").Instance)
+
+	h2.stop()
+	require.False(t, alive(first), "the process died with its worker")
+	st := waitState(t, "it-circuit/remote", "unknown", time.Minute)
+	require.Contains(t, st.Reason, "host h2 unreachable")
+	require.Equal(t, 0, st.Restarts, "an unreachable host is not a failure")
+
+	h2, err = startWorker("worker-h2b", "--host", "h2")
+	require.NoError(t, err)
+	t.Cleanup(h2.stop)
+	eventually(t, time.Minute, func() (bool, string) {
+		st = status(t, "it-circuit/remote")
+		return st.State == "running" && st.Instance != "" && pidOf(t, st.Instance) != first, fmt.Sprintf("%+v", st)
+	})
+}

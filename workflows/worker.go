@@ -328,6 +328,9 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 	default:
 		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
 		r.Error = rootMessage(err)
+		if r.Outcome == tick.Unreachable {
+			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.ProcessHost(), f.action, w.node.UnreachableAfter())
+		}
 	}
 	if f.action != tick.Observe {
 		if attempts < 1 {
@@ -360,6 +363,8 @@ func classify(err error, maxAttempts int, action tick.Action) (tick.Outcome, int
 	var appErr *temporal.ApplicationError
 	var toErr *temporal.TimeoutError
 	switch {
+	case errors.As(err, &toErr) && toErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+		return tick.Unreachable, 0
 	case errors.As(err, &toErr):
 		outcome = tick.TimedOut
 		var a int32
@@ -478,11 +483,13 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 		queue = HostTaskQueue(host)
 	}
 	return workflow.ActivityOptions{
-		TaskQueue:           queue,
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    hb,
-		RetryPolicy:         rp,
-		WaitForCancellation: true,
+		TaskQueue: queue,
+		// For a host's queue: no pickup in time means the host is unreachable.
+		ScheduleToStartTimeout: n.UnreachableAfter(),
+		StartToCloseTimeout:    timeout,
+		HeartbeatTimeout:       hb,
+		RetryPolicy:            rp,
+		WaitForCancellation:    true,
 		// The task queue is the pool: an eager dispatch would run the action
 		// in whichever process ran the workflow task, bypassing it.
 		DisableEagerExecution: true,
@@ -513,8 +520,9 @@ func (w *workerRun) afterEvent() {
 	} else {
 		w.cancelBackoff()
 	}
-	// Observe timer: only while running and idle.
-	if m.State == tick.Running {
+	// Observe timer: only while running (or probing an unreachable host)
+	// and idle.
+	if m.State == tick.Running || m.State == tick.Unknown {
 		if w.observeTimer == nil && w.flight == nil {
 			tctx, cancel := workflow.WithCancel(w.ctx)
 			w.observeTimer = workflow.NewTimer(tctx, w.node.Observe.Interval.D())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 )
 
 // DefaultHost is the host a process runs on when its spec names none: the
@@ -26,6 +27,26 @@ type Process struct {
 	StartSeconds *Duration `json:"startSeconds,omitempty"`
 	// Host names the machine whose worker runs the process (default local).
 	Host string `json:"host,omitempty"`
+	// UnreachableAfter: an action that no worker of the host picks up
+	// within this long finds the host unreachable (default 10s): the worker
+	// goes to state unknown and probes until the host is back.
+	UnreachableAfter *Duration `json:"unreachableAfter,omitempty"`
+}
+
+// DefaultUnreachableAfter is the default of process.unreachableAfter.
+const DefaultUnreachableAfter = 10 * time.Second
+
+// UnreachableAfter is the schedule-to-start limit of a process worker's
+// actions (0 for other kinds).
+func (n *Node) UnreachableAfter() time.Duration {
+	if n.Kind != KindProcess {
+		return 0
+	}
+	p, err := ParseProcess(n.Process)
+	if err != nil || p.UnreachableAfter == nil {
+		return DefaultUnreachableAfter
+	}
+	return p.UnreachableAfter.D()
 }
 
 // ParseProcess decodes a process block strictly: unknown fields and wrong
@@ -84,6 +105,9 @@ func (v *validator) process(path string, m map[string]any) {
 	}
 	if p.StartSeconds != nil && p.StartSeconds.D() <= 0 {
 		v.add(join(path, "startSeconds"), "must be > 0")
+	}
+	if p.UnreachableAfter != nil && p.UnreachableAfter.D() <= 0 {
+		v.add(join(path, "unreachableAfter"), "must be > 0")
 	}
 	if p.Host != "" && !namePattern.MatchString(p.Host) {
 		v.add(join(path, "host"), "%q is not a valid host name (letters, digits, '.', '_' and '-')", p.Host)

@@ -46,10 +46,14 @@ const (
 	Stopping State = "stopping"
 	Backoff  State = "backoff"
 	Failed   State = "failed"
+	// Unknown: the worker's host is unreachable (no worker serves its task
+	// queue). No action is issued there but periodic probes (observes);
+	// when one gets through, the worker reconciles. It is not a failure.
+	Unknown State = "unknown"
 )
 
 // AllStates lists every state, for tables and validation.
-var AllStates = []State{Stopped, Starting, Running, Stopping, Backoff, Failed}
+var AllStates = []State{Stopped, Starting, Running, Stopping, Backoff, Failed, Unknown}
 
 // Desired state an operator asks for.
 type Desired string
@@ -119,6 +123,9 @@ const (
 	PermanentFailure Outcome = "permanent"
 	TimedOut         Outcome = "timeout"
 	Cancelled        Outcome = "cancelled"
+	// Unreachable: no worker picked the action up in time (its host is
+	// down); the action never ran.
+	Unreachable Outcome = "unreachable"
 )
 
 // Observation is what an observe found.
@@ -217,6 +224,11 @@ func Next(s Snapshot) Decision {
 	m.Failures = append([]time.Time(nil), s.Memory.Failures...)
 	t := &ticker{s: s, d: Decision{Memory: m}}
 	t.d.Memory = Absorb(t.d.Memory, s.Event, s.SpecNeedsRestart)
+	if r := s.Result; s.Event == EventActionDone && r != nil && r.Outcome == Unreachable && awaited(t.d.Memory.State, r.Action) {
+		// The circuit opens: the action never ran, nothing failed.
+		t.to(Unknown, r.Error)
+		return t.d
+	}
 	switch t.d.Memory.State {
 	case Stopped, "":
 		t.stopped()
@@ -230,6 +242,8 @@ func Next(s Snapshot) Decision {
 		t.backoff()
 	case Failed:
 		t.failed()
+	case Unknown:
+		t.unknown()
 	default:
 		t.to(Failed, fmt.Sprintf("unknown state %q", t.d.Memory.State))
 		t.d.Memory.Hold = true
@@ -237,11 +251,26 @@ func Next(s Snapshot) Decision {
 	return t.d
 }
 
+// awaited reports whether a state is waiting for the result of action.
+func awaited(st State, a Action) bool {
+	switch st {
+	case Starting:
+		return a == Start || a == Restart
+	case Stopping:
+		return a == Stop
+	case Running:
+		return a == Observe
+	}
+	return false
+}
+
 // ShouldCancel reports whether the in-flight action is made pointless by the
 // desired state: a start, restart or observe when the operator wants the
 // service stopped. A stop is never cancelled: the next tick starts the
 // service again if it is wanted.
 func ShouldCancel(inFlight Action, desired Desired) bool {
+	// (A probe of an unreachable host is an observe too: cancelling it just
+	// probes again later.)
 	return desired == WantStopped && (inFlight == Start || inFlight == Restart || inFlight == Observe)
 }
 
@@ -395,6 +424,12 @@ func (t *ticker) running() {
 			}
 		}
 	}
+	t.runningIntent()
+}
+
+// runningIntent acts on what the operator asked of a running service.
+func (t *ticker) runningIntent() {
+	m := t.m()
 	switch {
 	case t.s.Desired == WantStopped:
 		t.clearPending()
@@ -503,6 +538,31 @@ func (t *ticker) failed() {
 		return
 	}
 	t.start("desired running")
+}
+
+// unknown probes the unreachable host (an observe on each reconcile) and,
+// once a probe gets through, reconciles from what it found.
+func (t *ticker) unknown() {
+	m := t.m()
+	r := t.s.Result
+	switch {
+	case t.s.Event == EventReconcile:
+		t.act(Observe)
+		return
+	case t.s.Event != EventActionDone || r == nil || r.Action != Observe || r.Outcome == Unreachable:
+		return // still unreachable, or nothing learned: wait for the next probe
+	}
+	if r.Outcome == Succeeded && r.Observed == ObservedRunning && m.Instance != "" {
+		t.to(Running, "host back: running")
+		t.runningIntent()
+		return
+	}
+	// The host is back and the service is not running there (or its state
+	// could not be read): start from stopped, as the spec says.
+	m.Instance = ""
+	m.RunningSince = time.Time{}
+	t.to(Stopped, "host back")
+	t.stopped()
 }
 
 func (t *ticker) hold(st State, reason string) {

@@ -329,6 +329,35 @@ var transitions = []row{
 	{name: "backoff/exited stale exit: waits", mem: base(Backoff), ev: EventExited, exit: crash(oldInst),
 		to: Backoff},
 
+	// ---- unknown (host unreachable: the circuit is open) ----
+	{name: "starting/action_done unreachable: the circuit opens, nothing failed", mem: base(Starting), ev: EventActionDone, res: res(Start, Unreachable),
+		to: Unknown, reasonEq: "boom"},
+	{name: "running/observe unreachable: the circuit opens", mem: base(Running), ev: EventActionDone, res: res(Observe, Unreachable),
+		to: Unknown, reasonEq: "boom"},
+	{name: "unknown/reconcile: probes the host", mem: base(Unknown), ev: EventReconcile,
+		to: Unknown, act: Observe},
+	{name: "unknown/desired stopped: waits for the host", mem: base(Unknown), desired: WantStopped, ev: EventDesired,
+		to: Unknown},
+	{name: "unknown/restart: recorded, waits for the host", mem: base(Unknown), ev: EventRestart,
+		to: Unknown, change: func(k *key) { k.PendingRestart = true }},
+	{name: "unknown/spec needing restart: recorded, waits for the host", mem: base(Unknown), ev: EventSpec, spec: true,
+		to: Unknown, change: func(k *key) { k.PendingSpecRestart = true }},
+	{name: "unknown/action_done probe still unreachable: stays", mem: base(Unknown), ev: EventActionDone, res: res(Observe, Unreachable),
+		to: Unknown},
+	{name: "unknown/action_done probe finds it running: running again", mem: func() Memory {
+		m := base(Unknown)
+		m.Instance = oldInst
+		m.RunningSince = now.Add(-time.Minute)
+		return m
+	}(),
+		ev: EventActionDone, res: observed(ObservedRunning), to: Running, reasonEq: "host back: running"},
+	{name: "unknown/action_done probe finds nothing: reconciles by starting", mem: base(Unknown), ev: EventActionDone, res: observed(ObservedCrashed),
+		to: Starting, act: Start, reasonEq: "desired running"},
+	{name: "unknown/backoff_expired stale timer: stays", mem: base(Unknown), ev: EventBackoffExpired,
+		to: Unknown},
+	{name: "unknown/exited: left to the probe", mem: base(Unknown), ev: EventExited, exit: crash(oldInst),
+		to: Unknown},
+
 	// ---- failed (held) ----
 	{name: "failed/reconcile: stays failed", mem: base(Failed), ev: EventReconcile,
 		to: Failed},
@@ -406,7 +435,7 @@ func TestTransitionTableCoversEveryStateAndEvent(t *testing.T) {
 func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 	states := append(slices.Clone(AllStates), "", "bogus")
 	actions := []Action{None, Start, Stop, Restart, Observe}
-	outcomes := []Outcome{Succeeded, FailedOutcome, PermanentFailure, TimedOut, Cancelled, "weird"}
+	outcomes := []Outcome{Succeeded, FailedOutcome, PermanentFailure, TimedOut, Cancelled, Unreachable, "weird"}
 	observations := []Observation{"", ObservedRunning, ObservedExited, ObservedCrashed}
 	results := []*Result{nil}
 	for _, a := range actions {
@@ -514,11 +543,11 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 			fail("stop issued outside stopping")
 		}
 	case Observe:
-		if out.State != Running {
-			fail("observe issued outside running")
+		if out.State != Running && out.State != Unknown {
+			fail("observe issued outside running and unknown (a probe)")
 		}
 	}
-	if s.Desired == WantStopped && (d.Action == Start || d.Action == Restart || d.Action == Observe) {
+	if s.Desired == WantStopped && (d.Action == Start || d.Action == Restart || (d.Action == Observe && out.State != Unknown)) {
 		fail("desired stopped but %s issued", d.Action)
 	}
 	// (A held worker with a pending restart is unreachable: a restart lifts
