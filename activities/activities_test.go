@@ -1,10 +1,9 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"runtime"
+	"github.com/steward-sh/steward/internal/leakcheck"
 	"strings"
 	"sync"
 	"testing"
@@ -28,68 +27,6 @@ const (
 	wait = 5 * time.Second
 	tick = 5 * time.Millisecond
 )
-
-// --- goroutine leak check ---------------------------------------------------
-//
-// go.uber.org/goleak is in go.sum but not required by go.mod (adding it needs
-// `go mod tidy`, out of bounds for this change), and the Temporal test
-// environments leave goroutines of their own behind anyway. noLeaks checks
-// what matters here: once the test and its later-registered cleanups are done,
-// no goroutine still runs code of this module (an activity, a driver call,
-// the heartbeat loop).
-
-const modulePrefix = "github.com/steward-sh/steward/"
-
-func goroutineID(stack string) string {
-	header, _, _ := strings.Cut(stack, "\n")
-	fields := strings.Fields(header)
-	if len(fields) < 2 {
-		return ""
-	}
-	return fields[1]
-}
-
-func moduleGoroutines() []string {
-	self := make([]byte, 1<<10)
-	self = self[:runtime.Stack(self, false)]
-	selfID := goroutineID(string(self))
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		s := string(g)
-		if goroutineID(s) == selfID || !strings.Contains(s, modulePrefix) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func noLeaks(t *testing.T) {
-	t.Helper()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(wait)
-		for {
-			left := moduleGoroutines()
-			if len(left) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("leaked goroutines:\n%s", strings.Join(left, "\n\n"))
-				return
-			}
-			time.Sleep(tick)
-		}
-	})
-}
 
 // --- helpers ----------------------------------------------------------------
 
@@ -217,7 +154,7 @@ func attemptOf(t *testing.T, appErr *temporal.ApplicationError) int32 {
 // --- TestActivityEnvironment ------------------------------------------------
 
 func TestStartSuccess(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	v, err := env.ExecuteActivity(StartName, stubReq(&spec.Stub{CrashAfter: spec.Duration(time.Hour)}))
@@ -230,7 +167,7 @@ func TestStartSuccess(t *testing.T) {
 }
 
 func TestMethodValuesAsActivities(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
@@ -243,7 +180,7 @@ func TestMethodValuesAsActivities(t *testing.T) {
 }
 
 func TestRequestReachesDriver(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	req := stubReq(&spec.Stub{Seed: 9})
@@ -273,7 +210,7 @@ func TestRequestReachesDriver(t *testing.T) {
 }
 
 func TestPermanentFailureIsNonRetryable(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	for _, name := range []string{StartName, StopName, RestartName, ObserveName} {
@@ -289,7 +226,7 @@ func TestPermanentFailureIsNonRetryable(t *testing.T) {
 }
 
 func TestRetryableFailures(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	for _, outcome := range []string{spec.OutcomeFailure, spec.OutcomeError} {
@@ -311,7 +248,7 @@ func TestRetryableFailures(t *testing.T) {
 }
 
 func TestUnknownKind(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	for _, kind := range []string{spec.KindProcess, spec.KindHTTP, ""} {
@@ -327,7 +264,7 @@ func TestUnknownKind(t *testing.T) {
 }
 
 func TestObserve(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	st := &spec.Stub{CrashAfter: spec.Duration(time.Hour)}
@@ -363,7 +300,7 @@ func TestObserve(t *testing.T) {
 }
 
 func TestStopAndRestart(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.activityEnv()
 	st := &spec.Stub{CrashAfter: spec.Duration(time.Hour)}
@@ -408,7 +345,7 @@ func TestStopAndRestart(t *testing.T) {
 // a server-side cancel carries. The heartbeat path itself is tested with the
 // workflow test environment below.
 func TestCancelledContextStopsHangingAction(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	bg, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -488,7 +425,7 @@ func (f *fixture) workflowEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 // heartbeat: a hanging "timeout" outcome returns promptly, long before its
 // StartToClose.
 func TestHeartbeatDeliversCancellation(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.workflowEnv(t)
 	var hbMu sync.Mutex
@@ -537,7 +474,7 @@ func TestHeartbeatDeliversCancellation(t *testing.T) {
 // heartbeat, so the cancellation never reaches the driver, and only the
 // StartToClose deadline ends the hanging action.
 func TestWithoutHeartbeatOnlyDeadlineEndsHangingAction(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.workflowEnv(t)
 	beats := make(chan struct{}, 16)
@@ -562,7 +499,7 @@ func TestWithoutHeartbeatOnlyDeadlineEndsHangingAction(t *testing.T) {
 // Temporal retries ActionFailed (the attempt moves on through the scripted
 // outcomes) and the result says on which attempt it succeeded.
 func TestRetriedUntilSuccess(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.workflowEnv(t)
 	req := stubReq(&spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomeFailure, spec.OutcomeError, spec.OutcomeSuccess}}})
@@ -588,7 +525,7 @@ func TestRetriedUntilSuccess(t *testing.T) {
 // The NonRetryable flag alone stops retries: this RetryPolicy does not list
 // ErrPermanent among its non-retryable types.
 func TestPermanentNotRetried(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	f := newFixture(t)
 	env := f.workflowEnv(t)
 	req := stubReq(&spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomePermanent, spec.OutcomeSuccess}}})

@@ -1,11 +1,10 @@
 package stub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"github.com/steward-sh/steward/internal/leakcheck"
 	"strings"
 	"sync"
 	"testing"
@@ -24,88 +23,6 @@ const (
 	wait = 5 * time.Second
 	tick = 5 * time.Millisecond
 )
-
-// --- goroutine leak check ---------------------------------------------------
-//
-// go.uber.org/goleak is in go.sum but not required by go.mod, so importing it
-// would need `go mod tidy`, which this change must not run. noLeaks is a small
-// stand-in: once the test (and its cleanups registered after noLeaks) is done,
-// no goroutine other than the test's own may still run code of this module.
-
-const modulePrefix = "github.com/steward-sh/steward/"
-
-func goroutineID(stack string) string {
-	// "goroutine 18 [running]:\n..."
-	header, _, _ := strings.Cut(stack, "\n")
-	fields := strings.Fields(header)
-	if len(fields) < 2 {
-		return ""
-	}
-	return fields[1]
-}
-
-// moduleGoroutines returns the stacks of goroutines, other than the caller's,
-// that run code of this module.
-func moduleGoroutines() []string {
-	self := make([]byte, 1<<10)
-	self = self[:runtime.Stack(self, false)]
-	selfID := goroutineID(string(self))
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		s := string(g)
-		if goroutineID(s) == selfID || !strings.Contains(s, modulePrefix) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// noLeaks checks, after the test and every cleanup registered after it, that
-// no goroutine of this module is left running. Call it first in each test.
-// It polls in the test's own goroutine (assert.Eventually would run the
-// condition in a goroutine of its own, which would then see the test's).
-func noLeaks(t *testing.T) {
-	t.Helper()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(wait)
-		for {
-			left := moduleGoroutines()
-			if len(left) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("leaked goroutines:\n%s", strings.Join(left, "\n\n"))
-				return
-			}
-			time.Sleep(tick)
-		}
-	})
-}
-
-// TestLeakCheckDetects makes sure the leak check itself can fail.
-func TestLeakCheckDetects(t *testing.T) {
-	stop := make(chan struct{})
-	started := make(chan struct{})
-	go func() { close(started); <-stop }()
-	<-started
-	require.NotEmpty(t, moduleGoroutines(), "a goroutine of this package must be seen")
-	close(stop)
-	deadline := time.Now().Add(wait)
-	for len(moduleGoroutines()) != 0 {
-		require.True(t, time.Now().Before(deadline), "goroutine still seen after it ended")
-		time.Sleep(tick)
-	}
-}
 
 // --- helpers ----------------------------------------------------------------
 
@@ -178,7 +95,7 @@ var actions = []string{"start", "stop", "restart", "observe"}
 // --- outcomes ---------------------------------------------------------------
 
 func TestOutcomes(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	for _, action := range actions {
 		for _, tc := range []struct {
@@ -209,7 +126,7 @@ func TestOutcomes(t *testing.T) {
 }
 
 func TestOutcomeSuccessStartReturnsInstance(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	s := &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomeSuccess}, "restart": {spec.OutcomeSuccess}}}
 	id, err := d.Start(context.Background(), req("w", 7, 1, s))
@@ -225,7 +142,7 @@ func TestOutcomeSuccessStartReturnsInstance(t *testing.T) {
 }
 
 func TestFailedStartReturnsNoInstance(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	for _, o := range []string{spec.OutcomeFailure, spec.OutcomeError, spec.OutcomePermanent} {
@@ -242,7 +159,7 @@ func TestFailedStartReturnsNoInstance(t *testing.T) {
 }
 
 func TestOutcomeTimeoutBlocksUntilCancelled(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	for _, action := range actions {
@@ -271,7 +188,7 @@ func TestOutcomeTimeoutBlocksUntilCancelled(t *testing.T) {
 }
 
 func TestOutcomeTimeoutReturnsDeadline(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	s := &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomeTimeout}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -284,7 +201,7 @@ func TestOutcomeTimeoutReturnsDeadline(t *testing.T) {
 }
 
 func TestOutcomesAttemptByAttempt(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	list := []string{spec.OutcomeFailure, spec.OutcomeError, spec.OutcomePermanent, spec.OutcomeSuccess}
 	for _, action := range actions {
@@ -314,7 +231,7 @@ func TestOutcomesAttemptByAttempt(t *testing.T) {
 }
 
 func TestOutcomesPastEndFallBackToFailureRate(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	list := []string{spec.OutcomeFailure, spec.OutcomeSuccess}
 
@@ -345,7 +262,7 @@ func startFails(d *Driver, s *spec.Stub, path string, seq int64, attempt int32) 
 }
 
 func TestFailureRateRepeatable(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	s := &spec.Stub{FailureRate: 0.5, Seed: 42}
 	d1, d2 := newDriver(t, nil), newDriver(t, nil) // two processes of the pool
 	var pattern []bool
@@ -379,7 +296,7 @@ func TestFailureRateRepeatable(t *testing.T) {
 }
 
 func TestFailureRateMatchesRate(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	for _, rate := range []float64{0.3, 0.7} {
 		for _, seed := range []int64{0, 1, 12345} {
@@ -403,7 +320,7 @@ func TestFailureRateMatchesRate(t *testing.T) {
 // --- delay ------------------------------------------------------------------
 
 func TestDelayHonoured(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	const delay = 40 * time.Millisecond
 	for _, action := range actions {
@@ -419,7 +336,7 @@ func TestDelayHonoured(t *testing.T) {
 }
 
 func TestDelayCancellable(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	for _, action := range actions {
@@ -444,7 +361,7 @@ func TestDelayCancellable(t *testing.T) {
 // --- crash and exit pushes --------------------------------------------------
 
 func TestCrashAfterPushesAbnormalExit(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	id, err := d.Start(context.Background(), req("wf/db", 1, 1, &spec.Stub{CrashAfter: dur(30 * time.Millisecond)}))
@@ -460,7 +377,7 @@ func TestCrashAfterPushesAbnormalExit(t *testing.T) {
 }
 
 func TestExitAfterPushesNormalExit(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	id, err := d.Start(context.Background(), req("wf/job", 2, 1, &spec.Stub{ExitAfter: dur(30 * time.Millisecond)}))
@@ -474,7 +391,7 @@ func TestExitAfterPushesNormalExit(t *testing.T) {
 }
 
 func TestRestartedInstancePushes(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	r := req("wf/r", 4, 1, &spec.Stub{ExitAfter: dur(30 * time.Millisecond)})
@@ -487,7 +404,7 @@ func TestRestartedInstancePushes(t *testing.T) {
 }
 
 func TestEarlierOfCrashAndExitWins(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 
@@ -518,7 +435,7 @@ func TestEarlierOfCrashAndExitWins(t *testing.T) {
 }
 
 func TestNoPushWithoutCrashOrExit(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	_, err := d.Start(context.Background(), req("wf", 1, 1, &spec.Stub{}))
@@ -530,7 +447,7 @@ func TestNoPushWithoutCrashOrExit(t *testing.T) {
 }
 
 func TestNilNotifierArmsNothing(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	_, err := d.Start(context.Background(), req("wf", 1, 1, &spec.Stub{CrashAfter: dur(time.Millisecond)}))
 	require.NoError(t, err)
@@ -538,7 +455,7 @@ func TestNilNotifierArmsNothing(t *testing.T) {
 }
 
 func TestPushErrorIsTolerated(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	calls := make(chan struct{}, 4)
 	d := newDriver(t, driver.NotifierFunc(func(ctx context.Context, wf string, e driver.Exit) error {
 		_, ok := ctx.Deadline()
@@ -561,7 +478,7 @@ func TestPushErrorIsTolerated(t *testing.T) {
 // --- stop and restart disarm ------------------------------------------------
 
 func TestStopDisarms(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	s := &spec.Stub{CrashAfter: dur(200 * time.Millisecond)}
@@ -588,7 +505,7 @@ func TestStopDisarms(t *testing.T) {
 }
 
 func TestStopDisarmsOnlyItsInstance(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	s := &spec.Stub{CrashAfter: dur(60 * time.Millisecond)}
@@ -609,7 +526,7 @@ func TestStopDisarmsOnlyItsInstance(t *testing.T) {
 }
 
 func TestRestartDisarmsOldInstance(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	s := &spec.Stub{CrashAfter: dur(200 * time.Millisecond)}
@@ -635,7 +552,7 @@ func TestRestartDisarmsOldInstance(t *testing.T) {
 }
 
 func TestFailedRestartDisarmsOldInstance(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, _ := collector()
 	d := newDriver(t, n)
 	s := &spec.Stub{CrashAfter: dur(time.Hour), Outcomes: map[string][]string{"restart": {spec.OutcomeFailure}}}
@@ -665,7 +582,7 @@ func (c *clock) set(t time.Time) {
 }
 
 func TestObserveFromStartTimeAlone(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	for _, tc := range []struct {
 		name  string
@@ -712,7 +629,7 @@ func TestObserveFromStartTimeAlone(t *testing.T) {
 }
 
 func TestObserveRealClockAcrossDrivers(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	first := newDriver(t, nil)
 	other := newDriver(t, nil)
 	s := &spec.Stub{CrashAfter: dur(60 * time.Millisecond)}
@@ -740,7 +657,7 @@ func TestObserveRealClockAcrossDrivers(t *testing.T) {
 }
 
 func TestObserveUnparsableInstanceIsCrashed(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	for _, inst := range []string{"", "garbage", "stub/1", "stub/1/x", "proc/1/1700000000000000000", "stub/1/2/3"} {
 		r := req("wf", 1, 1, &spec.Stub{})
@@ -752,7 +669,7 @@ func TestObserveUnparsableInstanceIsCrashed(t *testing.T) {
 }
 
 func TestObserveOutcomeFailureIsAnError(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	id, err := d.Start(context.Background(), req("wf", 1, 1, &spec.Stub{}))
 	require.NoError(t, err)
@@ -766,7 +683,7 @@ func TestObserveOutcomeFailureIsAnError(t *testing.T) {
 // --- close ------------------------------------------------------------------
 
 func TestCloseDisarmsEverything(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := New(n, nil)
 	for i := range 5 {
@@ -794,7 +711,7 @@ func TestCloseDisarmsEverything(t *testing.T) {
 }
 
 func TestCloseWaitsForPushInProgress(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -833,7 +750,7 @@ func TestCloseWaitsForPushInProgress(t *testing.T) {
 // --- instances --------------------------------------------------------------
 
 func TestInstancesAreDistinct(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, _ := collector()
 	d := newDriver(t, n)
 	seen := map[string]bool{}
@@ -851,7 +768,7 @@ func TestInstancesAreDistinct(t *testing.T) {
 // by instance, so a collision loses one worker's push and sends the other's
 // twice or to the wrong place.
 func TestInstancesDistinctAtSameClockReading(t *testing.T) {
-	noLeaks(t)
+	leakcheck.NoLeaks(t)
 	n, ch := collector()
 	d := newDriver(t, n)
 	c := &clock{t: time.Unix(1700000000, 0)}
