@@ -26,6 +26,15 @@ var (
 	DefaultObserveInterval = 1 * time.Minute
 
 	DefaultStrategy = OneForOne
+
+	// Restart intensity: more than DefaultMaxRestarts restarts within
+	// DefaultIntensityPeriod make a supervisor give up; it tries again after
+	// DefaultCooldown. OTP's default (1 in 5s) assumes instant restarts;
+	// steward's restarts back off (1s, 2s, 4s, ...), so a service crashing
+	// at once on every start gives up within about a minute.
+	DefaultMaxRestarts     = 5
+	DefaultIntensityPeriod = 1 * time.Minute
+	DefaultCooldown        = 5 * time.Minute
 )
 
 // Resolved returns a copy of a worker node with every default filled in.
@@ -89,8 +98,17 @@ func (n Node) Resolved() Node {
 	if r.Kind == KindStub && r.Stub == nil {
 		r.Stub = &Stub{}
 	}
-	if r.IsSupervisor() && r.Strategy == "" {
-		r.Strategy = DefaultStrategy
+	if r.IsSupervisor() {
+		if r.Strategy == "" {
+			r.Strategy = DefaultStrategy
+		}
+		in := Intensity{MaxRestarts: DefaultMaxRestarts}
+		if n.Intensity != nil {
+			in = *n.Intensity
+		}
+		setDur(&in.Period, DefaultIntensityPeriod)
+		setDur(&in.Cooldown, DefaultCooldown)
+		r.Intensity = &in
 	}
 	return r
 }

@@ -342,21 +342,82 @@ name: plant
 strategy: one_for_none
 children: [{name: a, kind: stub}]
 `, []string{`strategy: unknown strategy "one_for_none" (one_for_one, one_for_all or rest_for_one)`}},
-		{"one_for_all unsupported", `
+		{"one_for_all", `
 name: plant
 strategy: one_for_all
 children: [{name: a, kind: stub}]
-`, []string{"strategy: one_for_all is not supported by this build yet (one_for_one is)"}},
-		{"rest_for_one unsupported", `
+`, nil},
+		{"rest_for_one", `
 name: plant
 strategy: rest_for_one
 children: [{name: a, kind: stub}]
-`, []string{"strategy: rest_for_one is not supported by this build yet (one_for_one is)"}},
+`, nil},
 		{"negative intensity", `
 name: plant
 intensity: {maxRestarts: -1, period: 10s}
 children: [{name: a, kind: stub}]
-`, []string{"intensity.maxRestarts: must be >= 0"}},
+`, []string{"intensity.maxRestarts: must be > 0"}},
+		{"zero intensity", `
+name: plant
+intensity: {maxRestarts: 0, period: 10s}
+children: [{name: a, kind: stub}]
+`, []string{"intensity.maxRestarts: must be > 0"}},
+		{"empty child name", `
+name: plant
+children: [{name: "", kind: stub}]
+`, []string{"children[0].name: required"}},
+		{"child name with a slash", `
+name: plant
+children: [{name: "line/1", kind: stub}]
+`, []string{`children[0].name: "line/1" is not a valid name (letters, digits, '.', '_' and '-', starting with a letter or digit; no '/')`}},
+		{"duplicate nested sibling", `
+name: plant
+children:
+  - name: line
+    children: [{name: press, kind: stub}, {name: press, kind: stub}]
+`, []string{`children[0].children[1].name: duplicate name "press" (also children[0])`}},
+		{"supervisor backoff", `
+name: plant
+backoff: {initial: 0s}
+children: [{name: a, kind: stub}]
+`, []string{"backoff.initial: must be > 0"}},
+		{"template over inherited and overridden vars", `
+name: plant
+vars: {port: "80", host: example.com}
+children:
+  - name: line
+    vars: {port: "8080"}
+    children:
+      - name: web
+        kind: http
+        http: {health: {url: "http://{{ .Vars.host }}:{{ .Vars.port }}/healthz"}}
+`, nil},
+		{"template with a missing variable", `
+name: plant
+vars: {host: example.com}
+children:
+  - name: line
+    children:
+      - name: web
+        kind: process
+        process: {command: serve, args: ["--port", "{{ .Vars.port }}"]}
+`, []string{`children[0].children[0].process.args[1]: template "{{ .Vars.port }}": no variable "port"`}},
+		{"template that does not parse", `
+name: web
+kind: process
+process: {command: "{{ .Vars.cmd"}
+`, []string{`process.command: bad template "{{ .Vars.cmd": 1: unclosed action`}},
+		{"vars of a sibling are not inherited", `
+name: plant
+children:
+  - name: a
+    kind: process
+    vars: {port: "1"}
+    process: {command: "x{{ .Vars.port }}"}
+  - name: b
+    kind: process
+    process: {command: "x{{ .Vars.port }}"}
+`, []string{`children[1].process.command: template "x{{ .Vars.port }}": no variable "port"`}},
 		{"intensity without period", `
 name: plant
 intensity: {maxRestarts: 3}
@@ -364,7 +425,7 @@ children: [{name: a, kind: stub}]
 `, []string{"intensity.period: required"}},
 		{"intensity zero period and cooldown", `
 name: plant
-intensity: {maxRestarts: 0, period: 0s, cooldown: 0s}
+intensity: {maxRestarts: 1, period: 0s, cooldown: 0s}
 children: [{name: a, kind: stub}]
 `, []string{"intensity.period: must be > 0", "intensity.cooldown: must be > 0"}},
 		{"bad desired", `
@@ -453,7 +514,6 @@ process: {command: /bin/true}
 name: plant
 timeouts: {start: 1s}
 retry: {maxAttempts: 2}
-backoff: {initial: 1s}
 observe: {interval: 1s}
 stub: {delay: 1s}
 process: {command: x}
@@ -462,7 +522,6 @@ children: [{name: a, kind: stub}]
 `, []string{
 			"timeouts: only workers (nodes with a kind) take timeouts",
 			"retry: only workers (nodes with a kind) take retry",
-			"backoff: only workers (nodes with a kind) take backoff",
 			"observe: only workers (nodes with a kind) take observe",
 			"stub: only workers (nodes with a kind) take stub",
 			"process: only workers (nodes with a kind) take process",
@@ -617,7 +676,7 @@ func TestParseRefusesMalformedYAML(t *testing.T) {
 }
 
 func TestValidateAcceptsAValidTreeBuiltInCode(t *testing.T) {
-	n := Node{Name: "plant", Intensity: &Intensity{MaxRestarts: 0, Period: Dur(time.Second)}, Children: []Node{
+	n := Node{Name: "plant", Intensity: &Intensity{MaxRestarts: 1, Period: Dur(time.Second)}, Children: []Node{
 		{Name: "a", Kind: KindStub, Stub: &Stub{FailureRate: 1}},
 		{Name: "b", Kind: KindStub, Desired: DesiredRunning, Restart: RestartPermanent},
 	}}

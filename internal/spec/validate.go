@@ -14,7 +14,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // A spec with problems must start nothing.
 func Validate(root Node) Problems {
 	v := &validator{}
-	v.node("", root, true)
+	v.node("", root, nil)
 	return v.ps
 }
 
@@ -22,7 +22,7 @@ func Validate(root Node) Problems {
 // worker workflow), with paths relative to that node.
 func ValidateWorker(n Node) Problems {
 	v := &validator{}
-	v.node("", n, true)
+	v.node("", n, nil)
 	if n.IsSupervisor() {
 		v.add("", "children: a worker's spec cannot have children")
 	}
@@ -42,7 +42,8 @@ func join(prefix, field string) string {
 	return prefix + "." + field
 }
 
-func (v *validator) node(p string, n Node, root bool) {
+// node validates n, whose supervisor's effective vars are inherited.
+func (v *validator) node(p string, n Node, inherited map[string]string) {
 	switch {
 	case n.Name == "":
 		v.add(join(p, "name"), "required")
@@ -52,6 +53,7 @@ func (v *validator) node(p string, n Node, root bool) {
 	v.oneOf(join(p, "desired"), n.Desired, DesiredRunning, DesiredStopped)
 	v.oneOf(join(p, "restart"), n.Restart, RestartPermanent, RestartTransient, RestartTemporary)
 	v.vars(p, n.Vars)
+	n.Vars = MergeVars(inherited, n.Vars)
 
 	switch {
 	case n.IsSupervisor() && n.Kind != "":
@@ -67,16 +69,14 @@ func (v *validator) node(p string, n Node, root bool) {
 
 func (v *validator) supervisor(p string, n Node) {
 	switch n.Strategy {
-	case "", OneForOne:
-	case OneForAll, RestForOne:
-		v.add(join(p, "strategy"), "%s is not supported by this build yet (one_for_one is)", n.Strategy)
+	case "", OneForOne, OneForAll, RestForOne:
 	default:
 		v.add(join(p, "strategy"), "unknown strategy %q (one_for_one, one_for_all or rest_for_one)", n.Strategy)
 	}
 	if in := n.Intensity; in != nil {
 		ip := join(p, "intensity")
-		if in.MaxRestarts < 0 {
-			v.add(join(ip, "maxRestarts"), "must be >= 0")
+		if in.MaxRestarts <= 0 {
+			v.add(join(ip, "maxRestarts"), "must be > 0")
 		}
 		if in.Period == nil {
 			v.add(join(ip, "period"), "required")
@@ -89,7 +89,7 @@ func (v *validator) supervisor(p string, n Node) {
 		name string
 		set  bool
 	}{
-		{"timeouts", n.Timeouts != nil}, {"retry", n.Retry != nil}, {"backoff", n.Backoff != nil},
+		{"timeouts", n.Timeouts != nil}, {"retry", n.Retry != nil},
 		{"observe", n.Observe != nil}, {"stub", n.Stub != nil}, {"process", n.Process != nil}, {"http", n.HTTP != nil},
 	} {
 		if f.set {
@@ -104,8 +104,9 @@ func (v *validator) supervisor(p string, n Node) {
 		} else {
 			seen[c.Name] = i
 		}
-		v.node(cp, c, false)
+		v.node(cp, c, n.Vars)
 	}
+	v.backoff(p, n.Backoff)
 }
 
 func (v *validator) worker(p string, n Node) {
@@ -115,12 +116,17 @@ func (v *validator) worker(p string, n Node) {
 	if n.Intensity != nil {
 		v.add(join(p, "intensity"), "only supervisors (nodes with children) take an intensity")
 	}
-	switch n.Kind {
-	case KindStub:
+	// Driver blocks are checked as they render (a template in a URL is not
+	// a URL); one that does not render is reported by its fields' paths.
+	n, rendered := Render(n, p)
+	v.ps = append(v.ps, rendered...)
+	switch {
+	case len(rendered) > 0 && (n.Kind == KindProcess || n.Kind == KindHTTP):
+	case n.Kind == KindStub:
 		v.stub(join(p, "stub"), n.Stub)
-	case KindProcess:
+	case n.Kind == KindProcess:
 		v.process(join(p, "process"), n.Process)
-	case KindHTTP:
+	case n.Kind == KindHTTP:
 		v.http(join(p, "http"), n.HTTP)
 	default:
 		v.add(join(p, "kind"), "unknown kind %q (stub, process or http)", n.Kind)
@@ -155,7 +161,16 @@ func (v *validator) worker(p string, n Node) {
 			v.add(join(rp, "maxInterval"), "must be >= initialInterval")
 		}
 	}
-	if b := n.Backoff; b != nil {
+	v.backoff(p, n.Backoff)
+	if o := n.Observe; o != nil {
+		v.positive(join(p, "observe.interval"), o.Interval)
+	}
+}
+
+// backoff checks a node's backoff: a worker's restart delay, or the delay
+// before a supervisor's parent restarts it.
+func (v *validator) backoff(p string, b *Backoff) {
+	if b != nil {
 		bp := join(p, "backoff")
 		// A zero delay would restart a failing service in a tight loop.
 		v.positive(join(bp, "initial"), b.Initial)
@@ -170,9 +185,6 @@ func (v *validator) worker(p string, n Node) {
 		if b.Initial != nil && b.Max != nil && b.Max.D() < b.Initial.D() {
 			v.add(join(bp, "max"), "must be >= initial")
 		}
-	}
-	if o := n.Observe; o != nil {
-		v.positive(join(p, "observe.interval"), o.Interval)
 	}
 }
 

@@ -106,10 +106,18 @@ const (
 	EventBackoffExpired Event = "backoff_expired"
 	// EventExited: the driver reported that the service exited (Exit).
 	EventExited Event = "exited"
+	// EventSupervisorStop: the supervisor stops the service for a group
+	// restart (one_for_all, rest_for_one) or because it gave up; the
+	// operator's desired state is kept, and the service stays down until
+	// EventSupervisorRestart (or an operator's restart or desired state).
+	EventSupervisorStop Event = "supervisor_stop"
+	// EventSupervisorRestart: the supervisor restarts the service (an
+	// automatic restart: it counts in Restarts, not ManualRestarts).
+	EventSupervisorRestart Event = "supervisor_restart"
 )
 
 // AllEvents lists every event, for tables.
-var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited}
+var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited, EventSupervisorStop, EventSupervisorRestart}
 
 // Outcome of a finished action.
 type Outcome string
@@ -190,6 +198,18 @@ type Memory struct {
 	PendingRestart bool `json:"pendingRestart,omitempty"`
 	// PendingSpecRestart: a spec change that needs a restart, not yet acted on.
 	PendingSpecRestart bool `json:"pendingSpecRestart,omitempty"`
+	// PendingAutoRestart: a supervisor's restart, not yet acted on.
+	PendingAutoRestart bool `json:"pendingAutoRestart,omitempty"`
+	// SupervisorHold: the supervisor keeps the service down (the tick acts
+	// as if desired were stopped) until it restarts it.
+	SupervisorHold bool `json:"supervisorHold,omitempty"`
+	// Terminations counts ends of the service that its restart type
+	// restarts (a crash, a failed start, a normal exit of a permanent
+	// service): what a supervisor's restart intensity counts.
+	Terminations int `json:"terminations,omitempty"`
+	// AwaitingSupervisor: a coordinated worker ended and waits for its
+	// supervisor to restart it (with its siblings).
+	AwaitingSupervisor bool `json:"awaitingSupervisor,omitempty"`
 }
 
 // Snapshot is everything one tick decides from.
@@ -202,6 +222,10 @@ type Snapshot struct {
 	// JitterKey makes the backoff jitter of this worker its own (a hash of
 	// its path) while staying deterministic.
 	JitterKey uint64
+	// Coordinated: the supervisor restarts this worker together with its
+	// siblings (one_for_all, rest_for_one), so an end that calls for a
+	// restart leaves it stopped, AwaitingSupervisor, instead of in backoff.
+	Coordinated bool
 
 	Event            Event
 	Result           *Result // EventActionDone
@@ -224,6 +248,10 @@ func Next(s Snapshot) Decision {
 	m.Failures = append([]time.Time(nil), s.Memory.Failures...)
 	t := &ticker{s: s, d: Decision{Memory: m}}
 	t.d.Memory = Absorb(t.d.Memory, s.Event, s.SpecNeedsRestart)
+	if t.d.Memory.SupervisorHold {
+		// The supervisor keeps it down: act as if stopped were desired.
+		t.s.Desired = WantStopped
+	}
 	if r := s.Result; s.Event == EventActionDone && r != nil && r.Outcome == Unreachable && awaited(t.d.Memory.State, r.Action) {
 		// The circuit opens: the action never ran, nothing failed.
 		t.to(Unknown, r.Error)
@@ -297,8 +325,27 @@ func Absorb(m Memory, e Event, specNeedsRestart bool) Memory {
 		m.Hold = false
 	case EventDesired:
 		m.Hold = false
+		m.SupervisorHold = false // the operator's word wins
+	case EventSupervisorStop:
+		m.SupervisorHold = true
+		m.PendingAutoRestart = false
+	case EventSupervisorRestart:
+		m.SupervisorHold = false
+		m.PendingAutoRestart = true
+		m.Hold = false
+	}
+	if e == EventRestart {
+		m.SupervisorHold = false
 	}
 	return m
+}
+
+// stopWhy is the reason of a stop the tick decides.
+func (t *ticker) stopWhy() string {
+	if t.m().SupervisorHold {
+		return "stopped by supervisor"
+	}
+	return "desired stopped"
 }
 
 func (t *ticker) to(st State, reason string) {
@@ -311,6 +358,7 @@ func (t *ticker) act(a Action) { t.d.Action = a }
 func (t *ticker) clearPending() {
 	t.m().PendingRestart = false
 	t.m().PendingSpecRestart = false
+	t.m().PendingAutoRestart = false
 }
 
 // start issues a start; manual restarts and spec changes take precedence in
@@ -321,11 +369,15 @@ func (t *ticker) start(reason string) {
 		reason = "manual restart"
 		m.ManualRestarts++
 		t.d.ManualRestart = true
+	} else if m.PendingAutoRestart {
+		m.Restarts++
+		reason = fmt.Sprintf("restarted by supervisor (#%d)", m.Restarts)
 	} else if m.PendingSpecRestart {
 		reason = "spec changed"
 	}
 	t.clearPending()
 	m.Hold = false
+	m.AwaitingSupervisor = false
 	m.BackoffUntil = time.Time{}
 	t.to(Starting, reason)
 	t.act(Start)
@@ -336,7 +388,7 @@ func (t *ticker) stopped() {
 	if t.s.Desired != WantRunning {
 		t.clearPending()
 		if m.State == "" {
-			t.to(Stopped, "desired stopped")
+			t.to(Stopped, t.stopWhy())
 		}
 		return
 	}
@@ -360,8 +412,10 @@ func (t *ticker) starting() {
 		t.to(Running, "started")
 		switch {
 		case t.s.Desired == WantStopped:
-			t.to(Stopping, "desired stopped")
+			t.to(Stopping, t.stopWhy())
 			t.act(Stop)
+		case m.PendingAutoRestart:
+			t.start("")
 		case m.PendingSpecRestart:
 			m.PendingSpecRestart = false
 			t.to(Starting, "spec changed")
@@ -370,7 +424,7 @@ func (t *ticker) starting() {
 	case Cancelled:
 		if t.s.Desired == WantStopped {
 			t.clearPending()
-			t.to(Stopping, fmt.Sprintf("%s cancelled: desired stopped", r.Action))
+			t.to(Stopping, fmt.Sprintf("%s cancelled: %s", r.Action, t.stopWhy()))
 			t.act(Stop)
 			return
 		}
@@ -384,9 +438,9 @@ func (t *ticker) starting() {
 		switch {
 		case t.s.Desired == WantStopped:
 			t.clearPending()
-			t.to(Stopping, why+"; desired stopped")
+			t.to(Stopping, why+"; "+t.stopWhy())
 			t.act(Stop)
-		case m.PendingRestart || m.PendingSpecRestart:
+		case m.PendingRestart || m.PendingSpecRestart || m.PendingAutoRestart:
 			t.start(why)
 		case r.Outcome == PermanentFailure:
 			t.hold(Failed, why+" (not retryable)")
@@ -433,13 +487,18 @@ func (t *ticker) runningIntent() {
 	switch {
 	case t.s.Desired == WantStopped:
 		t.clearPending()
-		t.to(Stopping, "desired stopped")
+		t.to(Stopping, t.stopWhy())
 		t.act(Stop)
 	case m.PendingRestart:
 		m.ManualRestarts++
 		t.d.ManualRestart = true
 		t.clearPending()
 		t.to(Starting, "manual restart")
+		t.act(Restart)
+	case m.PendingAutoRestart:
+		m.Restarts++
+		t.clearPending()
+		t.to(Starting, fmt.Sprintf("restarted by supervisor (#%d)", m.Restarts))
 		t.act(Restart)
 	case m.PendingSpecRestart:
 		t.clearPending()
@@ -470,7 +529,7 @@ func (t *ticker) exited(abnormal bool, why string) {
 	case t.s.Desired == WantStopped:
 		t.clearPending()
 		t.to(Stopped, word)
-	case m.PendingRestart || m.PendingSpecRestart:
+	case m.PendingRestart || m.PendingSpecRestart || m.PendingAutoRestart:
 		t.start(word)
 	case t.s.RestartType == Permanent:
 		t.scheduleRestart(word)
@@ -502,6 +561,9 @@ func (t *ticker) stopping() {
 		return
 	}
 	t.to(Stopped, "stopped")
+	if m.SupervisorHold {
+		m.Reason = "stopped by supervisor"
+	}
 	if t.s.Desired == WantRunning {
 		t.start("desired running")
 	}
@@ -513,8 +575,12 @@ func (t *ticker) backoff() {
 	case t.s.Desired == WantStopped:
 		t.clearPending()
 		m.BackoffUntil = time.Time{}
-		t.to(Stopped, "stopped during backoff")
-	case m.PendingRestart:
+		why := "stopped during backoff"
+		if m.SupervisorHold {
+			why = "stopped by supervisor during backoff"
+		}
+		t.to(Stopped, why)
+	case m.PendingRestart || m.PendingAutoRestart:
 		t.start("")
 	case m.PendingSpecRestart || t.s.Event == EventSpec:
 		m.ConsecutiveFailures = 0 // a new spec is a fresh start
@@ -533,7 +599,7 @@ func (t *ticker) failed() {
 	if t.s.Desired == WantStopped {
 		t.clearPending()
 		// A failed stop may have left the service up: stopping again is safe.
-		t.to(Stopping, "desired stopped")
+		t.to(Stopping, t.stopWhy())
 		t.act(Stop)
 		return
 	}
@@ -570,9 +636,16 @@ func (t *ticker) hold(st State, reason string) {
 	t.to(st, reason)
 }
 
-// scheduleRestart enters backoff (or restarts at once when the delay is 0).
+// scheduleRestart enters backoff (or restarts at once when the delay is 0);
+// a coordinated worker leaves the restart to its supervisor.
 func (t *ticker) scheduleRestart(why string) {
 	m := t.m()
+	m.Terminations++
+	if t.s.Coordinated {
+		m.AwaitingSupervisor = true
+		t.hold(Stopped, why+"; the supervisor restarts it")
+		return
+	}
 	delay := BackoffDelay(t.s.Backoff, m.ConsecutiveFailures, t.s.JitterKey)
 	if delay <= 0 {
 		m.Restarts++

@@ -82,6 +82,9 @@ type key struct {
 	ManualRestarts      int
 	PendingRestart      bool
 	PendingSpecRestart  bool
+	PendingAutoRestart  bool
+	SupervisorHold      bool
+	AwaitingSupervisor  bool
 }
 
 func keyOf(m Memory) key {
@@ -90,8 +93,17 @@ func keyOf(m Memory) key {
 		BackoffUntil: m.BackoffUntil, ConsecutiveFailures: m.ConsecutiveFailures,
 		Failures: len(m.Failures), Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
 		PendingRestart: m.PendingRestart, PendingSpecRestart: m.PendingSpecRestart,
+		PendingAutoRestart: m.PendingAutoRestart, SupervisorHold: m.SupervisorHold, AwaitingSupervisor: m.AwaitingSupervisor,
 	}
 }
+
+func superHeld(m Memory) Memory { m.SupervisorHold = true; return m }
+func awaiting(m Memory) Memory  { m.Hold, m.AwaitingSupervisor = true, true; return m }
+func superHold(k *key)          { k.SupervisorHold = true }
+func pendingAuto(k *key)        { k.PendingAutoRestart = true }
+func notAwaiting(k *key)        { k.AwaitingSupervisor = false }
+func awaits(k *key)             { k.Hold, k.AwaitingSupervisor = true, true }
+func noSuperHold(k *key)        { k.SupervisorHold = false }
 
 // Common expected changes.
 func noHold(k *key)    { k.Hold = false }
@@ -124,6 +136,7 @@ type row struct {
 	exit    *Exit
 	spec    bool      // SpecNeedsRestart
 	at      time.Time // default now
+	coord   bool      // Coordinated
 
 	to       State
 	act      Action
@@ -137,7 +150,7 @@ func (r row) snapshot() Snapshot {
 	s := Snapshot{
 		Now: now, Memory: r.mem, Desired: WantRunning, RestartType: Permanent,
 		Backoff: exact, JitterKey: 42, Event: r.ev, Result: r.res, Exit: r.exit,
-		SpecNeedsRestart: r.spec,
+		SpecNeedsRestart: r.spec, Coordinated: r.coord,
 	}
 	if r.desired != "" {
 		s.Desired = r.desired
@@ -380,6 +393,60 @@ var transitions = []row{
 	{name: "failed without hold/reconcile: tries again", mem: Memory{State: Failed, Reason: "x", Restarts: 3, ManualRestarts: 2}, ev: EventReconcile,
 		to: Starting, act: Start, reasonEq: "desired running"},
 
+	// ---- a supervisor stops the service (group restart, giving up) ----
+	{name: "stopped/supervisor_stop: stays stopped, held by the supervisor", mem: base(Stopped), ev: EventSupervisorStop,
+		to: Stopped, change: superHold},
+	{name: "starting/supervisor_stop: waits (the caller cancels)", mem: base(Starting), ev: EventSupervisorStop,
+		to: Starting, change: superHold},
+	{name: "running/supervisor_stop: stops, desired kept", mem: base(Running), ev: EventSupervisorStop,
+		to: Stopping, act: Stop, change: superHold, reasonEq: "stopped by supervisor"},
+	{name: "stopping/supervisor_stop: waits for the stop", mem: base(Stopping), ev: EventSupervisorStop,
+		to: Stopping, change: superHold},
+	{name: "stopping+supervisor hold/stop done: stopped by supervisor, not started", mem: superHeld(base(Stopping)), ev: EventActionDone, res: ok(Stop),
+		to: Stopped, change: ended, reasonEq: "stopped by supervisor"},
+	{name: "backoff/supervisor_stop: the pending restart is cancelled", mem: base(Backoff), ev: EventSupervisorStop,
+		to: Stopped, change: all(superHold, noBackoff), reasonEq: "stopped by supervisor during backoff"},
+	{name: "failed/supervisor_stop: stays failed", mem: base(Failed), ev: EventSupervisorStop,
+		to: Failed, change: superHold},
+	{name: "unknown/supervisor_stop: recorded; the probe decides", mem: base(Unknown), ev: EventSupervisorStop,
+		to: Unknown, change: superHold},
+	{name: "stopped+supervisor hold/reconcile: stays down", mem: superHeld(base(Stopped)), ev: EventReconcile,
+		to: Stopped},
+	{name: "stopped+supervisor hold/desired running: the operator's word wins", mem: superHeld(base(Stopped)), ev: EventDesired,
+		to: Starting, act: Start, change: noSuperHold, reasonEq: "desired running"},
+	{name: "stopped+supervisor hold/restart: a manual restart lifts it", mem: superHeld(base(Stopped)), ev: EventRestart,
+		to: Starting, act: Start, manual: true, change: all(manual, noSuperHold), reasonEq: "manual restart"},
+
+	// ---- a supervisor restarts the service ----
+	{name: "stopped+awaiting/supervisor_restart: automatic restart", mem: awaiting(base(Stopped)), ev: EventSupervisorRestart,
+		to: Starting, act: Start, change: all(noHold, notAwaiting, automatic), reasonEq: "restarted by supervisor (#4)"},
+	{name: "stopped+supervisor hold/supervisor_restart: starts", mem: superHeld(base(Stopped)), ev: EventSupervisorRestart,
+		to: Starting, act: Start, change: all(automatic, noSuperHold), reasonEq: "restarted by supervisor (#4)"},
+	{name: "starting/supervisor_restart: recorded as pending", mem: base(Starting), ev: EventSupervisorRestart,
+		to: Starting, change: pendingAuto},
+	{name: "running/supervisor_restart: restarts, counted as automatic", mem: base(Running), ev: EventSupervisorRestart,
+		to: Starting, act: Restart, change: automatic, reasonEq: "restarted by supervisor (#4)"},
+	{name: "stopping/supervisor_restart: recorded, started after the stop", mem: superHeld(base(Stopping)), ev: EventSupervisorRestart,
+		to: Stopping, change: func(k *key) { k.SupervisorHold = false; k.PendingAutoRestart = true }},
+	{name: "backoff/supervisor_restart: starts now", mem: base(Backoff), ev: EventSupervisorRestart,
+		to: Starting, act: Start, change: all(automatic, noBackoff), reasonEq: "restarted by supervisor (#4)"},
+	{name: "failed/supervisor_restart: tried again", mem: base(Failed), ev: EventSupervisorRestart,
+		to: Starting, act: Start, change: all(noHold, automatic), reasonEq: "restarted by supervisor (#4)"},
+	{name: "unknown/supervisor_restart: recorded for when the host is back", mem: base(Unknown), ev: EventSupervisorRestart,
+		to: Unknown, change: pendingAuto},
+	{name: "stopped+supervisor hold/desired stopped: stays down", mem: superHeld(base(Stopped)), desired: WantStopped, ev: EventSupervisorRestart,
+		to: Stopped, change: noSuperHold},
+
+	// ---- coordinated workers leave restarts to the supervisor ----
+	{name: "running/exited crashed, coordinated: stopped, awaiting the supervisor", mem: base(Running), coord: true, ev: EventExited, exit: crash(oldInst),
+		to: Stopped, change: all(ended, failure, awaits), reasonEq: "crashed; the supervisor restarts it"},
+	{name: "starting/start failed, coordinated: stopped, awaiting the supervisor", mem: base(Starting), coord: true, ev: EventActionDone, res: res(Start, FailedOutcome),
+		to: Stopped, change: all(failure, awaits), reason: "the supervisor restarts it"},
+	{name: "running/exited crashed, coordinated temporary: failed, not the supervisor's", mem: base(Running), coord: true, rt: Temporary, ev: EventExited, exit: crash(oldInst),
+		to: Failed, change: all(ended, failure, func(k *key) { k.Hold = true }), reason: "temporary: not restarted"},
+	{name: "stopped+awaiting/reconcile: waits for the supervisor", mem: awaiting(base(Stopped)), coord: true, ev: EventReconcile,
+		to: Stopped},
+
 	// ---- corrupt memory ----
 	{name: "unknown state: failed and held", mem: Memory{State: "zombie", Reason: "x"}, ev: EventReconcile,
 		to: Failed, change: func(k *key) { k.Hold = true }, reasonEq: `unknown state "zombie"`},
@@ -474,13 +541,17 @@ func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 			for _, p := range payloads {
 				for _, desired := range []Desired{WantRunning, WantStopped} {
 					for _, rt := range []RestartType{Permanent, Transient, Temporary} {
-						for bits := 0; bits < 32; bits++ {
+						for bits := 0; bits < 128; bits++ {
 							hold, pr, ps, late, inst := bits&1 != 0, bits&2 != 0, bits&4 != 0, bits&8 != 0, bits&16 != 0
+							// Supervisor-held (with or without a pending automatic
+							// restart) and coordinated workers.
+							superHold, coordinated := bits&32 != 0, bits&64 != 0
 							if hold && st != Stopped && st != Failed && st != "bogus" {
 								continue // Hold is only ever kept in stopped or failed
 							}
 							m := Memory{State: st, Reason: "r", Hold: hold, PendingRestart: pr, PendingSpecRestart: ps,
-								Restarts: 1, ManualRestarts: 1, ConsecutiveFailures: 1, Failures: []time.Time{now.Add(-time.Minute)}}
+								Restarts: 1, ManualRestarts: 1, ConsecutiveFailures: 1, Failures: []time.Time{now.Add(-time.Minute)},
+								SupervisorHold: superHold, PendingAutoRestart: !superHold && pr && coordinated, Terminations: 4}
 							if st == Backoff {
 								m.BackoffUntil = now.Add(time.Second)
 							}
@@ -494,6 +565,7 @@ func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 							}
 							s := p
 							s.Now, s.Memory, s.Desired, s.RestartType, s.Backoff, s.JitterKey, s.Event = at, m, desired, rt, policy, 7, ev
+							s.Coordinated = coordinated
 							checkInvariants(t, s, validState, validAction)
 							n++
 						}
@@ -561,10 +633,22 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 	if d.ManualRestart && d.Action != Start && d.Action != Restart {
 		fail("manual restart without a start or restart")
 	}
+	if out.SupervisorHold && (d.Action == Start || d.Action == Restart) {
+		fail("supervisor holds the worker down but %s issued", d.Action)
+	}
+	if s.Coordinated && out.State == Backoff && in.State != Backoff {
+		fail("coordinated worker backed off on its own instead of waiting for its supervisor")
+	}
+	if out.Terminations != in.Terminations && out.Terminations != in.Terminations+1 {
+		fail("terminations jumped %d -> %d", in.Terminations, out.Terminations)
+	}
+	if out.AwaitingSupervisor && (!s.Coordinated || out.State != Stopped || !out.Hold) {
+		fail("awaiting the supervisor outside a coordinated, held, stopped worker")
+	}
 	if out.Restarts != in.Restarts && out.Restarts != in.Restarts+1 {
 		fail("automatic restarts jumped %d -> %d", in.Restarts, out.Restarts)
 	}
-	if s.RestartType == Temporary && in.State != Backoff && out.Restarts != in.Restarts {
+	if s.RestartType == Temporary && in.State != Backoff && out.Restarts != in.Restarts && !in.PendingAutoRestart && s.Event != EventSupervisorRestart {
 		fail("temporary worker restarted automatically")
 	}
 	if out.State != in.State && out.Reason == "" {
@@ -1122,6 +1206,10 @@ func TestAbsorbRecordsRequestsWithoutDeriving(t *testing.T) {
 					want.PendingSpecRestart, want.Hold = spec, false
 				case EventDesired:
 					want.Hold = false
+				case EventSupervisorStop:
+					want.SupervisorHold = true
+				case EventSupervisorRestart:
+					want.PendingAutoRestart, want.Hold = true, false
 				}
 				require.Equal(t, want, got, "%s x %s spec=%v", st, ev, spec)
 			}
@@ -1146,5 +1234,29 @@ func TestNextDuringAnInFlightActionEqualsAbsorb(t *testing.T) {
 				require.Equal(t, Absorb(m, ev, true), d.Memory, "%s x %s", m.State, ev)
 			}
 		}
+	}
+}
+
+// Terminations counts exactly the ends a restart type restarts: what a
+// supervisor's restart intensity counts.
+func TestTerminationsCountRestartsDueOnly(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		rt    RestartType
+		exit  *Exit
+		coord bool
+		want  int
+	}{
+		{"permanent crash", Permanent, crash(oldInst), false, 1},
+		{"permanent normal exit", Permanent, normal(oldInst), false, 1},
+		{"transient crash", Transient, crash(oldInst), false, 1},
+		{"transient normal exit", Transient, normal(oldInst), false, 0},
+		{"temporary crash", Temporary, crash(oldInst), false, 0},
+		{"coordinated crash", Permanent, crash(oldInst), true, 1},
+		{"stale exit", Permanent, crash("other"), false, 0},
+	} {
+		d := Next(Snapshot{Now: now, Memory: base(Running), Desired: WantRunning, RestartType: c.rt, Backoff: exact,
+			Event: EventExited, Exit: c.exit, Coordinated: c.coord})
+		require.Equal(t, c.want, d.Memory.Terminations, c.name)
 	}
 }

@@ -1,0 +1,126 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"text/template"
+)
+
+// Variables.
+//
+// A node's `vars` are inherited by its descendants, and a descendant's own
+// vars override inherited ones of the same name. String fields of a worker's
+// driver config (every string inside `process:` and `http:`, at any depth)
+// are Go text/templates over them: `{{ .Vars.port }}`; `{{ .Name }}` is the
+// worker's name. Rendering is strict: a missing variable is an error, found
+// by Validate (with the field's path) before anything starts.
+//
+// Supervisors hand each child its effective vars (Inherit), so a worker's
+// spec carries every variable it needs and renders on its own (Render).
+
+// TemplateData is what a driver field template sees.
+type TemplateData struct {
+	Vars map[string]string
+	Name string
+}
+
+// MergeVars returns the vars a child of a node with vars parent sees: the
+// parent's, overridden by the child's own. It returns nil when both are
+// empty, so a tree without vars keeps the exact shape it had.
+func MergeVars(parent, own map[string]string) map[string]string {
+	if len(parent) == 0 && len(own) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(parent)+len(own))
+	maps.Copy(out, parent)
+	maps.Copy(out, own)
+	return out
+}
+
+// Inherit returns the child as its supervisor (with effective vars
+// parentVars) hands it down: with its effective vars.
+func Inherit(parentVars map[string]string, child Node) Node {
+	child.Vars = MergeVars(parentVars, child.Vars)
+	return child
+}
+
+// Render returns the worker node with every driver field template executed
+// over its vars. Its error is Problems, each with the field's path below
+// prefix.
+func Render(n Node, prefix string) (Node, Problems) {
+	data := TemplateData{Vars: n.Vars, Name: n.Name}
+	if data.Vars == nil {
+		data.Vars = map[string]string{}
+	}
+	var ps Problems
+	if n.Process != nil {
+		out, p := renderValue(n.Process, join(prefix, KindProcess), data)
+		n.Process = out.(map[string]any)
+		ps = append(ps, p...)
+	}
+	if n.HTTP != nil {
+		out, p := renderValue(n.HTTP, join(prefix, KindHTTP), data)
+		n.HTTP = out.(map[string]any)
+		ps = append(ps, p...)
+	}
+	return n, ps
+}
+
+// renderValue renders every string in v (a decoded YAML/JSON value) and
+// returns a copy; maps are walked in key order so problems come out in a
+// stable order.
+func renderValue(v any, path string, data TemplateData) (any, Problems) {
+	switch x := v.(type) {
+	case string:
+		s, err := renderString(x, data)
+		if err != nil {
+			return x, Problems{{Path: path, Msg: err.Error()}}
+		}
+		return s, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		var ps Problems
+		for _, k := range sortedKeys(x) {
+			r, p := renderValue(x[k], join(path, k), data)
+			out[k] = r
+			ps = append(ps, p...)
+		}
+		return out, ps
+	case []any:
+		out := make([]any, len(x))
+		var ps Problems
+		for i, e := range x {
+			r, p := renderValue(e, fmt.Sprintf("%s[%d]", path, i), data)
+			out[i] = r
+			ps = append(ps, p...)
+		}
+		return out, ps
+	}
+	return v, nil
+}
+
+func renderString(s string, data TemplateData) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil // the common case: no template, no parse
+	}
+	t, err := template.New("field").Option("missingkey=error").Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("bad template %q: %v", s, trimTemplateErr(err))
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("template %q: %v", s, trimTemplateErr(err))
+	}
+	return b.String(), nil
+}
+
+// trimTemplateErr drops text/template's "template: field:1:10: executing
+// \"field\" at <.Vars.port>: " preamble down to what matters.
+func trimTemplateErr(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "map has no entry for key") {
+		return "no variable " + strings.TrimPrefix(msg[i+2:], "map has no entry for key ")
+	}
+	return strings.TrimPrefix(msg, "template: field:")
+}
