@@ -30,6 +30,9 @@ const (
 	SignalExit = "exit"
 	// SignalChild: a child reports its status to its supervisor (ChildReport).
 	SignalChild = "child"
+	// SignalSupervise: a supervisor stops or restarts a child as part of its
+	// strategy (SuperviseRequest). Internal: operators use desired/restart.
+	SignalSupervise = "supervise"
 	// QueryStatus answers Status as JSON.
 	QueryStatus = "status"
 )

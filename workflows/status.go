@@ -30,7 +30,38 @@ type Status struct {
 	// Applying: the supervisor has sent this node a new spec (or holds its
 	// start until a removed run ends) and has not heard back yet.
 	Applying bool `json:"applying,omitempty"`
+	// Terminations counts ends that called for an automatic restart (a
+	// crash, a failed start, a normal exit of a permanent service; for a
+	// supervisor, giving up): what its supervisor's intensity counts.
+	Terminations int `json:"terminations"`
+	// AwaitingRestart: the node ended and waits for its supervisor to
+	// restart it (one_for_all, rest_for_one).
+	AwaitingRestart bool `json:"awaitingRestart,omitempty"`
+	// SuperviseSeq is the last supervise request the node handled.
+	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
+	// Strategy and Intensity describe a supervisor.
+	Strategy string `json:"strategy,omitempty"`
+	// RecentRestarts is how many restarts a supervisor counts in its
+	// current intensity period.
+	RecentRestarts int `json:"recentRestarts,omitempty"`
 }
+
+// SuperviseRequest is the payload of the supervise signal.
+type SuperviseRequest struct {
+	// Seq orders a supervisor's requests; the child echoes the last one.
+	Seq int64 `json:"seq"`
+	// Op is SuperviseStop or SuperviseRestart.
+	Op     string `json:"op"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Supervise operations.
+const (
+	// SuperviseStop: stop (keep down) until restarted by the supervisor.
+	SuperviseStop = "stop"
+	// SuperviseRestart: start again (an automatic restart).
+	SuperviseRestart = "restart"
+)
 
 // ActionStatus describes the last start, stop or restart (observes are not
 // reported: they are periodic and would drown it).

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
 )
 
 // SupervisorInput starts (or continues) a supervisor workflow.
@@ -34,6 +35,27 @@ type SupervisorCarry struct {
 	// Removing lists the paths of removed children whose workflows have not
 	// reported their end yet; a child re-added meanwhile waits for it.
 	Removing []string `json:"removing,omitempty"`
+
+	// Supervision (strategy.go).
+	Reason         string `json:"reason,omitempty"`
+	Restarts       int    `json:"restarts,omitempty"`
+	ManualRestarts int    `json:"manualRestarts,omitempty"`
+	// Terminations counts give-ups (what the parent's intensity counts).
+	Terminations int `json:"terminations,omitempty"`
+	// RestartTimes are the restarts within the intensity period.
+	RestartTimes []time.Time `json:"restartTimes,omitempty"`
+	// Plan is the restart or stop of children in progress.
+	Plan *Plan `json:"plan,omitempty"`
+	// Failed: the supervisor gave up; CooldownUntil is when it tries again
+	// (zero for a temporary supervisor: it stays down).
+	Failed        bool      `json:"failed,omitempty"`
+	CooldownUntil time.Time `json:"cooldownUntil,omitempty"`
+	// Held: its own supervisor stopped it (a group restart).
+	Held bool `json:"held,omitempty"`
+	// SuperviseSeq is the last supervise request handled from the parent;
+	// SentSeq numbers the ones this supervisor sends its children.
+	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
+	SentSeq      int64 `json:"sentSeq,omitempty"`
 }
 
 // ChildRecord is what a supervisor knows of one child.
@@ -50,6 +72,11 @@ type ChildRecord struct {
 	// Deferred: the child waits for a removed run of the same path to end
 	// before it starts.
 	Deferred bool `json:"deferred,omitempty"`
+	// SeenTerminations is the child's Terminations already answered.
+	SeenTerminations int `json:"seenTerminations,omitempty"`
+	// Adopted: the child's workflow was running already; its first report
+	// sets SeenTerminations (its past ends are not new).
+	Adopted bool `json:"adopted,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -66,9 +93,8 @@ const childStopWait = 5 * time.Minute
 // and ends. Children report every change of status by signal, so the
 // supervisor answers `status` for its whole subtree without an activity.
 //
-// In this build each worker restarts itself (one_for_one); sibling
-// strategies, restart intensity and escalation belong to the supervision
-// tree work that builds on it.
+// How it answers the end of a child (strategies, restart intensity, giving
+// up and cooldown) is described in strategy.go.
 func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in}
 	if ps := spec.Validate(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() {
@@ -100,6 +126,15 @@ type supervisorRun struct {
 	// must be delivered before it continues as new, or the server drops
 	// them with the closed run.
 	sent []workflow.Future
+
+	// The one timer of a plan's backoff or step, or of a cooldown.
+	wakeTimer   workflow.Future
+	wakeCancel  workflow.CancelFunc
+	wakeTimerAt time.Time
+	// The last supervise request of a plan step, to notice one that could
+	// not be delivered.
+	stepSignal workflow.Future
+	stepSeq    int64
 }
 
 // send records an outgoing signal or cancel request.
@@ -123,6 +158,7 @@ func (s *supervisorRun) loop() error {
 	desiredCh := workflow.GetSignalChannel(ctx, SignalDesired)
 	restartCh := workflow.GetSignalChannel(ctx, SignalRestart)
 	childCh := workflow.GetSignalChannel(ctx, SignalChild)
+	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 
 	s.upsertSearch()
 	if s.in.Carry == nil {
@@ -130,6 +166,8 @@ func (s *supervisorRun) loop() error {
 			s.carry.Children = append(s.carry.Children, s.startChild(c))
 		}
 	}
+	s.advance()
+	s.armWake()
 	s.report(false)
 	workflow.SetCurrentDetails(ctx, s.details())
 
@@ -141,20 +179,38 @@ func (s *supervisorRun) loop() error {
 		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { s.onDesired(receiveRaw(ctx, c)) })
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); s.onRestart() })
 		sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) { s.onChild(receiveRaw(ctx, c)) })
+		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { s.onSuperviseSignal(receiveRaw(ctx, c)) })
+		if t := s.wakeTimer; t != nil {
+			sel.AddFuture(t, func(f workflow.Future) {
+				if f != s.wakeTimer {
+					return
+				}
+				s.wakeTimer, s.wakeTimerAt = nil, time.Time{}
+				if f.Get(ctx, nil) == nil {
+					s.onWake()
+				}
+			})
+		}
+		if f := s.stepSignal; f != nil && !f.IsReady() {
+			sel.AddFuture(f, func(workflow.Future) {}) // advance() sees a failed delivery
+		}
 		sel.Select(ctx)
 		if cancelled {
 			return s.shutdown(childCh)
 		}
+		s.advance()
+		s.armWake()
 		s.upsertSearch()
 		s.report(false)
 		workflow.SetCurrentDetails(ctx, s.details())
 		if s.shouldContinueAsNew() {
-			s.drain(specCh, desiredCh, restartCh, childCh)
+			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
 			// What this run sent must arrive before it closes.
 			if err := workflow.Await(ctx, func() bool { return s.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
 				return s.shutdown(childCh) // cancelled while waiting
 			}
-			s.drain(specCh, desiredCh, restartCh, childCh)
+			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
+			s.advance()
 			if ctx.Err() != nil {
 				return s.shutdown(childCh)
 			}
@@ -169,7 +225,7 @@ func (s *supervisorRun) loop() error {
 	}
 }
 
-func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh workflow.ReceiveChannel) {
+func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh workflow.ReceiveChannel) {
 	for {
 		var raw converter.RawValue
 		switch {
@@ -181,6 +237,8 @@ func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh workflow.Rec
 			s.onRestart()
 		case childCh.ReceiveAsync(&raw):
 			s.onChild(raw)
+		case superviseCh.ReceiveAsync(&raw):
+			s.onSuperviseSignal(raw)
 		default:
 			return
 		}
@@ -189,9 +247,13 @@ func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh workflow.Rec
 
 func (s *supervisorRun) childPath(name string) string { return s.in.Path + "/" + name }
 
-// childNode is the node handed to a child: a stopped supervisor stops its
-// whole subtree.
+// inherit is a child's node with this supervisor's vars inherited.
+func (s *supervisorRun) inherit(c spec.Node) spec.Node { return spec.Inherit(s.in.Spec.Vars, c) }
+
+// childNode is the node handed to a child: with its inherited vars, and
+// stopped when this supervisor is (a stopped supervisor stops its subtree).
 func (s *supervisorRun) childNode(c spec.Node) spec.Node {
+	c = s.inherit(c)
 	if s.carry.Desired == spec.DesiredStopped {
 		c.Desired = spec.DesiredStopped
 	}
@@ -210,7 +272,7 @@ func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
 	ctx := s.ctx
 	node := s.childNode(c)
 	path := s.childPath(c.Name)
-	rec := ChildRecord{Name: c.Name, Path: path, Spec: canonical(c), WantGeneration: s.in.Generation}
+	rec := ChildRecord{Name: c.Name, Path: path, Spec: canonical(s.inherit(c)), WantGeneration: s.in.Generation}
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
@@ -242,13 +304,15 @@ func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
 	if node.IsSupervisor() {
 		fut = workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit})
 	} else {
-		fut = workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit})
+		fut = workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
+			Coordinated: coordinated(s.strategy())})
 	}
 	var exec workflow.Execution
 	if err := fut.GetChildWorkflowExecution().Get(dctx, &exec); err != nil {
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			rec.Status.Reason = "adopted"
-			s.send(workflow.SignalExternalWorkflow(dctx, path, "", SignalSpec, spec.Update{Generation: s.in.Generation, Spec: node}))
+			rec.Adopted = true
+			s.send(workflow.SignalExternalWorkflow(dctx, path, "", SignalSpec, s.specUpdate(node)))
 		} else {
 			rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
 			s.log.Error("could not start child", "path", path, "error", err.Error())
@@ -288,8 +352,13 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	}
 	if d := u.Spec.Resolved().Desired; d != s.in.Spec.Resolved().Desired {
 		s.carry.Desired = d
+		s.resetSupervision()
 	}
+	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
 	s.in.Spec = u.Spec
+	if p := s.carry.Plan; p != nil && p.Phase == phaseBackoff {
+		p.Until = workflow.Now(s.ctx) // a spec change replaces a pending restart: now
+	}
 
 	wanted := map[string]bool{}
 	for _, c := range u.Spec.Children {
@@ -321,11 +390,11 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 			continue
 		}
 		rec := old[i]
-		if sp := canonical(c); sp != rec.Spec {
+		if sp := canonical(s.inherit(c)); sp != rec.Spec || strategyChanged {
 			rec.Spec = sp
 			rec.WantGeneration = s.in.Generation
 			if !rec.Deferred {
-				s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, specUpdateFor(s.childNode(c), s.in.Generation)))
+				s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 			}
 		}
 		s.carry.Children = append(s.carry.Children, rec)
@@ -333,7 +402,24 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	s.upsertSearch()
 }
 
-func specUpdateFor(n spec.Node, gen int64) spec.Update { return spec.Update{Generation: gen, Spec: n} }
+// specUpdate is the spec signal for a child: its node, this generation, and
+// whether this supervisor restarts it (a worker under a sibling strategy).
+func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
+	co := coordinated(s.strategy())
+	return spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co}
+}
+
+func (s *supervisorRun) onSuperviseSignal(raw converter.RawValue) {
+	var r SuperviseRequest
+	if err := decodeRaw(raw, &r); err != nil || (r.Op != SuperviseStop && r.Op != SuperviseRestart) {
+		if err == nil {
+			err = fmt.Errorf("op must be %q or %q, got %q", SuperviseStop, SuperviseRestart, r.Op)
+		}
+		s.reject(SignalSupervise, err)
+		return
+	}
+	s.onSupervise(r)
+}
 
 func (s *supervisorRun) onDesired(raw converter.RawValue) {
 	var d string
@@ -345,6 +431,7 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 		return
 	}
 	s.carry.Desired = d
+	s.resetSupervision()
 	order := s.carry.Children
 	if d == spec.DesiredStopped {
 		order = reversed(order)
@@ -358,6 +445,9 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 
 func (s *supervisorRun) onRestart() {
 	s.carry.Desired = spec.DesiredRunning
+	s.resetSupervision()
+	s.carry.RestartTimes = nil
+	s.carry.ManualRestarts++
 	for _, rec := range s.carry.Children {
 		if !rec.Deferred {
 			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
@@ -400,6 +490,16 @@ func (s *supervisorRun) apply(r ChildReport) {
 		}
 		rec.Status = r.Status
 		rec.Ended = rec.Ended || r.Ended
+		if rec.Adopted {
+			rec.Adopted = false
+			rec.SeenTerminations = r.Status.Terminations
+		}
+		if n := r.Status.Terminations - rec.SeenTerminations; n > 0 && !r.Ended {
+			rec.SeenTerminations = r.Status.Terminations
+			s.onTerminated(i, n)
+		} else if n < 0 {
+			rec.SeenTerminations = r.Status.Terminations // a new run of the child
+		}
 		return
 	}
 }
@@ -426,9 +526,23 @@ func (s *supervisorRun) status() Status {
 	st := Status{
 		Path: s.in.Path, Kind: spec.KindSupervisor, State: "running", Desired: s.carry.Desired,
 		Generation: s.in.Generation, Children: make([]Status, 0, len(s.carry.Children)),
-		RejectedSignals: s.carry.RejectedSignals,
+		RejectedSignals: s.carry.RejectedSignals, Restarts: s.carry.Restarts, ManualRestarts: s.carry.ManualRestarts,
+		Terminations: s.carry.Terminations, SuperviseSeq: s.carry.SuperviseSeq, Strategy: s.strategy(),
+		RecentRestarts: len(s.carry.RestartTimes),
 	}
-	if s.carry.Desired == spec.DesiredStopped {
+	p := s.carry.Plan
+	switch {
+	case s.carry.Desired == spec.DesiredStopped:
+		st.State = "stopped"
+	case p != nil && p.Phase == phaseBackoff:
+		st.State, st.BackoffUntil = string(tick.Backoff), p.Until
+	case p != nil:
+		st.State = p.Phase
+	case s.carry.Failed:
+		st.State = string(tick.Failed)
+		st.BackoffUntil = s.carry.CooldownUntil
+		st.AwaitingRestart = s.in.Parent != ""
+	case s.carry.Held:
 		st.State = "stopped"
 	}
 	for _, c := range s.carry.Children {
@@ -440,6 +554,19 @@ func (s *supervisorRun) status() Status {
 	}
 	at, total := st.AtDesired()
 	st.Reason = fmt.Sprintf("%d/%d workers at desired state", at, total)
+	switch {
+	case st.State == "stopped" || st.State == "running":
+		if s.carry.Held {
+			st.Reason = s.carry.Reason + "; " + st.Reason
+		}
+	case p != nil:
+		st.Reason = fmt.Sprintf("%s (%s %s); %s", p.Reason, p.Op, p.Phase, st.Reason)
+	default:
+		st.Reason = s.carry.Reason
+		if !s.carry.CooldownUntil.IsZero() {
+			st.Reason += "; trying again at " + s.carry.CooldownUntil.UTC().Format(time.RFC3339)
+		}
+	}
 	return st
 }
 
@@ -508,6 +635,11 @@ func (s *supervisorRun) shouldContinueAsNew() bool {
 func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	s.ctx = dctx
+	s.carry.Plan = nil
+	if s.wakeTimer != nil {
+		s.wakeCancel()
+		s.wakeTimer = nil
+	}
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := &s.carry.Children[i]
 		if rec.Ended || rec.Deferred {

@@ -26,6 +26,9 @@ type WorkerInput struct {
 	Generation int64     `json:"generation"`
 	// HistoryLimit overrides DefaultHistoryLimit (tests use small ones).
 	HistoryLimit int `json:"historyLimit,omitempty"`
+	// Coordinated: the supervisor restarts this worker with its siblings
+	// (one_for_all, rest_for_one); the worker does not restart itself.
+	Coordinated bool `json:"coordinated,omitempty"`
 	// Carry is the state carried across continue-as-new (nil on a first run).
 	Carry *WorkerCarry `json:"carry,omitempty"`
 }
@@ -42,6 +45,9 @@ type WorkerCarry struct {
 	// oldest first; the tick after the action sees each (stale ones are
 	// ignored by their instance).
 	PendingExits []tick.Exit `json:"pendingExits,omitempty"`
+	// SuperviseSeq is the last supervise request handled (echoed in status
+	// so the supervisor knows its request arrived).
+	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
 }
 
 // WorkerWorkflow supervises one service.
@@ -106,7 +112,7 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		// Starters validate before starting anything; this guards direct starts.
 		return nil, temporal.NewNonRetryableApplicationError("invalid worker spec:\n"+ps.Error(), "InvalidSpec", nil)
 	}
-	w.node = in.Spec.Resolved()
+	w.node = rendered(in.Spec)
 	if in.Carry != nil {
 		w.carry = *in.Carry
 	} else {
@@ -125,6 +131,7 @@ func (w *workerRun) loop() error {
 	restartCh := workflow.GetSignalChannel(ctx, SignalRestart)
 	specCh := workflow.GetSignalChannel(ctx, SignalSpec)
 	exitCh := workflow.GetSignalChannel(ctx, SignalExit)
+	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 
 	w.upsertSearch()
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
@@ -138,6 +145,7 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onRestart() })
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
+		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
 		}
@@ -169,7 +177,7 @@ func (w *workerRun) loop() error {
 		}
 		w.afterEvent()
 		if w.flight == nil && w.shouldContinueAsNew() && ctx.Err() == nil {
-			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh)
+			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh)
 		}
 	}
 }
@@ -251,7 +259,10 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 	}
 	old := w.node
 	w.in.Spec = u.Spec
-	w.node = u.Spec.Resolved()
+	w.node = rendered(u.Spec)
+	if u.Coordinated != nil {
+		w.in.Coordinated = *u.Coordinated
+	}
 	if u.Generation > 0 {
 		w.in.Generation = u.Generation
 	} else {
@@ -266,6 +277,37 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 	}
 	w.upsertSearch()
 	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: driverChanged(old, w.node)})
+}
+
+// rendered is a validated worker node with its driver templates executed
+// and every default filled in: what the tick and the drivers act on.
+func rendered(n spec.Node) spec.Node {
+	r, _ := spec.Render(n, "") // validated: it renders
+	return r.Resolved()
+}
+
+// onSupervise carries out the supervisor's stop or restart of a group.
+func (w *workerRun) onSupervise(raw converter.RawValue) {
+	var r SuperviseRequest
+	if err := decodeRaw(raw, &r); err != nil || (r.Op != SuperviseStop && r.Op != SuperviseRestart) {
+		if err == nil {
+			err = fmt.Errorf("op must be %q or %q, got %q", SuperviseStop, SuperviseRestart, r.Op)
+		}
+		w.reject(SignalSupervise, err)
+		return
+	}
+	if r.Seq > w.carry.SuperviseSeq {
+		w.carry.SuperviseSeq = r.Seq
+	}
+	if r.Op == SuperviseStop {
+		if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, tick.WantStopped) {
+			f.cancelled = true
+			f.cancel()
+		}
+		w.event(tick.Snapshot{Event: tick.EventSupervisorStop})
+		return
+	}
+	w.event(tick.Snapshot{Event: tick.EventSupervisorRestart})
 }
 
 // decodeUpdate accepts {"generation": N, "spec": {...}} or a bare node.
@@ -413,6 +455,7 @@ func (w *workerRun) tick(s tick.Snapshot) {
 	b := w.node.Backoff
 	s.Backoff = tick.BackoffPolicy{Initial: b.Initial.D(), Max: b.Max.D(), Multiplier: b.Multiplier, Jitter: *b.Jitter, ResetAfter: b.ResetAfter.D()}
 	s.JitterKey = tick.HashKey(w.in.Path)
+	s.Coordinated = w.in.Coordinated
 	d := tick.Next(s)
 	w.carry.Memory = d.Memory
 	if d.Action != tick.None {
@@ -592,11 +635,13 @@ func (w *workerRun) status() Status {
 		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
 		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
 		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance,
+		Terminations: m.Terminations, AwaitingRestart: m.AwaitingSupervisor, SuperviseSeq: w.carry.SuperviseSeq,
 	}
 	if m.State == tick.Backoff {
 		s.BackoffUntil = m.BackoffUntil
 	}
-	s.Completed = m.State == tick.Stopped && m.Hold && s.Desired == string(tick.WantRunning)
+	// (A worker awaiting its supervisor's restart is not completed.)
+	s.Completed = m.State == tick.Stopped && m.Hold && !m.AwaitingSupervisor && s.Desired == string(tick.WantRunning)
 	return s
 }
 
@@ -627,7 +672,8 @@ func sameReport(a, b Status) bool {
 	return a.State == b.State && a.Desired == b.Desired && a.Reason == b.Reason && a.Completed == b.Completed &&
 		a.Restarts == b.Restarts && a.ManualRestarts == b.ManualRestarts &&
 		a.Generation == b.Generation && a.LastAction == b.LastAction &&
-		a.RejectedSignals == b.RejectedSignals
+		a.RejectedSignals == b.RejectedSignals && a.Terminations == b.Terminations &&
+		a.AwaitingRestart == b.AwaitingRestart && a.SuperviseSeq == b.SuperviseSeq
 }
 
 func (w *workerRun) shouldContinueAsNew() bool {
@@ -641,13 +687,13 @@ func (w *workerRun) shouldContinueAsNew() bool {
 
 // continueAsNew drains every signal into the carried state (recording, not
 // acting: no action may start now) and continues as new.
-func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh workflow.ReceiveChannel) error {
-	w.drain(desiredCh, restartCh, specCh, exitCh)
+func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh workflow.ReceiveChannel) error {
+	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh)
 	if err := workflow.Await(w.ctx, func() bool { return workflow.AllHandlersFinished(w.ctx) }); err != nil {
 		return w.shutdown() // cancelled while waiting
 	}
 	// Signals may have arrived while awaiting.
-	w.drain(desiredCh, restartCh, specCh, exitCh)
+	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh)
 	if w.ctx.Err() != nil {
 		return w.shutdown()
 	}
@@ -676,6 +722,8 @@ func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 					w.onSpec(raw)
 				case 3:
 					w.onExit(raw)
+				case 4:
+					w.onSupervise(raw)
 				}
 				raw = converter.RawValue{}
 			}

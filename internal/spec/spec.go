@@ -173,6 +173,9 @@ type Update struct {
 	// Generation of the spec; 0 asks the receiver to use its own next one.
 	Generation int64 `json:"generation,omitempty"`
 	Spec       Node  `json:"spec"`
+	// Coordinated, set by a supervisor, says whether it restarts the worker
+	// with its siblings (its strategy changed); nil leaves it as it is.
+	Coordinated *bool `json:"coordinated,omitempty"`
 }
 
 // Workers counts the workers (leaves) of a tree.
