@@ -271,7 +271,7 @@ func TestPendingRestart_SecondFailureMergesAndFiresOnce(t *testing.T) {
 	var st Status
 	var actions []string
 	at(env, 59*time.Second, func() { before = len(l.get()) })
-	at(env, time.Minute, func() { crashChild(env, "root/c") })               // plan: c
+	at(env, time.Minute, func() { crashChild(env, "root/c") })                // plan: c
 	at(env, time.Minute+10*time.Second, func() { crashChild(env, "root/b") }) // plan: b, c
 	at(env, 10*time.Minute, func() { st = query(t, env); actions = since(l, before) })
 	endAt(env, 11*time.Minute)
