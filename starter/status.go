@@ -128,10 +128,11 @@ func printTree(out io.Writer, sts []workflows.Status) {
 }
 
 func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
-	restarts, manual, last := "-", "-", "-"
+	restarts, manual, last, kind := fmt.Sprint(st.Restarts), fmt.Sprint(st.ManualRestarts), "-", st.Kind
+	if st.Kind == "supervisor" && st.Strategy != "" {
+		kind += " " + st.Strategy
+	}
 	if st.Kind != "supervisor" {
-		restarts = fmt.Sprint(st.Restarts)
-		manual = fmt.Sprint(st.ManualRestarts)
 		if la := st.LastAction; la.Name != "" {
 			last = fmt.Sprintf("%s %s", la.Name, la.Status)
 			if la.Attempts > 1 {
@@ -146,7 +147,7 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	if st.RejectedSignals > 0 {
 		reason += fmt.Sprintf(" [%d signals rejected]", st.RejectedSignals)
 	}
-	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, st.Path, st.Kind, st.State, st.Desired, restarts, manual, st.Generation, last, reason)
+	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, st.Path, kind, st.State, st.Desired, restarts, manual, st.Generation, last, reason)
 	for i, c := range st.Children {
 		if i == len(st.Children)-1 {
 			printNode(tw, c, childPrefix+"└─ ", childPrefix+"   ")

@@ -13,7 +13,7 @@ import (
 func sampleTree() workflows.Status {
 	return workflows.Status{Path: "plant", Kind: "supervisor", State: "running", Desired: "running", Reason: "1/3 workers at desired state", Generation: 2,
 		Children: []workflows.Status{
-			{Path: "plant/line-1", Kind: "supervisor", State: "running", Desired: "running", Generation: 2, Children: []workflows.Status{
+			{Path: "plant/line-1", Kind: "supervisor", Strategy: "one_for_all", State: "running", Desired: "running", Generation: 2, Restarts: 3, ManualRestarts: 1, Children: []workflows.Status{
 				{Path: "plant/line-1/press", Kind: "stub", State: "running", Desired: "running", Reason: "started", Generation: 2,
 					LastAction: workflows.ActionStatus{Name: "start", Status: "succeeded", Attempts: 3}},
 				{Path: "plant/line-1/saw", Kind: "stub", State: "failed", Desired: "running", Reason: "start failed permanently", Restarts: 4, ManualRestarts: 1, Generation: 2,
@@ -37,6 +37,7 @@ func TestPrintTreeDrawsTheHierarchyWithCounters(t *testing.T) {
 	require.Contains(t, lines[3], "start succeeded (3 attempts)")
 	require.Contains(t, lines[4], "start failed permanently: bad path [2 signals rejected]")
 	require.Regexp(t, `failed\s+running\s+4\s+1\s+2`, lines[4])
+	require.Regexp(t, `supervisor one_for_all\s+running\s+running\s+3\s+1\s+2`, lines[2], "a supervisor shows its strategy and its own restarts")
 }
 
 func TestFailedWorkersNamesEachWithItsErrorAndSkipsApplyingOnes(t *testing.T) {

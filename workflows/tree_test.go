@@ -281,3 +281,60 @@ func TestPendingRestart_SecondFailureMergesAndFiresOnce(t *testing.T) {
 	requireAllRunning(t, st)
 	require.Equal(t, 2, st.RecentRestarts, "both failures count")
 }
+
+// Vars are inherited and overridden down the tree and rendered into the
+// driver config a worker's actions get; re-applying changed vars hands the
+// workers that use them a new spec (their driver config changed: they
+// restart) and leaves the rest alone; a spec with a missing variable is
+// rejected and changes nothing.
+func TestVars_InheritOverrideRenderAndMissingKey(t *testing.T) {
+	env := newEnv(t)
+	var reqs calls
+	record := func(verb string) func(context.Context, activities.ActionRequest) (activities.ActionResult, error) {
+		return func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			url := ""
+			if r.Spec.HTTP != nil {
+				url = r.Spec.HTTP["health"].(map[string]any)["url"].(string)
+			}
+			reqs.add(verb + " " + r.Path + " " + url)
+			return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+		}
+	}
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(record("start"))
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(record("restart"))
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(record("stop"))
+	web := spec.Node{Name: "web", Kind: spec.KindHTTP, Observe: &spec.Observe{Interval: spec.Dur(time.Hour)},
+		HTTP: map[string]any{"health": map[string]any{"url": "http://{{ .Vars.host }}:{{ .Vars.port }}/{{ .Name }}"}}}
+	build := func(host string, port string) spec.Node {
+		line := tree("line", web, stubNode("plain", nil))
+		line.Vars = map[string]string{"port": "8080"}
+		root := tree("plant", line)
+		root.Vars = map[string]string{"host": host}
+		if port != "" {
+			root.Vars["port"] = port
+		}
+		return root
+	}
+	var first, second []string
+	var st Status
+	at(env, time.Minute, func() {
+		first = reqs.get()
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: build("h2", "80")})
+	})
+	at(env, 2*time.Minute, func() {
+		second = reqs.get()[len(first):]
+		bad := build("h3", "")
+		bad.Children[0].Vars = nil // nobody defines port now
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: bad})
+	})
+	at(env, 3*time.Minute, func() { st = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "plant", Spec: build("h1", "80"), Generation: 1})
+
+	require.ElementsMatch(t, []string{"start plant/line/web http://h1:8080/web", "start plant/line/plain "}, first,
+		"port comes from line (overriding plant's), host from plant")
+	require.Equal(t, []string{"restart plant/line/web http://h2:8080/web"}, second, "only the worker whose rendered config changed restarts")
+	require.Equal(t, 1, st.RejectedSignals, "a spec with a missing variable is rejected")
+	require.EqualValues(t, 2, st.Generation)
+	require.Equal(t, "running", childNamed(t, st, "plant/line/web").State)
+}
