@@ -71,13 +71,13 @@ steward is running. Web UI: http://localhost:$UI_PORT/namespaces/default/workflo
 
 Try, in another terminal$( [ "$PORT" = 7233 ] || echo ", after: export TEMPORAL_ADDRESS=$ADDRESS"):
   bin/starter status                      # the tree, readable
-  bin/starter status $root/web -o json    # one worker, as JSON
-  bin/starter stop $root/web              # desired stopped
-  bin/starter start $root/web             # desired running
-  bin/starter restart $root/api           # a manual restart
+  bin/starter status $root/shop/web -o json   # one worker, as JSON
+  bin/starter stop $root/shop/web             # desired stopped
+  bin/starter start $root/shop/web            # desired running
+  bin/starter restart $root/shop/api          # a manual restart
   curl -s http://127.0.0.1:18081/         # the hello service steward runs
   kill -9 \$(pgrep -f bin/hello)           # kill it, then: bin/starter status $root/hello
-  bin/temporal workflow signal --workflow-id $root/web --name desired --input '"stopped"'
+  bin/temporal workflow signal --workflow-id $root/shop/web --name desired --input '"stopped"'
   bin/temporal workflow query --workflow-id $root --name status
   bin/temporal workflow list --query "StewardState='running'"
 

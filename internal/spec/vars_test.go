@@ -37,3 +37,13 @@ func TestMergeVarsOfNothingIsNil(t *testing.T) {
 	require.Nil(t, MergeVars(nil, map[string]string{}), "a tree without vars keeps its shape (and its canonical JSON)")
 	require.Equal(t, map[string]string{"a": "1"}, MergeVars(map[string]string{"a": "1"}, nil))
 }
+
+// The shipped example must stay valid: `make run` applies it.
+func TestExampleDemoSpecIsValid(t *testing.T) {
+	n, err := Load("../../examples/demo.yaml")
+	require.NoError(t, err)
+	require.Equal(t, 3, len(n.Children[2].Children), "the shop group")
+	hello, ps := Render(Inherit(n.Vars, n.Children[0]), "children[0]")
+	require.Empty(t, ps)
+	require.Equal(t, []any{"--addr", "127.0.0.1:18081"}, hello.Process["args"])
+}
