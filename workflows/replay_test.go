@@ -8,10 +8,13 @@ import (
 	"go.temporal.io/sdk/worker"
 )
 
-// TestReplayRecordedHistories replays histories recorded from a real server
-// (a supervisor and two workers through start retries, crashes and
-// backoff restarts, a manual restart, stop/start, a re-applied spec and a
-// delete). A change to workflow logic that is not behind
+// TestReplayRecordedHistories replays histories recorded from a real server:
+// history-rec-*: a supervisor and two workers through start retries,
+// crashes and backoff restarts, a manual restart, stop/start, a re-applied
+// spec and a delete; history-tree-*: a three-level tree (one_for_one root,
+// a one_for_all group with a crashing worker, a rest_for_one chain) through
+// group restarts, a give-up escalated to the root, the root giving up, and
+// its cooldown restart. A change to workflow logic that is not behind
 // workflow.GetVersion fails here; re-run it on every SDK upgrade.
 //
 // To record new ones: run a tree on a dev server, then

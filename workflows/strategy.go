@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -108,7 +109,7 @@ func (s *supervisorRun) onTerminated(i, n int) {
 		s.carry.RestartTimes = append(s.carry.RestartTimes, now)
 	}
 	s.carry.RestartTimes = slices.DeleteFunc(s.carry.RestartTimes, func(t time.Time) bool { return now.Sub(t) >= in.Period.D() })
-	why := fmt.Sprintf("%s ended (%s)", rec.Name, rec.Status.Reason)
+	why := rec.Name + " " + endSummary(rec.Status)
 	if len(s.carry.RestartTimes) > in.MaxRestarts {
 		s.giveUp(fmt.Sprintf("gave up: more than %d restarts in %s (last: %s)", in.MaxRestarts, in.Period.D(), why))
 		return
@@ -131,6 +132,18 @@ func (s *supervisorRun) onTerminated(i, n int) {
 	}
 	delay := tick.BackoffDelay(backoffPolicy(node), len(s.carry.RestartTimes), tick.HashKey(s.in.Path))
 	s.planRestart(targets, fmt.Sprintf("%s: %s", s.strategy(), why), delay)
+}
+
+// endSummary says briefly how a child ended: "crashed (exit 1)", "gave up".
+func endSummary(st Status) string {
+	if st.Kind == spec.KindSupervisor {
+		return "gave up"
+	}
+	r, _, _ := strings.Cut(st.Reason, ";")
+	if r == "" {
+		return "ended"
+	}
+	return r
 }
 
 func backoffPolicy(n spec.Node) tick.BackoffPolicy {
