@@ -338,3 +338,37 @@ func TestVars_InheritOverrideRenderAndMissingKey(t *testing.T) {
 	require.EqualValues(t, 2, st.Generation)
 	require.Equal(t, "running", childNamed(t, st, "plant/line/web").State)
 }
+
+// A child supervisor in a group restart is stopped as a whole (its own
+// children in reverse order) and started as a whole (in order) before the
+// next sibling starts.
+func TestStrategy_OneForAll_RestartsAChildSupervisorAsAWhole(t *testing.T) {
+	root := withStrategy(tree("root", tree("sub", stubNode("x", nil), stubNode("z", nil)), stubNode("y", nil)), spec.OneForAll)
+	actions, st := runTree(t, root, time.Minute, func(env *testsuite.TestWorkflowEnvironment) { crashChild(env, "root/y") })
+	require.Equal(t, []string{"stop root/sub/z", "stop root/sub/x", "start root/sub/x", "start root/sub/z", "start root/y"}, actions)
+	requireAllRunning(t, st)
+	require.Equal(t, 1, childNamed(t, st, "root/sub").Restarts)
+}
+
+// A temporary supervisor that gives up stays down: its parent does not
+// restart it, counts nothing, and it arms no cooldown.
+func TestRestartTypes_TemporarySupervisorThatGivesUpStaysDown(t *testing.T) {
+	sub := restartType(tree("sub", stubNode("x", nil)), spec.RestartTemporary)
+	sub.Intensity = &spec.Intensity{MaxRestarts: 1, Period: spec.Dur(time.Hour), Cooldown: spec.Dur(time.Minute)}
+	root := tree("root", sub, stubNode("y", nil))
+	env := newEnv(t)
+	mockActions(env)
+	var st Status
+	at(env, time.Minute, func() { crashChild(env, "root/sub/x") })
+	at(env, 2*time.Minute, func() { crashChild(env, "root/sub/x") })
+	at(env, 20*time.Minute, func() { st = query(t, env) })
+	endAt(env, 21*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1})
+
+	s := childNamed(t, st, "root/sub")
+	require.Equal(t, "failed", s.State, s.Reason)
+	require.True(t, s.BackoffUntil.IsZero(), "no cooldown for a temporary supervisor")
+	require.Equal(t, 0, st.RecentRestarts, "the parent counts nothing")
+	require.Equal(t, "running", st.State)
+	require.Equal(t, "running", childNamed(t, st, "root/y").State)
+}
