@@ -48,6 +48,8 @@ type WorkerCarry struct {
 	// SuperviseSeq is the last supervise request handled (echoed in status
 	// so the supervisor knows its request arrived).
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
+	// Watch is a rollout's operation in progress (worker_rollout.go).
+	Watch *RolloutWatch `json:"watch,omitempty"`
 }
 
 // WorkerWorkflow supervises one service.
@@ -104,6 +106,12 @@ type workerRun struct {
 	lastState    tick.State
 	lastReported *Status
 	searchState  string
+
+	rolloutTimer  workflow.Future
+	rolloutCancel workflow.CancelFunc
+	// sent holds signals to rollouts not yet delivered: they must be before
+	// the workflow continues as new.
+	sent []workflow.Future
 }
 
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
@@ -132,6 +140,7 @@ func (w *workerRun) loop() error {
 	specCh := workflow.GetSignalChannel(ctx, SignalSpec)
 	exitCh := workflow.GetSignalChannel(ctx, SignalExit)
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
+	rolloutCh := workflow.GetSignalChannel(ctx, SignalRollout)
 
 	w.upsertSearch()
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
@@ -146,6 +155,14 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
+		sel.AddReceive(rolloutCh, func(c workflow.ReceiveChannel, _ bool) { w.onRollout(receiveRaw(ctx, c)) })
+		if t := w.rolloutTimer; t != nil {
+			sel.AddFuture(t, func(fut workflow.Future) {
+				if fut == w.rolloutTimer {
+					w.rolloutTimer = nil
+				}
+			}) // afterEvent checks the deadline
+		}
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
 		}
@@ -177,7 +194,7 @@ func (w *workerRun) loop() error {
 		}
 		w.afterEvent()
 		if w.flight == nil && w.shouldContinueAsNew() && ctx.Err() == nil {
-			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh)
+			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)
 		}
 	}
 }
@@ -228,7 +245,11 @@ func (w *workerRun) onDesired(raw converter.RawValue) {
 		w.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\", got %q", d))
 		return
 	}
-	w.carry.Desired = tick.Desired(d)
+	w.setDesired(tick.Desired(d))
+}
+
+func (w *workerRun) setDesired(d tick.Desired) {
+	w.carry.Desired = d
 	if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, w.carry.Desired) {
 		f.cancelled = true
 		f.cancel()
@@ -575,6 +596,8 @@ func (w *workerRun) afterEvent() {
 		w.observeCancel()
 		w.observeTimer = nil
 	}
+	w.checkRollout()
+	w.armRolloutTimer()
 	w.upsertSearch()
 	w.report(false)
 	workflow.SetCurrentDetails(w.ctx, w.details())
@@ -687,13 +710,13 @@ func (w *workerRun) shouldContinueAsNew() bool {
 
 // continueAsNew drains every signal into the carried state (recording, not
 // acting: no action may start now) and continues as new.
-func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh workflow.ReceiveChannel) error {
-	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh)
-	if err := workflow.Await(w.ctx, func() bool { return workflow.AllHandlersFinished(w.ctx) }); err != nil {
+func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh workflow.ReceiveChannel) error {
+	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)
+	if err := workflow.Await(w.ctx, func() bool { return workflow.AllHandlersFinished(w.ctx) && w.delivered() }); err != nil {
 		return w.shutdown() // cancelled while waiting
 	}
 	// Signals may have arrived while awaiting.
-	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh)
+	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)
 	if w.ctx.Err() != nil {
 		return w.shutdown()
 	}
@@ -701,6 +724,19 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	carry := w.carry
 	next.Carry = &carry
 	return workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
+}
+
+// delivered reports whether every signal to a rollout has been delivered
+// (or failed), dropping those that have.
+func (w *workerRun) delivered() bool {
+	pending := w.sent[:0]
+	for _, f := range w.sent {
+		if !f.IsReady() {
+			pending = append(pending, f)
+		}
+	}
+	w.sent = pending
+	return len(pending) == 0
 }
 
 func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
@@ -724,6 +760,8 @@ func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 					w.onExit(raw)
 				case 4:
 					w.onSupervise(raw)
+				case 5:
+					w.onRollout(raw)
 				}
 				raw = converter.RawValue{}
 			}
@@ -769,6 +807,10 @@ func (w *workerRun) shutdown() error {
 		}
 	}
 	m.State, m.Reason, m.Instance = tick.Stopped, "deleted", ""
+	if wt := w.carry.Watch; wt != nil {
+		w.carry.Watch = nil
+		w.sendRolloutResult(*wt, TargetFailed, "the worker was deleted")
+	}
 	w.carry.Since = workflow.Now(dctx)
 	w.carry.Desired = tick.WantStopped
 	w.upsertSearch()
