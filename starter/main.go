@@ -51,7 +51,7 @@ func main() {
 	root.AddCommand(applyCmd(g), statusCmd(g), deleteCmd(g),
 		desiredCmd(g, "start", "running", "Start the service(s) at PATH (desired running)"),
 		desiredCmd(g, "stop", "stopped", "Stop the service(s) at PATH (desired stopped)"),
-		restartCmd(g))
+		restartCmd(g), rolloutCmd(g))
 	err := root.Execute()
 	if err == nil {
 		return

@@ -114,6 +114,7 @@ func run(o options) error {
 	w := worker.New(c, workflows.TaskQueue, opts)
 	w.RegisterWorkflow(workflows.WorkerWorkflow)
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
+	w.RegisterWorkflow(workflows.RolloutWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	hostOpts := opts

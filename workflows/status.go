@@ -74,6 +74,9 @@ type ActionStatus struct {
 
 // ChildReport is what a child signals its supervisor on every change.
 type ChildReport struct {
+	// Seq numbers a child's reports: two sent in one workflow task can
+	// arrive in either order, and the supervisor keeps the newest.
+	Seq    int64  `json:"seq,omitempty"`
 	Status Status `json:"status"`
 	// Ended: the child's workflow is ending (it was deleted).
 	Ended bool `json:"ended,omitempty"`

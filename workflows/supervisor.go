@@ -56,6 +56,8 @@ type SupervisorCarry struct {
 	// SentSeq numbers the ones this supervisor sends its children.
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
 	SentSeq      int64 `json:"sentSeq,omitempty"`
+	// ReportSeq numbers the reports to the parent.
+	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
 
 // ChildRecord is what a supervisor knows of one child.
@@ -77,6 +79,8 @@ type ChildRecord struct {
 	// Adopted: the child's workflow was running already; its first report
 	// sets SeenTerminations (its past ends are not new).
 	Adopted bool `json:"adopted,omitempty"`
+	// ReportSeq is the newest report applied; older ones are stale.
+	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -485,6 +489,10 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if rec.Path != path || rec.Deferred {
 			continue
 		}
+		if r.Seq > 0 && r.Seq <= rec.ReportSeq && !r.Ended {
+			return // overtaken by a newer report
+		}
+		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
 		if r.Status.Children == nil {
 			r.Status.Children = []Status{}
 		}
@@ -614,7 +622,8 @@ func (s *supervisorRun) report(ended bool) {
 		}
 	}
 	s.lastReported = &st
-	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	s.carry.ReportSeq++
+	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Seq: s.carry.ReportSeq, Status: st, Ended: ended})
 	s.send(f)
 	if ended {
 		_ = f.Get(s.ctx, nil) // see workerRun.report

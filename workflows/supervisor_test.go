@@ -201,3 +201,24 @@ func TestSupervisor_ChildRemovedAndReaddedStartsAfterTheOldRunEnds(t *testing.T)
 	}
 	require.Equal(t, 2, bStarts, "the old run, then the new one")
 }
+
+// Regression: two reports a child sends in one workflow task are delivered
+// in either order; the supervisor applied the older one last, and a root
+// showed "11/12 workers" for a subtree whose workers had all started (an
+// `apply --wait` of 24 workers never returned). Reports are numbered now,
+// and a stale one is ignored.
+func TestSupervisor_OutOfOrderReportsDoNotRegressAChildsStatus(t *testing.T) {
+	env := newEnv(t)
+	var st Status
+	report := func(seq int64, state string) ChildReport {
+		return ChildReport{Seq: seq, Status: Status{Path: "root/a", Kind: "stub", State: state, Desired: "running", Children: []Status{}}}
+	}
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalChild, report(1000, "running"))
+		env.SignalWorkflow(SignalChild, report(999, "starting"))
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, "running", childNamed(t, st, "root/a").State)
+}

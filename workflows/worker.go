@@ -50,6 +50,8 @@ type WorkerCarry struct {
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
 	// Watch is a rollout's operation in progress (worker_rollout.go).
 	Watch *RolloutWatch `json:"watch,omitempty"`
+	// ReportSeq numbers the reports to the parent.
+	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
 
 // WorkerWorkflow supervises one service.
@@ -685,7 +687,8 @@ func (w *workerRun) report(ended bool) {
 	// Fire and forget: a parent that is gone must not stall the worker. The
 	// last report is awaited: a signal initiated by a workflow that closes
 	// in the same task may never be delivered.
-	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Status: st, Ended: ended})
+	w.carry.ReportSeq++
+	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.carry.ReportSeq, Status: st, Ended: ended})
 	if ended {
 		_ = f.Get(ctx, nil)
 	}

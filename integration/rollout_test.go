@@ -1,0 +1,119 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+func fleetSpec(name string, groups, per int, stub string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nchildren:\n", name)
+	for g := range groups {
+		fmt.Fprintf(&b, "  - name: g%d\n    children:\n", g)
+		for i := range per {
+			fmt.Fprintf(&b, "      - {name: w%02d, kind: stub, stub: %s, observe: {interval: 1h}}\n", i, stub)
+		}
+	}
+	return b.String()
+}
+
+// A rollout restart over 24 workers in two supervisors, 10 at a time: every
+// worker restarts once (a manual restart), in spec order, and the summary
+// says so.
+func TestRolloutRestartOverAFleet(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, fleetSpec("it-fleet", 2, 12, "{}")), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-fleet") })
+
+	began := time.Now()
+	r = starter(t, "rollout", "restart", "it-fleet", "--chunk", "10", "-o", "json")
+	took := time.Since(began)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	var res workflows.RolloutStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	require.Equal(t, 24, res.Total)
+	require.Equal(t, 24, res.Succeeded)
+	require.Zero(t, res.Failed)
+	require.Zero(t, res.Skipped)
+	require.Equal(t, "completed", res.State)
+	require.Equal(t, "it-fleet/g0/w00", res.Targets[0].Path, "spec order")
+	require.Equal(t, "it-fleet/g1/w11", res.Targets[23].Path, "spec order")
+	t.Logf("rollout restart of 24 workers at chunk 10: %s in the workflow, %s for the command (%.1f targets/s)",
+		res.EndedAt.Sub(res.StartedAt).Round(time.Millisecond), took.Round(time.Millisecond), 24/res.EndedAt.Sub(res.StartedAt).Seconds())
+
+	root := status(t, "it-fleet")
+	for _, p := range res.Targets {
+		w, ok := root.Find(p.Path)
+		require.True(t, ok, p.Path)
+		require.Equal(t, 1, w.ManualRestarts, p.Path)
+		require.Equal(t, "running", w.State, p.Path)
+	}
+	// Chunks: the 11th target was sent only after the first ten finished.
+	var firstChunkEnd time.Time
+	for _, tg := range res.Targets[:10] {
+		if tg.Finished.After(firstChunkEnd) {
+			firstChunkEnd = tg.Finished
+		}
+	}
+	require.False(t, res.Targets[10].Started.Before(firstChunkEnd))
+}
+
+// A second rollout over the same subtree, or an overlapping one, is refused
+// while the first runs; `starter rollout cancel` stops the first, whose
+// in-flight target finishes and whose rest are cancelled.
+func TestRolloutRefusesASecondAndIsCancellable(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, fleetSpec("it-slow", 1, 6, "{delay: 1500ms}")), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-slow") })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first := exec.CommandContext(ctx, starterBin, "rollout", "restart", "it-slow", "--chunk", "1", "-o", "json")
+	first.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
+	var out, errb bytes.Buffer
+	first.Stdout, first.Stderr = &out, &errb
+	require.NoError(t, first.Start())
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- first.Wait() }()
+
+	eventually(t, time.Minute, func() (bool, string) {
+		q := temporalCLI(t, "workflow", "query", "--workflow-id", "rollout:it-slow", "--name", "status")
+		return q.code == 0 && strings.Contains(q.stdout, `"succeeded"`), q.stdout + q.stderr
+	})
+	second := starter(t, "rollout", "restart", "it-slow", "--chunk", "3")
+	require.Equal(t, 1, second.code, second.stdout+second.stderr)
+	require.Contains(t, second.stderr, "a rollout of it-slow is already running (rollout:it-slow)")
+	overlap := starter(t, "rollout", "stop", "it-slow/g0")
+	require.Equal(t, 1, overlap.code, overlap.stdout+overlap.stderr)
+	require.Contains(t, overlap.stderr, "overlaps it-slow/g0")
+
+	c := starter(t, "rollout", "cancel", "rollout:it-slow")
+	require.Equal(t, 0, c.code, c.stdout+c.stderr)
+	select {
+	case err := <-firstDone:
+		require.NoError(t, err, errb.String())
+	case <-ctx.Done():
+		t.Fatal("the cancelled rollout did not end")
+	}
+	var res workflows.RolloutStatus
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res), out.String()+errb.String())
+	require.Equal(t, "cancelled", res.State)
+	require.Equal(t, 6, res.Total)
+	require.GreaterOrEqual(t, res.Succeeded, 1)
+	require.GreaterOrEqual(t, res.Counts[workflows.TargetCancelled], 1)
+	require.Equal(t, res.Total, res.Succeeded+res.Counts[workflows.TargetCancelled], "nothing failed or was left pending: %+v", res.Counts)
+	require.Zero(t, res.Failed)
+}
