@@ -78,12 +78,12 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			}
 			id := workflows.RolloutID(path)
 			_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID:                       id,
-				TaskQueue:                workflows.TaskQueue,
-				WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+				ID:                                       id,
+				TaskQueue:                                workflows.TaskQueue,
+				WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+				WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 				WorkflowExecutionErrorWhenAlreadyStarted: true,
-				StaticSummary: fmt.Sprintf("steward rollout: %s %d workers under %s, %d at a time", op, len(targets), path, chunk),
+				StaticSummary:                            fmt.Sprintf("steward rollout: %s %d workers under %s, %d at a time", op, len(targets), path, chunk),
 				TypedSearchAttributes: temporal.NewSearchAttributes(
 					workflows.SearchPath.ValueSet(path), workflows.SearchKind.ValueSet("rollout"), workflows.SearchState.ValueSet("running")),
 			}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: failFast})
