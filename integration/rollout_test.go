@@ -90,8 +90,8 @@ func TestRolloutRefusesASecondAndIsCancellable(t *testing.T) {
 	go func() { firstDone <- first.Wait() }()
 
 	eventually(t, time.Minute, func() (bool, string) {
-		q := temporalCLI(t, "workflow", "query", "--workflow-id", "rollout:it-slow", "--name", "status")
-		return q.code == 0 && strings.Contains(q.stdout, `"succeeded"`), q.stdout + q.stderr
+		st, desc := rolloutStatus(t, "rollout:it-slow")
+		return st.Total == 6 && st.State == "running", desc
 	})
 	second := starter(t, "rollout", "restart", "it-slow", "--chunk", "3")
 	require.Equal(t, 1, second.code, second.stdout+second.stderr)
@@ -116,4 +116,64 @@ func TestRolloutRefusesASecondAndIsCancellable(t *testing.T) {
 	require.GreaterOrEqual(t, res.Counts[workflows.TargetCancelled], 1)
 	require.Equal(t, res.Total, res.Succeeded+res.Counts[workflows.TargetCancelled], "nothing failed or was left pending: %+v", res.Counts)
 	require.Zero(t, res.Failed)
+}
+
+// A rollout survives a worker process restart: killed in the middle, the
+// new worker process goes on where it was, and every target succeeds once.
+func TestRolloutGoesOnAcrossAWorkerRestart(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, fleetSpec("it-durable", 1, 6, "{delay: 700ms}")), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-durable") })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, starterBin, "rollout", "restart", "it-durable", "--chunk", "2", "-o", "json")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	eventually(t, time.Minute, func() (bool, string) {
+		st, desc := rolloutStatus(t, "rollout:it-durable")
+		return st.Succeeded >= 2, desc
+	})
+	mainWorker.kill()
+	w, err := startWorker("worker-rollout")
+	require.NoError(t, err)
+	mainWorker = w
+
+	select {
+	case err := <-done:
+		require.NoError(t, err, errb.String())
+	case <-ctx.Done():
+		t.Fatal("the rollout did not end after the worker restart")
+	}
+	var res workflows.RolloutStatus
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res), out.String()+errb.String())
+	require.Equal(t, 6, res.Succeeded, "%+v", res.Counts)
+	root := status(t, "it-durable")
+	for _, tg := range res.Targets {
+		w, _ := root.Find(tg.Path)
+		require.Equal(t, 1, w.ManualRestarts, "%s restarted exactly once", tg.Path)
+	}
+}
+
+// rolloutStatus queries a rollout with the temporal CLI.
+func rolloutStatus(t *testing.T, id string) (workflows.RolloutStatus, string) {
+	t.Helper()
+	q := temporalCLI(t, "workflow", "query", "--workflow-id", id, "--name", "status", "-o", "json")
+	var st workflows.RolloutStatus
+	if q.code != 0 {
+		return st, q.stderr
+	}
+	var res struct {
+		QueryResult []workflows.RolloutStatus `json:"queryResult"`
+	}
+	if err := json.Unmarshal([]byte(q.stdout), &res); err != nil || len(res.QueryResult) == 0 {
+		return st, fmt.Sprintf("%v: %s", err, q.stdout)
+	}
+	return res.QueryResult[0], fmt.Sprintf("%+v", res.QueryResult[0].Counts)
 }

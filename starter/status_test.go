@@ -52,3 +52,24 @@ func TestAtDesiredCountsWorkersOnly(t *testing.T) {
 	require.Equal(t, 1, at, "press only: saw failed, office is in backoff and applying")
 	require.Equal(t, 3, total)
 }
+
+func TestLeavesListsWorkersInSpecOrder(t *testing.T) {
+	require.Equal(t, []string{"plant/line-1/press", "plant/line-1/saw", "plant/office"}, leaves(sampleTree()))
+	require.Equal(t, []string{"plant/office"}, leaves(sampleTree().Children[1]), "a worker is its own target")
+}
+
+func TestPrintRolloutShowsWhatDidNotSucceedAndTheCounts(t *testing.T) {
+	st := workflows.RolloutStatus{Path: "plant", Op: "restart", State: "completed", Total: 3, Succeeded: 1, Failed: 1, Skipped: 1,
+		Counts: map[string]int{"succeeded": 1, "failed": 1, "skipped": 1},
+		Targets: []workflows.RolloutTarget{
+			{Path: "plant/a", Status: "succeeded"}, {Path: "plant/b", Status: "failed", Error: "boom"}, {Path: "plant/c", Status: "skipped"},
+		}}
+	var out bytes.Buffer
+	require.NoError(t, printRollout(&out, st, "text"))
+	require.NotContains(t, out.String(), "plant/a")
+	require.Regexp(t, `plant/b\s+failed\s+boom`, out.String())
+	require.Contains(t, out.String(), "restart plant: completed — total 3, succeeded 1, failed 1, skipped 1, cancelled 0")
+	out.Reset()
+	require.NoError(t, printRollout(&out, st, "json"))
+	require.Contains(t, out.String(), `"skipped": 1`)
+}
