@@ -13,9 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steward-sh/steward/internal/driver"
@@ -57,6 +60,55 @@ type ActionResult struct {
 // Activities dispatches actions to drivers by worker kind.
 type Activities struct {
 	Drivers map[string]driver.Driver
+	// Metrics receives the action metrics (nil: none); PoolSize is the
+	// action slots per task queue, for the pool utilization.
+	Metrics  client.MetricsHandler
+	PoolSize int
+
+	mu       sync.Mutex
+	inFlight map[string]int // by task queue
+}
+
+// Action metrics (README: "Metrics").
+const (
+	MetricExecutionDuration = "steward_action_execution_duration_seconds" // {action, kind, status}
+	MetricPoolUtilization   = "steward_worker_pool_utilization"           // {task_queue}: in flight / pool size
+)
+
+// track counts an action in or out of its task queue's slots and updates
+// the pool utilization.
+func (a *Activities) track(queue string, delta int) {
+	if a.Metrics == nil || a.PoolSize <= 0 {
+		return
+	}
+	a.mu.Lock()
+	if a.inFlight == nil {
+		a.inFlight = map[string]int{}
+	}
+	a.inFlight[queue] += delta
+	n := a.inFlight[queue]
+	a.mu.Unlock()
+	a.Metrics.WithTags(map[string]string{"task_queue": queue}).Gauge(MetricPoolUtilization).Update(float64(n) / float64(a.PoolSize))
+}
+
+// observe records an action's execution time by outcome.
+func (a *Activities) observe(ctx context.Context, kind string, began time.Time, err error) {
+	if a.Metrics == nil {
+		return
+	}
+	status := "success"
+	switch {
+	case err == nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		status = "timeout"
+	case ctx.Err() != nil:
+		status = "cancelled"
+	default:
+		status = "failure"
+	}
+	action := strings.ToLower(strings.TrimPrefix(activity.GetInfo(ctx).ActivityType.Name, Prefix))
+	a.Metrics.WithTags(map[string]string{"action": action, "kind": kind, "status": status}).
+		Timer(MetricExecutionDuration).Record(time.Since(began))
 }
 
 // Start starts the service.
@@ -99,12 +151,16 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 			fmt.Sprintf("no driver for kind %q in this worker", req.Spec.Kind), ErrUnknownKind,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{attempt}})
 	}
+	a.track(info.TaskQueue, 1)
+	defer a.track(info.TaskQueue, -1)
+	began := time.Now()
 	stop := heartbeat(ctx, info.HeartbeatTimeout, attempt)
 	res, err := do(d, driver.Request{
 		WorkflowID: req.WorkflowID, Path: req.Path, Spec: req.Spec,
 		Instance: req.Instance, Seq: req.Seq, Attempt: attempt,
 	})
 	stop()
+	a.observe(ctx, req.Spec.Kind, began, err)
 	res.Attempt = attempt
 	if err == nil {
 		return res, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/steward-sh/steward/internal/leakcheck"
+	"github.com/steward-sh/steward/internal/metricstest"
 	"strings"
 	"sync"
 	"testing"
@@ -540,4 +541,29 @@ func TestPermanentNotRetried(t *testing.T) {
 	assert.True(t, appErr.NonRetryable())
 	assert.Equal(t, int32(1), attemptOf(t, appErr))
 	assert.Len(t, f.probe.requests(), 1, "a permanent failure is tried once")
+}
+
+// The action metrics move: execution time by outcome, and the pool's
+// utilization up while an action runs and back down after it.
+func TestMetricsExecutionDurationByStatusAndPoolUtilization(t *testing.T) {
+	leakcheck.NoLeaks(t)
+	f := newFixture(t)
+	rec := metricstest.New()
+	f.acts.Metrics, f.acts.PoolSize = rec, 4
+	env := f.activityEnv()
+	_, err := env.ExecuteActivity(StartName, stubReq(&spec.Stub{}))
+	require.NoError(t, err)
+	_, err = env.ExecuteActivity(StartName, stubReq(&spec.Stub{Outcomes: map[string][]string{"start": {"failure"}}}))
+	require.Error(t, err)
+	_, err = env.ExecuteActivity(StopName, stubReq(&spec.Stub{}))
+	require.NoError(t, err)
+
+	ok := rec.Points(MetricExecutionDuration, map[string]string{"action": "start", "kind": "stub", "status": "success"})
+	require.Len(t, ok, 1)
+	require.Len(t, rec.Points(MetricExecutionDuration, map[string]string{"action": "start", "status": "failure"}), 1)
+	require.Len(t, rec.Points(MetricExecutionDuration, map[string]string{"action": "stop", "status": "success"}), 1)
+	util := rec.Points(MetricPoolUtilization, nil)
+	require.Len(t, util, 6, "up and down for each of the three actions")
+	require.Equal(t, 0.25, util[0].Value, "one of four slots in use")
+	require.Equal(t, 0.0, util[1].Value)
 }

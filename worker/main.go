@@ -42,7 +42,7 @@ func main() {
 	flag.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
-	flag.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (the SDK's) on this address, e.g. 127.0.0.1:9090; empty: off")
+	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
 	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
 	flag.Parse()
@@ -102,7 +102,11 @@ func run(o options) error {
 	defer httpDriver.Close()
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{
 		spec.KindStub: stubDriver, spec.KindProcess: processDriver, spec.KindHTTP: httpDriver,
-	}}
+	}, Metrics: metrics.Handler, PoolSize: o.poolSize}
+	qctx, stopQueueSize := context.WithCancel(context.Background())
+	defer stopQueueSize()
+	go telemetry.ReportQueueSize(qctx, c, o.namespace, metrics.Handler, 10*time.Second,
+		workflows.TaskQueue, workflows.HostTaskQueue(o.host))
 
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize: o.poolSize,

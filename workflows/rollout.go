@@ -192,6 +192,7 @@ func (r *rolloutRun) run() (RolloutStatus, error) {
 	for i := r.carry.Next; i < len(r.carry.Targets); i++ {
 		r.carry.Targets[i].Status = left
 		r.carry.Targets[i].Finished = now
+		count(ctx, MetricRolloutTargets, map[string]string{"op": r.in.Op, "status": left})
 	}
 	r.carry.Next = len(r.carry.Targets)
 	r.ended = now
@@ -278,6 +279,7 @@ func (r *rolloutRun) record(res RolloutResult, from, to int) {
 	switch res.Status {
 	case TargetSucceeded, TargetFailed, TargetTimeout:
 		t.Status, t.Error, t.Finished = res.Status, res.Error, workflow.Now(r.ctx)
+		count(r.ctx, MetricRolloutTargets, map[string]string{"op": r.in.Op, "status": res.Status})
 	}
 }
 

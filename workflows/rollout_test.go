@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/metricstest"
 	"github.com/steward-sh/steward/internal/spec"
 )
 
@@ -87,7 +88,19 @@ type rolloutCase struct {
 
 func runRollout(t *testing.T, c rolloutCase) (RolloutStatus, *inFlight) {
 	t.Helper()
-	env := newEnv(t)
+	st, flight, _ := runRolloutEnv(t, c)
+	return st, flight
+}
+
+func runRolloutWithMetrics(t *testing.T, c rolloutCase) *metricstest.Recorder {
+	t.Helper()
+	_, _, rec := runRolloutEnv(t, c)
+	return rec
+}
+
+func runRolloutEnv(t *testing.T, c rolloutCase) (RolloutStatus, *inFlight, *metricstest.Recorder) {
+	t.Helper()
+	env, rec := newEnvWithMetrics(t)
 	env.RegisterWorkflow(RolloutHarness)
 	env.RegisterWorkflow(RolloutWorkflow)
 	flight := &inFlight{}
@@ -117,7 +130,7 @@ func runRollout(t *testing.T, c rolloutCase) (RolloutStatus, *inFlight) {
 	require.NoError(t, env.GetWorkflowError())
 	var st RolloutStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
-	return st, flight
+	return st, flight, rec
 }
 
 // Targets restart in spec order, a chunk at a time: never more than the

@@ -192,6 +192,7 @@ func (s *supervisorRun) planRestart(targets []string, reason string, delay time.
 		}
 	}
 	s.carry.Plan = p
+	count(s.ctx, MetricGroupRestarts, map[string]string{"strategy": s.strategy()})
 }
 
 // restartable: a group restart starts the child again (OTP: a temporary
@@ -213,6 +214,7 @@ func (s *supervisorRun) giveUp(reason string) {
 	s.carry.RestartTimes = nil
 	s.carry.Plan = &Plan{Op: opGiveUp, Reason: reason, Phase: phaseStopping, Stop: s.allChildren(true)}
 	s.log.Warn("supervisor gives up", "path", s.in.Path, "reason", reason)
+	count(s.ctx, MetricGiveUps, nil)
 }
 
 // allChildren lists the names of the children (reversed: in stop order).

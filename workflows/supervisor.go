@@ -139,6 +139,9 @@ type supervisorRun struct {
 	// not be delivered.
 	stepSignal workflow.Future
 	stepSeq    int64
+	// origin and depth of the spec change being handed down.
+	origin time.Time
+	depth  int
 }
 
 // send records an outgoing signal or cancel request.
@@ -204,6 +207,7 @@ func (s *supervisorRun) loop() error {
 		}
 		s.advance()
 		s.armWake()
+		s.gauges()
 		s.upsertSearch()
 		s.report(false)
 		workflow.SetCurrentDetails(ctx, s.details())
@@ -327,6 +331,10 @@ func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
 
 func (s *supervisorRun) reject(signal string, err error) {
 	s.carry.RejectedSignals++
+	count(s.ctx, MetricRejectedSignals, map[string]string{"signal": signal})
+	if signal == SignalSpec && templateProblem(err) {
+		count(s.ctx, MetricTemplateErrors, nil)
+	}
 	s.log.Warn("rejected signal", "signal", signal, "path", s.in.Path, "error", err.Error(), "rejected", s.carry.RejectedSignals)
 }
 
@@ -354,6 +362,13 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	} else {
 		s.in.Generation++
 	}
+	recordPropagation(s.ctx, u)
+	// What this supervisor hands down carries where the change began.
+	s.origin, s.depth = u.Origin, u.Depth+1
+	if s.origin.IsZero() {
+		s.origin, s.depth = workflow.Now(s.ctx), 1
+	}
+	count(s.ctx, MetricReconciliations, map[string]string{"strategy": u.Spec.Resolved().Strategy})
 	if d := u.Spec.Resolved().Desired; d != s.in.Spec.Resolved().Desired {
 		s.carry.Desired = d
 		s.resetSupervision()
@@ -410,7 +425,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 // whether this supervisor restarts it (a worker under a sibling strategy).
 func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
 	co := coordinated(s.strategy())
-	return spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co}
+	return spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co, Origin: s.origin, Depth: s.depth}
 }
 
 func (s *supervisorRun) onSuperviseSignal(raw converter.RawValue) {
@@ -595,6 +610,19 @@ func (s *supervisorRun) details() string {
 		row(c)
 	}
 	return b.String()
+}
+
+// gauges updates the per-supervisor gauges (no history event).
+func (s *supervisorRun) gauges() {
+	tags := map[string]string{"path": s.in.Path}
+	gauge(s.ctx, MetricChildCount, tags, float64(len(s.carry.Children)))
+	open := 0
+	for _, c := range s.carry.Children {
+		if c.Status.State == "unknown" {
+			open++
+		}
+	}
+	gauge(s.ctx, MetricCircuitOpen, tags, float64(open))
 }
 
 func (s *supervisorRun) upsertSearch() {

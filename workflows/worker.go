@@ -218,6 +218,10 @@ func decodeRaw(raw converter.RawValue, out any) error {
 
 func (w *workerRun) reject(signal string, err error) {
 	w.carry.RejectedSignals++
+	count(w.ctx, MetricRejectedSignals, map[string]string{"signal": signal})
+	if signal == SignalSpec && templateProblem(err) {
+		count(w.ctx, MetricTemplateErrors, nil)
+	}
 	w.log.Warn("rejected signal", "signal", signal, "path", w.in.Path, "error", err.Error(), "rejected", w.carry.RejectedSignals)
 }
 
@@ -280,6 +284,7 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 		w.reject(SignalSpec, err)
 		return
 	}
+	recordPropagation(w.ctx, u)
 	old := w.node
 	w.in.Spec = u.Spec
 	w.node = rendered(u.Spec)
@@ -392,6 +397,9 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		r.Outcome = tick.Cancelled
 	default:
 		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
+		if r.Outcome == tick.TimedOut {
+			count(w.ctx, MetricActionTimeouts, map[string]string{"action": string(f.action), "kind": w.node.Kind})
+		}
 		r.Error = rootMessage(err)
 		if r.Outcome == tick.Unreachable {
 			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.ProcessHost(), f.action, w.node.UnreachableAfter())
@@ -480,6 +488,12 @@ func (w *workerRun) tick(s tick.Snapshot) {
 	s.JitterKey = tick.HashKey(w.in.Path)
 	s.Coordinated = w.in.Coordinated
 	d := tick.Next(s)
+	if d.Memory.Restarts > s.Memory.Restarts {
+		count(w.ctx, MetricRestarts, map[string]string{"reason": "automatic", "kind": w.node.Kind})
+	}
+	if d.Memory.ManualRestarts > s.Memory.ManualRestarts {
+		count(w.ctx, MetricRestarts, map[string]string{"reason": "manual", "kind": w.node.Kind})
+	}
 	w.carry.Memory = d.Memory
 	if d.Action != tick.None {
 		w.launch(d.Action)
@@ -494,6 +508,7 @@ func (w *workerRun) launch(a tick.Action) {
 	actx = workflow.WithActivityOptions(actx, ActivityOptions(w.node, a))
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
 	fut := workflow.ExecuteActivity(actx, activityName(a), req)
+	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
 	w.flight = &inflight{action: a, future: fut, cancel: cancel}
 	if a != tick.Observe {
 		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
@@ -567,6 +582,14 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 func (w *workerRun) afterEvent() {
 	m := &w.carry.Memory
 	if m.State != w.lastState {
+		count(w.ctx, MetricStateTransitions, map[string]string{"from": string(w.lastState), "to": string(m.State), "kind": w.node.Kind})
+		if host := w.node.ProcessHost(); host != "" && (m.State == tick.Unknown) != (w.lastState == tick.Unknown) {
+			name := MetricCircuitCloses
+			if m.State == tick.Unknown {
+				name = MetricCircuitOpens
+			}
+			count(w.ctx, name, map[string]string{"host": host})
+		}
 		w.carry.Since = workflow.Now(w.ctx)
 		w.lastState = m.State
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/driver/stub"
+	"github.com/steward-sh/steward/internal/metricstest"
 	"github.com/steward-sh/steward/internal/spec"
 )
 
@@ -31,7 +32,16 @@ func TestMain(m *testing.M) {
 // the real stub driver registered.
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
+	env, _ := newEnvWithMetrics(t)
+	return env
+}
+
+// newEnvWithMetrics is newEnv with the workflows' metrics recorded.
+func newEnvWithMetrics(t *testing.T) (*testsuite.TestWorkflowEnvironment, *metricstest.Recorder) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
+	rec := metricstest.New()
+	s.SetMetricsHandler(rec)
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(WorkerWorkflow)
 	env.RegisterWorkflow(SupervisorWorkflow)
@@ -39,7 +49,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	t.Cleanup(d.Close)
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}
 	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
-	return env
+	return env, rec
 }
 
 func stubNode(name string, st *spec.Stub) spec.Node {

@@ -176,6 +176,11 @@ type Update struct {
 	// Coordinated, set by a supervisor, says whether it restarts the worker
 	// with its siblings (its strategy changed); nil leaves it as it is.
 	Coordinated *bool `json:"coordinated,omitempty"`
+	// Origin and Depth, set by supervisors handing a spec down, say when
+	// (workflow time) and how many levels up it was applied, for the
+	// propagation metrics.
+	Origin time.Time `json:"origin,omitzero"`
+	Depth  int       `json:"depth,omitempty"`
 }
 
 // Workers counts the workers (leaves) of a tree.

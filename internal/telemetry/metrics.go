@@ -9,6 +9,10 @@ import (
 	"net/http"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -33,7 +37,9 @@ type Metrics struct {
 var promSafe = tally.SanitizeOptions{
 	NameCharacters:       tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
 	KeyCharacters:        tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
-	ValueCharacters:      tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
+	// Label values may hold any text in Prometheus; paths and task queues
+	// keep their '/', '-', '.' and ':'.
+	ValueCharacters: tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_', '/', '-', '.', ':', '@'}},
 	ReplacementCharacter: tally.DefaultReplacementCharacter,
 }
 
@@ -84,4 +90,34 @@ func (m *Metrics) Close() {
 		_ = m.server.Shutdown(ctx)
 	}
 	_ = m.closer.Close()
+}
+
+// MetricPoolQueueSize is the action queue's backlog: actions scheduled and
+// not yet taken by a worker (the server's approximate count).
+const MetricPoolQueueSize = "steward_worker_pool_queue_size"
+
+// ReportQueueSize asks the server for the backlog of each task queue's
+// actions every interval and reports it as MetricPoolQueueSize{task_queue},
+// until ctx ends.
+func ReportQueueSize(ctx context.Context, c client.Client, namespace string, h client.MetricsHandler, every time.Duration, queues ...string) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		for _, q := range queues {
+			rctx, cancel := context.WithTimeout(ctx, every)
+			resp, err := c.WorkflowService().DescribeTaskQueue(rctx, &workflowservice.DescribeTaskQueueRequest{
+				Namespace: namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: q},
+				TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true,
+			})
+			cancel()
+			if err == nil {
+				h.WithTags(map[string]string{"task_queue": q}).Gauge(MetricPoolQueueSize).Update(float64(resp.GetStats().GetApproximateBacklogCount()))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
