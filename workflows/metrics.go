@@ -17,13 +17,13 @@ import (
 // Labels stay of low cardinality (kind, action, state, strategy, host); only
 // per-supervisor gauges carry a path.
 const (
-	MetricActionQueued        = "steward_action_queued_total"         // {action, kind}
-	MetricActionTimeouts      = "steward_action_timeouts_total"       // {action, kind}
-	MetricRestarts            = "steward_restarts_total"              // {reason: automatic|manual, kind}
-	MetricStateTransitions    = "steward_state_transitions_total"     // {from, to, kind}
-	MetricCircuitOpens        = "steward_circuit_opens_total"         // {host}
-	MetricCircuitCloses       = "steward_circuit_closes_total"        // {host}: infrastructure recovered
-	MetricRejectedSignals     = "steward_rejected_signals_total"      // {signal}
+	MetricActionQueued        = "steward_action_queued_total"          // {action, kind}
+	MetricActionTimeouts      = "steward_action_timeouts_total"        // {action, kind}
+	MetricRestarts            = "steward_restarts_total"               // {reason: automatic|manual, kind}
+	MetricStateTransitions    = "steward_state_transitions_total"      // {from, to, kind}
+	MetricCircuitOpens        = "steward_circuit_opens_total"          // {host}
+	MetricCircuitCloses       = "steward_circuit_closes_total"         // {host}: infrastructure recovered
+	MetricRejectedSignals     = "steward_rejected_signals_total"       // {signal}
 	MetricTemplateErrors      = "steward_template_render_errors_total" // a spec refused for a template
 	MetricPropagationDuration = "steward_tick_propagation_duration_seconds"
 	MetricPropagationDepth    = "steward_tick_propagation_depth"

@@ -37,7 +37,7 @@ func TestMetrics_WorkerCountsActionsRestartsTransitionsAndRejections(t *testing.
 	bad.Kind, bad.Stub = spec.KindHTTP, nil
 	bad.HTTP = map[string]any{"health": map[string]any{"url": "http://{{ .Vars.nowhere }}/"}}
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalExit, tick.Exit{Instance: "i"}) }) // crash: backoff, then a start that times out
-	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })              // a manual restart
+	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })                 // a manual restart
 	at(env, 3*time.Minute, func() {
 		env.SignalWorkflow(SignalDesired, "sideways")
 		env.SignalWorkflow(SignalSpec, spec.Update{Spec: bad})
@@ -126,7 +126,10 @@ func TestMetrics_SupervisorGaugesCountersAndPropagation(t *testing.T) {
 // A rollout counts its targets by outcome.
 func TestMetrics_RolloutCountsTargets(t *testing.T) {
 	rec := runRolloutWithMetrics(t, rolloutCase{n: 4, in: RolloutInput{Chunk: 2, FailFast: true},
-		tweak: func(i int, w *spec.Node) { w.Retry.MaxAttempts = 1; w.Backoff = &spec.Backoff{Initial: spec.Dur(time.Hour)} },
+		tweak: func(i int, w *spec.Node) {
+			w.Retry.MaxAttempts = 1
+			w.Backoff = &spec.Backoff{Initial: spec.Dur(time.Hour)}
+		},
 		restart: func(r activities.ActionRequest) error {
 			if r.Path == "fleet/w01" {
 				return temporal.NewApplicationError("boom", "x")

@@ -35,11 +35,11 @@ type Metrics struct {
 }
 
 var promSafe = tally.SanitizeOptions{
-	NameCharacters:       tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
-	KeyCharacters:        tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
+	NameCharacters: tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
+	KeyCharacters:  tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_'}},
 	// Label values may hold any text in Prometheus; paths and task queues
 	// keep their '/', '-', '.' and ':'.
-	ValueCharacters: tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_', '/', '-', '.', ':', '@'}},
+	ValueCharacters:      tally.ValidCharacters{Ranges: tally.AlphanumericRange, Characters: []rune{'_', '/', '-', '.', ':', '@'}},
 	ReplacementCharacter: tally.DefaultReplacementCharacter,
 }
 
