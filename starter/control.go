@@ -18,10 +18,11 @@ import (
 )
 
 func (g *globals) dial() (client.Client, error) {
-	c, err := temporalclient.Dial(g.address, g.namespace, quietLogger{}, nil)
+	c, ns, err := temporalclient.Dial(g.conn, quietLogger{}, nil)
 	if err != nil {
 		return nil, failure("%v", err)
 	}
+	g.namespace = ns
 	return c, nil
 }
 

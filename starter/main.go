@@ -33,7 +33,8 @@ func failure(format string, args ...any) error {
 }
 
 type globals struct {
-	address   string
+	conn temporalclient.Config
+	// namespace is the one dial resolved (flag, environment, profile).
 	namespace string
 }
 
@@ -45,8 +46,9 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.address, "address", temporalclient.AddressFromEnv(), "Temporal frontend address (env TEMPORAL_ADDRESS)")
-	root.PersistentFlags().StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
+	root.PersistentFlags().StringVar(&g.conn.Address, "address", "", "Temporal frontend address (default: TEMPORAL_ADDRESS, the profile's, or localhost:7233)")
+	root.PersistentFlags().StringVar(&g.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
+	root.PersistentFlags().StringVar(&g.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput("%v", err) })
 	root.AddCommand(applyCmd(g), statusCmd(g), deleteCmd(g),
 		desiredCmd(g, "start", "running", "Start the service(s) at PATH (desired running)"),

@@ -32,14 +32,16 @@ import (
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 type options struct {
-	address, namespace, host, metrics, logLevel, logDir string
-	poolSize                                            int
+	conn                           temporalclient.Config
+	host, metrics, logLevel, logDir string
+	poolSize                        int
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.address, "address", temporalclient.AddressFromEnv(), "Temporal frontend address (env TEMPORAL_ADDRESS)")
-	flag.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
+	flag.StringVar(&o.conn.Address, "address", "", "Temporal frontend address (default: TEMPORAL_ADDRESS, the profile's, or localhost:7233)")
+	flag.StringVar(&o.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
+	flag.StringVar(&o.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
 	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
@@ -75,13 +77,13 @@ func run(o options) error {
 		}
 		zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics"))
 	}
-	c, err := temporalclient.Dial(o.address, o.namespace, telemetry.NewSDKLogger(zl), metrics.Handler)
+	c, namespace, err := temporalclient.Dial(o.conn, telemetry.NewSDKLogger(zl), metrics.Handler)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err = temporalclient.EnsureSearchAttributes(ctx, c, o.namespace)
+	err = temporalclient.EnsureSearchAttributes(ctx, c, namespace)
 	cancel()
 	if err != nil {
 		return err
@@ -105,7 +107,7 @@ func run(o options) error {
 	}, Metrics: metrics.Handler, PoolSize: o.poolSize}
 	qctx, stopQueueSize := context.WithCancel(context.Background())
 	defer stopQueueSize()
-	go telemetry.ReportQueueSize(qctx, c, o.namespace, metrics.Handler, 10*time.Second,
+	go telemetry.ReportQueueSize(qctx, c, namespace, metrics.Handler, 10*time.Second,
 		workflows.TaskQueue, workflows.HostTaskQueue(o.host))
 
 	opts := worker.Options{
@@ -130,7 +132,7 @@ func run(o options) error {
 	}
 	defer hw.Stop()
 
-	zl.Info("steward worker starting", zap.String("address", o.address), zap.String("namespace", o.namespace),
+	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
 		zap.Int("poolSize", o.poolSize))
 	// Run returns on SIGINT or SIGTERM, after stopping the worker gracefully.

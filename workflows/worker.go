@@ -505,7 +505,10 @@ func (w *workerRun) tick(s tick.Snapshot) {
 func (w *workerRun) launch(a tick.Action) {
 	w.carry.Seq++
 	actx, cancel := workflow.WithCancel(w.ctx)
-	actx = workflow.WithActivityOptions(actx, ActivityOptions(w.node, a))
+	opts := ActivityOptions(w.node, a)
+	// What the Web UI shows for the activity: "start plant/line-1/press".
+	opts.Summary = string(a) + " " + w.in.Path
+	actx = workflow.WithActivityOptions(actx, opts)
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
 	fut := workflow.ExecuteActivity(actx, activityName(a), req)
 	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
@@ -820,7 +823,9 @@ func (w *workerRun) shutdown() error {
 	if m.State != tick.Stopped || m.Instance != "" {
 		m.State, m.Reason = tick.Stopping, "deleted: stopping"
 		w.upsertSearch()
-		actx := workflow.WithActivityOptions(dctx, ActivityOptions(w.node, tick.Stop))
+		opts := ActivityOptions(w.node, tick.Stop)
+		opts.Summary = "stop " + w.in.Path + " (deleted)"
+		actx := workflow.WithActivityOptions(dctx, opts)
 		w.carry.Seq++
 		req := activities.ActionRequest{WorkflowID: workflow.GetInfo(dctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: m.Instance}
 		var res activities.ActionResult

@@ -6,36 +6,68 @@ package temporalclient
 import (
 	"context"
 	"fmt"
-	"os"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/log"
 
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/workflows"
 )
 
-// DefaultAddress is the frontend address when neither --address nor
-// TEMPORAL_ADDRESS says otherwise.
-const DefaultAddress = "localhost:7233"
+// Defaults when neither a flag, an environment variable nor a profile says
+// otherwise.
+const (
+	DefaultAddress   = "localhost:7233"
+	DefaultNamespace = "default"
+)
 
-// AddressFromEnv returns TEMPORAL_ADDRESS or DefaultAddress.
-func AddressFromEnv() string {
-	if a := os.Getenv("TEMPORAL_ADDRESS"); a != "" {
-		return a
-	}
-	return DefaultAddress
+// Config is how to reach Temporal. Empty fields come from the environment
+// configuration the `temporal` CLI uses (go.temporal.io/sdk/contrib/envconfig:
+// TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS*,
+// and the profiles of temporal.toml, chosen by Profile or TEMPORAL_PROFILE),
+// then from the defaults; set fields (flags) override them.
+type Config struct {
+	Address, Namespace, Profile string
 }
 
-// Dial connects to the frontend at address, in namespace. metrics may be nil.
-func Dial(address, namespace string, logger log.Logger, metrics client.MetricsHandler) (client.Client, error) {
-	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: logger, MetricsHandler: metrics})
+// Options resolves c into client options (address, namespace, TLS, API
+// key, gRPC metadata).
+func (c Config) Options() (client.Options, error) {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: c.Profile})
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach Temporal at %s (namespace %s): %w", address, namespace, err)
+		return client.Options{}, fmt.Errorf("client configuration: %w", err)
 	}
-	return c, nil
+	if c.Address != "" {
+		opts.HostPort = c.Address
+	}
+	if opts.HostPort == "" {
+		opts.HostPort = DefaultAddress
+	}
+	if c.Namespace != "" {
+		opts.Namespace = c.Namespace
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	return opts, nil
+}
+
+// Dial connects as c says. metrics may be nil. It returns the namespace it
+// uses.
+func Dial(c Config, logger log.Logger, metrics client.MetricsHandler) (client.Client, string, error) {
+	opts, err := c.Options()
+	if err != nil {
+		return nil, "", err
+	}
+	opts.Logger, opts.MetricsHandler = logger, metrics
+	cl, err := client.Dial(opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot reach Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
+	}
+	return cl, opts.Namespace, nil
 }
 
 // EnsureSearchAttributes registers steward's custom search attributes

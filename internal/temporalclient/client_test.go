@@ -1,0 +1,67 @@
+package temporalclient
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Connection settings resolve like the temporal CLI's: flags over the
+// environment over the profile in temporal.toml over the defaults.
+func TestConfigResolvesFlagsEnvProfileAndDefaults(t *testing.T) {
+	dir := t.TempDir()
+	toml := filepath.Join(dir, "temporal.toml")
+	require.NoError(t, os.WriteFile(toml, []byte(`
+[profile.default]
+address = "default-profile:7233"
+
+[profile.prod]
+address = "prod.example:7233"
+namespace = "prod-ns"
+api_key = "secret"
+`), 0o600))
+	t.Setenv("TEMPORAL_CONFIG_FILE", toml)
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_PROFILE", "TEMPORAL_API_KEY"} {
+		unsetenv(t, k)
+	}
+
+	opts, err := Config{}.Options()
+	require.NoError(t, err)
+	require.Equal(t, "default-profile:7233", opts.HostPort, "the default profile")
+	require.Equal(t, DefaultNamespace, opts.Namespace, "the default when nobody says")
+
+	opts, err = Config{Profile: "prod"}.Options()
+	require.NoError(t, err)
+	require.Equal(t, "prod.example:7233", opts.HostPort)
+	require.Equal(t, "prod-ns", opts.Namespace)
+	require.NotNil(t, opts.Credentials, "the API key")
+
+	t.Setenv("TEMPORAL_ADDRESS", "env:7233")
+	opts, err = Config{Profile: "prod"}.Options()
+	require.NoError(t, err)
+	require.Equal(t, "env:7233", opts.HostPort, "the environment over the profile")
+
+	opts, err = Config{Profile: "prod", Address: "flag:7233", Namespace: "flag-ns"}.Options()
+	require.NoError(t, err)
+	require.Equal(t, "flag:7233", opts.HostPort, "a flag over everything")
+	require.Equal(t, "flag-ns", opts.Namespace)
+
+	_, err = Config{Profile: "missing"}.Options()
+	require.ErrorContains(t, err, "missing", "a profile asked for and not found is an error")
+
+	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(dir, "none.toml"))
+	unsetenv(t, "TEMPORAL_ADDRESS")
+	opts, err = Config{}.Options()
+	require.NoError(t, err)
+	require.Equal(t, DefaultAddress, opts.HostPort, "no file: the default")
+}
+
+// unsetenv removes an environment variable for the test (an empty value
+// counts as set).
+func unsetenv(t *testing.T, key string) {
+	t.Helper()
+	t.Setenv(key, "") // restores the old value after the test
+	require.NoError(t, os.Unsetenv(key))
+}
