@@ -32,7 +32,7 @@ import (
 var hostPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 type options struct {
-	conn                           temporalclient.Config
+	conn                            temporalclient.Config
 	host, metrics, logLevel, logDir string
 	poolSize                        int
 }
