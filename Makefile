@@ -6,7 +6,7 @@ BIN := $(CURDIR)/bin
 TEMPORAL := $(BIN)/temporal
 GO_PACKAGES := ./...
 
-.PHONY: run test build bench vet lint clean temporal-cli
+.PHONY: run test test-browser build bench vet lint clean temporal-cli
 
 ## run: build everything, start the dev server (Web UI), a worker and the demo tree
 run: build temporal-cli
@@ -16,6 +16,11 @@ run: build temporal-cli
 test: build temporal-cli lint
 	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 \
 		go test -count=1 -timeout 20m -cover $(GO_PACKAGES)
+
+## test-browser: the Web UI in headless Chromium (needs Debian's chromium; not in `make test`)
+test-browser: build temporal-cli
+	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 \
+		go test -count=1 -tags browser -run Browser -v ./integration
 
 ## bench: benchmarks (speed and memory goals live here, not in tests)
 bench: build temporal-cli

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -69,8 +70,17 @@ func run(m *testing.M) int {
 		}
 	}
 	serverLog, _ := os.Create(filepath.Join(workDir, "server.log"))
+	if withUI { // the browser tests (build tag browser)
+		if uiAddr, err = freePort(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	_, uiPortOnly, _ := strings.Cut(uiAddr, ":")
 	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		EnableUI:     withUI,
+		UIPort:       uiPortOnly,
 		ExistingPath: temporal,
 		LogLevel:     "error",
 		ClientOptions: &client.Options{
@@ -154,6 +164,13 @@ func (w *workerProc) kill() {
 	<-w.done
 	w.log.Close()
 }
+
+// withUI (set by the browser tests' build) starts the dev server with its
+// Web UI, at uiAddr.
+var (
+	withUI bool
+	uiAddr string
+)
 
 // mainWorker serves every test; a test that kills it starts a replacement.
 var mainWorker *workerProc

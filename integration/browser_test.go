@@ -1,0 +1,94 @@
+//go:build browser
+
+// The Web UI check, in a real browser: `make test-browser` (headless
+// Chromium, driven by chromedp). It needs Chromium (Debian's package
+// chromium), which a fresh machine does not have, so it is not part of
+// `make test`.
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+func init() { withUI = true }
+
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium on PATH (Debian: apt-get install chromium)")
+	return ""
+}
+
+// browse opens page in headless Chromium and waits (with a deadline) until
+// its text contains want.
+func browse(t *testing.T, ctx context.Context, page, want string) {
+	t.Helper()
+	require.NoError(t, chromedp.Run(ctx, chromedp.Navigate("http://"+uiAddr+page)))
+	var text string
+	eventually(t, time.Minute, func() (bool, string) {
+		if err := chromedp.Run(ctx, chromedp.Text("body", &text, chromedp.ByQuery)); err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(text, want), fmt.Sprintf("%s: no %q in %.400s", page, want, text)
+	})
+}
+
+// A person can find a steward workflow in the Web UI by its state (search
+// attributes), and see its state on the workflow's page; after a stop, the
+// same filter by state finds it stopped.
+func TestBrowserWebUIShowsAndFiltersStewardState(t *testing.T) {
+	needServer(t)
+	exe := chromium(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-ui
+children:
+  - {name: web, kind: stub, observe: {interval: 1h}}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-ui") })
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+
+	list := func(state string) string {
+		return "/namespaces/default/workflows?query=" + url.QueryEscape(fmt.Sprintf(`StewardPath="it-ui/web" AND StewardState="%s"`, state))
+	}
+	browse(t, ctx, list("running"), "it-ui/web")
+
+	d := temporalCLI(t, "workflow", "describe", "--workflow-id", "it-ui/web", "-o", "json")
+	require.Equal(t, 0, d.code, d.stderr)
+	var desc struct {
+		WorkflowExecutionInfo struct {
+			Execution struct {
+				RunID string `json:"runId"`
+			} `json:"execution"`
+		} `json:"workflowExecutionInfo"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(d.stdout), &desc))
+	runID := desc.WorkflowExecutionInfo.Execution.RunID
+	browse(t, ctx, "/namespaces/default/workflows/"+url.PathEscape("it-ui/web")+"/"+runID+"/search-attributes", `"StewardState": "running"`)
+
+	r = starter(t, "stop", "it-ui/web")
+	require.Equal(t, 0, r.code, r.stderr)
+	waitState(t, "it-ui/web", "stopped", time.Minute)
+	browse(t, ctx, list("stopped"), "it-ui/web")
+}
