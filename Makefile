@@ -6,7 +6,7 @@ BIN := $(CURDIR)/bin
 TEMPORAL := $(BIN)/temporal
 GO_PACKAGES := ./...
 
-.PHONY: run test test-browser build bench vet lint clean temporal-cli
+.PHONY: run test test-browser fuzz build bench vet lint clean temporal-cli
 
 ## run: build everything, start the dev server (Web UI), a worker and the demo tree
 run: build temporal-cli
@@ -14,8 +14,12 @@ run: build temporal-cli
 
 ## test: vet, workflowcheck, and every test (unit, workflow, integration) with coverage
 test: build temporal-cli lint
-	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 \
-		go test -count=1 -timeout 20m -cover $(GO_PACKAGES)
+	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 STEWARD_RACE=1 \
+		go test -race -count=1 -timeout 20m -cover $(GO_PACKAGES)
+
+## fuzz: fuzz the spec parser and validator for a minute (seeds run in `make test`)
+fuzz:
+	go test ./internal/spec -run '^$$' -fuzz FuzzParse -fuzztime 60s
 
 ## test-browser: the Web UI in headless Chromium (needs Debian's chromium; not in `make test`)
 test-browser: build temporal-cli

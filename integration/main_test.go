@@ -63,8 +63,15 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(workDir)
 	starterBin = filepath.Join(workDir, "starter")
 	workerBin = filepath.Join(workDir, "worker")
+	// With STEWARD_RACE=1 (make test) the worker runs under the race
+	// detector too, and a race it reports fails the run.
+	race := os.Getenv("STEWARD_RACE") != ""
 	for bin, pkg := range map[string]string{starterBin: "../starter", workerBin: "../worker"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		args := []string{"build", "-o", bin}
+		if race && bin == workerBin {
+			args = append(args, "-race")
+		}
+		if out, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "integration: build %s: %v\n%s", pkg, err, out)
 			return 1
 		}
@@ -111,6 +118,14 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	mainWorker.stop()
+	if logs, _ := filepath.Glob(filepath.Join(workDir, "worker*.log")); race {
+		for _, f := range logs {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "WARNING: DATA RACE") {
+				fmt.Fprintf(os.Stderr, "integration: the race detector reported a race in %s:\n%s\n", filepath.Base(f), tail(string(b), 6000))
+				code = 1
+			}
+		}
+	}
 	if code != 0 {
 		for _, f := range []string{"worker-1.log", "server.log"} {
 			if b, err := os.ReadFile(filepath.Join(workDir, f)); err == nil {
@@ -177,6 +192,11 @@ var mainWorker *workerProc
 
 // startWorker runs bin/worker against the test server.
 func startWorker(name string, extra ...string) (*workerProc, error) {
+	return startWorkerAt(name, address, extra...)
+}
+
+// startWorkerAt runs bin/worker against the server at addr.
+func startWorkerAt(name, addr string, extra ...string) (*workerProc, error) {
 	logf, err := os.Create(filepath.Join(workDir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -185,7 +205,7 @@ func startWorker(name string, extra ...string) (*workerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(workerBin, append([]string{"--address", address, "--log-level", "warn", "--metrics", port}, extra...)...)
+	cmd := exec.Command(workerBin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

@@ -205,6 +205,7 @@ func (s *supervisorRun) loop() error {
 		if cancelled {
 			return s.shutdown(childCh)
 		}
+		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise)
 		s.advance()
 		s.armWake()
 		s.gauges()

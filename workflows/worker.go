@@ -194,6 +194,7 @@ func (w *workerRun) loop() error {
 		if cancelled {
 			return w.shutdown()
 		}
+		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalRollout)
 		w.afterEvent()
 		if w.flight == nil && w.shouldContinueAsNew() && ctx.Err() == nil {
 			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)

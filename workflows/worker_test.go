@@ -495,3 +495,20 @@ func TestActivityOptionsRouteProcessesToTheirHost(t *testing.T) {
 	require.Equal(t, "steward-host-web-1", ActivityOptions(remote, "stop").TaskQueue)
 	require.Equal(t, spec.DefaultStopTimeout, ActivityOptions(remote, "stop").StartToCloseTimeout)
 }
+
+// A signal under a name the workflow does not know is dropped, counted as
+// rejected (at the next wake-up) and logged; the workflow goes on.
+func TestUnknownSignalNamesAreRejectedCountedAndTheWorkflowGoesOn(t *testing.T) {
+	env, rec := newEnvWithMetrics(t)
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow("desried", "stopped") // a typo
+		env.SignalWorkflow(SignalDesired, "stopped")
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "stopped", st.State, "the known signal was acted on")
+	require.Equal(t, 1.0, rec.Sum(MetricRejectedSignals, map[string]string{"signal": "unknown"}))
+}
