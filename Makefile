@@ -26,9 +26,10 @@ test-browser: build temporal-cli
 	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 \
 		go test -count=1 -tags browser -run Browser -v ./integration
 
-## bench: benchmarks (speed and memory goals live here, not in tests)
+## bench: steward beside raw Temporal on its own dev server (table + bench/<timestamp>.json), then the Go micro-benchmarks
 bench: build temporal-cli
-	STEWARD_TEMPORAL_BIN=$(TEMPORAL) go test -run '^$$' -bench . -benchmem $(GO_PACKAGES)
+	go run ./bench -temporal $(TEMPORAL) -worker $(BIN)/worker -out bench
+	go test -run '^$$' -bench . -benchmem ./internal/...
 
 build:
 	@mkdir -p $(BIN)

@@ -1,0 +1,764 @@
+// Command bench measures steward side by side with raw Temporal on one dev
+// server (`make bench`): the same pool size, the same server, in one run, so
+// that the ratios mean something on a noisy machine. It prints a table with
+// the goals beside the figures and writes bench/<timestamp>.json.
+//
+// Scenarios (each on its own task queue; see README "Benchmarks"):
+//   - throughput: raw, 10 workflows running 200 no-op activities each; steward,
+//     20 rollout restarts of 100 stub workers (delay 0) at chunk 10: 2,000
+//     actions each way, pool size 10.
+//   - signal to action: a signal, then the start of the activity it causes,
+//     from the server's own event times in the history (300 samples each).
+//   - apply 1,000: a tree of 1,000 stub workers until all run, beside 1,000
+//     raw workflows that each run one activity; then CPU over 60 s with the
+//     1,000 idle.
+//   - history: the longest worker history after the restarts.
+//   - workflow task latency p99 (the SDK's histogram) for both sides, and the
+//     pool's utilization while saturated.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/telemetry"
+	"github.com/steward-sh/steward/internal/temporalclient"
+	"github.com/steward-sh/steward/workflows"
+)
+
+const (
+	rawQueue = "bench-raw"
+	pool     = 10
+)
+
+type options struct {
+	temporal, workerBin, out string
+	fleet, idle, samples     int
+	idleFor                  time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "the Temporal CLI (dev server)")
+	flag.StringVar(&o.workerBin, "worker", "bin/worker", "the steward worker binary")
+	flag.StringVar(&o.out, "out", "bench", "directory for the JSON result")
+	flag.IntVar(&o.fleet, "fleet", 100, "stub workers restarted by rollouts for the throughput")
+	flag.IntVar(&o.idle, "idle", 1000, "workers of the apply and idle scenarios")
+	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
+	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// Result is the JSON written to bench/<timestamp>.json.
+type Result map[string]any
+
+func run(o options) error {
+	ctx := context.Background()
+	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath: o.temporal, LogLevel: "error",
+		ClientOptions: &client.Options{Logger: quiet{}},
+		ExtraArgs: []string{
+			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
+			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("dev server: %w", err)
+	}
+	defer server.Stop()
+	addr := server.FrontendHostPort()
+	c, _, err := temporalclient.Dial(temporalclient.Config{Address: addr}, quiet{}, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := temporalclient.EnsureSearchAttributes(ctx, c, "default"); err != nil {
+		return err
+	}
+
+	// The raw side: a worker in this process, on its own queue, with the
+	// same pool size and its own metrics.
+	rawMetrics := telemetry.NewMetrics(func(error) {})
+	defer rawMetrics.Close()
+	rawAddr, err := rawMetrics.Serve("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	rawMetricsURL := "http://" + rawAddr.String() + "/metrics"
+	rawClient, _, err := temporalclient.Dial(temporalclient.Config{Address: addr}, quiet{}, rawMetrics.Handler)
+	if err != nil {
+		return err
+	}
+	defer rawClient.Close()
+	rw := worker.New(rawClient, rawQueue, worker.Options{MaxConcurrentActivityExecutionSize: pool, DisableEagerActivities: true})
+	rw.RegisterWorkflow(RawLoop)
+	rw.RegisterWorkflow(RawOnSignal)
+	rw.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "noop"})
+	if err := rw.Start(); err != nil {
+		return err
+	}
+	defer rw.Stop()
+
+	// The steward side: the real worker binary.
+	metricsAddr, err := freePort()
+	if err != nil {
+		return err
+	}
+	wcmd := exec.Command(o.workerBin, "--address", addr, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error")
+	wcmd.Stdout, wcmd.Stderr = os.Stderr, os.Stderr
+	if err := wcmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = wcmd.Process.Signal(os.Interrupt); _ = wcmd.Wait() }()
+	stewardMetrics := "http://" + metricsAddr + "/metrics"
+
+	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339)}
+	step := func(name string, f func() error) error {
+		fmt.Fprintf(os.Stderr, "bench: %s...\n", name)
+		began := time.Now()
+		err := f()
+		fmt.Fprintf(os.Stderr, "bench: %s done in %s\n", name, time.Since(began).Round(100*time.Millisecond))
+		return err
+	}
+	if err := step("throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics) }); err != nil {
+		return err
+	}
+	if err := step("signal to action", func() error { return latency(ctx, c, o, res) }); err != nil {
+		return err
+	}
+	if err := step("history", func() error { return maxHistory(ctx, c, o, res) }); err != nil {
+		return err
+	}
+	if err := step("apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid, server) }); err != nil {
+		return err
+	}
+	res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds")
+	res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds")
+	res["tick_ratio_p99"] = ratio(res["tick_p99_ms"], res["raw_tick_p99_ms"])
+	return report(o, res)
+}
+
+// ---- raw Temporal ----
+
+// Noop is the raw side's activity.
+func Noop(context.Context) error { return nil }
+
+// RawLoop runs n no-op activities one after the other.
+func RawLoop(ctx workflow.Context, n int) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: true})
+	for range n {
+		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RawOnSignal runs a no-op activity for each "go" signal, n times; its
+// "done" query says how many ran.
+func RawOnSignal(ctx workflow.Context, n int) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: true})
+	done := 0
+	if err := workflow.SetQueryHandler(ctx, "done", func() (int, error) { return done, nil }); err != nil {
+		return err
+	}
+	ch := workflow.GetSignalChannel(ctx, "go")
+	for range n {
+		ch.Receive(ctx, nil)
+		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
+			return err
+		}
+		done++
+	}
+	return nil
+}
+
+func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) (client.WorkflowRun, error) {
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: rawQueue}, wf, arg)
+}
+
+// ---- scenarios ----
+
+func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL string) error {
+	// Raw: 10 workflows x 200 activities.
+	per := 2000 / pool
+	began := time.Now()
+	var runs []client.WorkflowRun
+	for i := range pool {
+		r, err := rawStart(ctx, c, fmt.Sprintf("raw-loop-%d", i), RawLoop, per)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	for _, r := range runs {
+		if err := r.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	raw := float64(per*pool) / time.Since(began).Seconds()
+	res["raw_activity_throughput"] = round(raw)
+
+	// steward: rollout restarts of the fleet, chunk 10, until 2,000 actions.
+	root := fleet("bench-fleet", o.fleet, 20)
+	if err := applyAndWait(ctx, c, root, 5*time.Minute); err != nil {
+		return err
+	}
+	targets := leafPaths(root)
+	rounds := int(math.Ceil(2000 / float64(len(targets))))
+	stop := make(chan struct{})
+	var samples []float64
+	var mu sync.Mutex
+	go func() { // pool utilization while saturated
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if v, ok := gaugeValue(scraper(metricsURL), "steward_worker_pool_utilization", `task_queue="steward"`); ok {
+					mu.Lock()
+					samples = append(samples, v)
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	began = time.Now()
+	for i := range rounds {
+		id := workflows.RolloutID("bench-fleet")
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE},
+			workflows.RolloutWorkflow, workflows.RolloutInput{Path: "bench-fleet", Op: workflows.RolloutRestart, Targets: targets, Chunk: pool})
+		if err != nil {
+			return fmt.Errorf("rollout %d: %w", i, err)
+		}
+		var st workflows.RolloutStatus
+		if err := run.Get(ctx, &st); err != nil {
+			return err
+		}
+		if st.Succeeded != len(targets) {
+			return fmt.Errorf("rollout %d: %d of %d succeeded", i, st.Succeeded, len(targets))
+		}
+	}
+	close(stop)
+	steward := float64(rounds*len(targets)) / time.Since(began).Seconds()
+	res["steward_action_throughput"] = round(steward)
+	res["throughput_ratio"] = round(steward / raw)
+	mu.Lock()
+	res["pool_utilization_under_load"] = round(mean(samples))
+	mu.Unlock()
+	return nil
+}
+
+func latency(ctx context.Context, c client.Client, o options, res Result) error {
+	// Raw.
+	run, err := rawStart(ctx, c, "raw-signal", RawOnSignal, o.samples)
+	if err != nil {
+		return err
+	}
+	for i := range o.samples {
+		if err := c.SignalWorkflow(ctx, "raw-signal", "", "go", nil); err != nil {
+			return err
+		}
+		waitFor(func() bool {
+			v, err := c.QueryWorkflow(ctx, "raw-signal", "", "done")
+			var n int
+			return err == nil && v.Get(&n) == nil && n >= i+1
+		})
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		return err
+	}
+	raw := signalToStart(ctx, c, "raw-signal", "")
+	// steward: restart signals to one stub worker.
+	w := spec.Node{Name: "bench-signal", Children: []spec.Node{{Name: "w", Kind: spec.KindStub, Observe: &spec.Observe{Interval: spec.Dur(time.Hour)}}}}
+	if err := applyAndWait(ctx, c, w, time.Minute); err != nil {
+		return err
+	}
+	for i := range o.samples {
+		if err := c.SignalWorkflow(ctx, "bench-signal/w", "", workflows.SignalRestart, nil); err != nil {
+			return err
+		}
+		waitFor(func() bool {
+			st, err := query(ctx, c, "bench-signal/w")
+			return err == nil && st.ManualRestarts >= i+1 && st.State == "running"
+		})
+	}
+	steward := signalToStart(ctx, c, "bench-signal/w", "restart")
+	res["raw_signal_to_activity_p50_ms"], res["raw_signal_to_activity_p99_ms"] = pct(raw, 50), pct(raw, 99)
+	res["steward_signal_to_action_p50_ms"], res["steward_signal_to_action_p99_ms"] = pct(steward, 50), pct(steward, 99)
+	res["latency_samples"] = min(len(raw), len(steward))
+	res["latency_ratio_p99"] = ratio(res["steward_signal_to_action_p99_ms"], res["raw_signal_to_activity_p99_ms"])
+	return nil
+}
+
+func maxHistory(ctx context.Context, c client.Client, o options, res Result) error {
+	longest := 0
+	for _, p := range leafPaths(fleet("bench-fleet", o.fleet, 20)) {
+		d, err := c.DescribeWorkflowExecution(ctx, p, "")
+		if err != nil {
+			return err
+		}
+		longest = max(longest, int(d.GetWorkflowExecutionInfo().GetHistoryLength()))
+	}
+	res["max_history_events"] = longest
+	return nil
+}
+
+func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, workerPid int, server *testsuite.DevServer) error {
+	// Raw: n workflows that each run one activity.
+	began := time.Now()
+	var runs []client.WorkflowRun
+	for i := range o.idle {
+		r, err := rawStart(ctx, c, fmt.Sprintf("raw-one-%d", i), RawLoop, 1)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	for _, r := range runs {
+		if err := r.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	rawSecs := time.Since(began).Seconds()
+	res[fmt.Sprintf("raw_start_%d_seconds", o.idle)] = round(rawSecs)
+	// steward: a tree of n stub workers until all run.
+	began = time.Now()
+	if err := applyAndWait(ctx, c, fleet("bench-idle", o.idle, 50), 30*time.Minute); err != nil {
+		return err
+	}
+	secs := time.Since(began).Seconds()
+	res[fmt.Sprintf("apply_%d_seconds", o.idle)] = round(secs)
+	res["apply_ratio"] = round(secs / rawSecs)
+	// Idle CPU: let the start-up settle, then measure.
+	time.Sleep(10 * time.Second)
+	serverPid := devServerPid()
+	w0, s0 := cpuSeconds(workerPid), cpuSeconds(serverPid)
+	time.Sleep(o.idleFor)
+	w1, s1 := cpuSeconds(workerPid), cpuSeconds(serverPid)
+	res[fmt.Sprintf("idle_worker_cpu_percent_%d", o.idle)] = round(100 * (w1 - w0) / o.idleFor.Seconds())
+	if serverPid > 0 {
+		res[fmt.Sprintf("idle_server_cpu_percent_%d", o.idle)] = round(100 * (s1 - s0) / o.idleFor.Seconds())
+	}
+	return nil
+}
+
+// ---- helpers ----
+
+func fleet(name string, n, per int) spec.Node {
+	root := spec.Node{Name: name, Intensity: &spec.Intensity{MaxRestarts: 1000, Period: spec.Dur(time.Minute)}}
+	for g := 0; g*per < n; g++ {
+		sup := spec.Node{Name: fmt.Sprintf("g%02d", g)}
+		for i := g * per; i < min(n, (g+1)*per); i++ {
+			sup.Children = append(sup.Children, spec.Node{Name: fmt.Sprintf("w%04d", i), Kind: spec.KindStub,
+				Observe: &spec.Observe{Interval: spec.Dur(time.Hour)}})
+		}
+		root.Children = append(root.Children, sup)
+	}
+	return root
+}
+
+func leafPaths(root spec.Node) []string {
+	var out []string
+	var walk func(prefix string, n spec.Node)
+	walk = func(prefix string, n spec.Node) {
+		p := n.Name
+		if prefix != "" {
+			p = prefix + "/" + n.Name
+		}
+		if !n.IsSupervisor() {
+			out = append(out, p)
+			return
+		}
+		for _, ch := range n.Children {
+			walk(p, ch)
+		}
+	}
+	walk("", root)
+	return out
+}
+
+func applyAndWait(ctx context.Context, c client.Client, root spec.Node, within time.Duration) error {
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: root.Name, TaskQueue: workflows.TaskQueue},
+		workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: root.Name, Spec: root, Generation: 1})
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if st, err := query(ctx, c, root.Name); err == nil {
+			if at, total := st.AtDesired(); at == total && total == root.Workers() {
+				return nil
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: not all running within %s", root.Name, within)
+}
+
+func query(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
+	var st workflows.Status
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+	if err == nil {
+		err = v.Get(&st)
+	}
+	return st, err
+}
+
+func waitFor(cond func() bool) {
+	deadline := time.Now().Add(time.Minute)
+	for !cond() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// signalToStart pairs each signal with the start of the next activity
+// (of the given type, "" for any) and returns the delays in ms, from the
+// server's own event times. A workflow that continued as new is followed
+// through its runs.
+func signalToStart(ctx context.Context, c client.Client, id, activityType string) []float64 {
+	var out []float64
+	var pending time.Time
+	scheduled := map[int64]string{}
+	for _, e := range allRuns(ctx, c, id) {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+			if pending.IsZero() {
+				pending = e.GetEventTime().AsTime()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled[e.GetEventId()] = e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			name := scheduled[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]
+			if !pending.IsZero() && (activityType == "" || strings.HasSuffix(strings.ToLower(name), activityType)) {
+				out = append(out, float64(e.GetEventTime().AsTime().Sub(pending).Microseconds())/1000)
+				pending = time.Time{}
+			}
+		}
+	}
+	return out
+}
+
+func allRuns(ctx context.Context, c client.Client, id string) []*historypb.HistoryEvent {
+	// The current run's history follows continue-as-new back through the
+	// first run ID in its chain: walk from the first execution forward.
+	var out []*historypb.HistoryEvent
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil
+	}
+	first := d.GetWorkflowExecutionInfo().GetFirstRunId()
+	runID := first
+	for runID != "" {
+		it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		next := ""
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				break
+			}
+			out = append(out, e)
+			if a := e.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				next = a.GetNewExecutionRunId()
+			}
+		}
+		runID = next
+	}
+	return out
+}
+
+func pct(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return round(s[max(0, min(i, len(s)-1))])
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func round(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+func ratio(a, b any) float64 {
+	x, _ := a.(float64)
+	y, _ := b.(float64)
+	if y == 0 {
+		return math.NaN()
+	}
+	return round(x / y)
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// ---- metrics ----
+
+type family struct {
+	name    string
+	labels  string
+	buckets []bucket
+	value   float64
+}
+
+type bucket struct{ le, count float64 }
+
+// scraper returns a function reading a /metrics page into families.
+func scraper(url string) func() ([]family, error) {
+	return func() ([]family, error) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return parseText(bufio.NewScanner(resp.Body))
+	}
+}
+
+func parseText(sc *bufio.Scanner) ([]family, error) {
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var out []family
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		if sp < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		name, labels := line[:sp], ""
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name, labels = name[:i], name[i:]
+		}
+		out = append(out, family{name: name, labels: labels, value: v})
+	}
+	return out, sc.Err()
+}
+
+func gaugeValue(get func() ([]family, error), name, label string) (float64, bool) {
+	fs, err := get()
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range fs {
+		if f.name == name && strings.Contains(f.labels, label) {
+			return f.value, true
+		}
+	}
+	return 0, false
+}
+
+// p99ms estimates a histogram's 99th percentile, in ms, summed over every
+// label set, from its cumulative buckets.
+func p99ms(get func() ([]family, error), name string) float64 {
+	fs, _ := get()
+	les := map[float64]float64{}
+	for _, f := range fs {
+		if f.name != name+"_bucket" {
+			continue
+		}
+		i := strings.Index(f.labels, `le="`)
+		if i < 0 {
+			continue
+		}
+		rest := f.labels[i+4:]
+		le, err := strconv.ParseFloat(rest[:strings.IndexByte(rest, '"')], 64)
+		if err != nil {
+			continue
+		}
+		les[le] += f.value
+	}
+	var bs []bucket
+	for le, n := range les {
+		bs = append(bs, bucket{le, n})
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
+	if len(bs) == 0 || bs[len(bs)-1].count == 0 {
+		return math.NaN()
+	}
+	want := 0.99 * bs[len(bs)-1].count
+	prevLe, prevN := 0.0, 0.0
+	for _, b := range bs {
+		if b.count >= want {
+			if math.IsInf(b.le, 1) {
+				return round(prevLe * 1000)
+			}
+			// Linear within the bucket, as Prometheus' histogram_quantile.
+			frac := (want - prevN) / math.Max(b.count-prevN, 1e-9)
+			return round((prevLe + frac*(b.le-prevLe)) * 1000)
+		}
+		prevLe, prevN = b.le, b.count
+	}
+	return math.NaN()
+}
+
+// ---- processes ----
+
+func cpuSeconds(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100 // clock ticks (USER_HZ = 100)
+}
+
+// devServerPid finds the dev server this program started (a child
+// `temporal server start-dev`).
+func devServerPid() int {
+	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmd), "start-dev") {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			f := strings.Fields(string(stat)[strings.LastIndexByte(string(stat), ')')+2:])
+			if len(f) > 1 && f[1] == strconv.Itoa(self) {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// ---- report ----
+
+type goal struct {
+	key, op string
+	target  float64
+}
+
+var goals = []goal{
+	{"throughput_ratio", ">=", 0.8},
+	{"latency_ratio_p99", "<=", 1.5},
+	{"apply_ratio", "<=", 2},
+	{"max_history_events", "<=", 2000},
+	{"idle_worker_cpu_percent_1000", "<=", 2},
+	{"idle_server_cpu_percent_1000", "<=", 5},
+	{"tick_ratio_p99", "<=", 1.5},
+	{"pool_utilization_under_load", ">=", 0.8},
+}
+
+func report(o options, res Result) error {
+	keys := make([]string, 0, len(res))
+	for k := range res {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Printf("%-36s %14s   %s\n", "figure", "value", "goal")
+	for _, k := range keys {
+		g := ""
+		for _, gl := range goals {
+			if gl.key == k {
+				v, _ := toFloat(res[k])
+				ok := (gl.op == ">=" && v >= gl.target) || (gl.op == "<=" && v <= gl.target)
+				g = fmt.Sprintf("%s %g  %s", gl.op, gl.target, map[bool]string{true: "met", false: "NOT met"}[ok])
+			}
+		}
+		fmt.Printf("%-36s %14v   %s\n", k, res[k], g)
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	clean := Result{}
+	for k, v := range res {
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			v = nil
+		}
+		clean[k] = v
+	}
+	b, err := json.MarshalIndent(clean, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.out, time.Now().UTC().Format("20060102T150405Z")+".json")
+	fmt.Println("written:", path)
+	return os.WriteFile(path, b, 0o644)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
+
