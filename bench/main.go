@@ -761,4 +761,3 @@ func (quiet) Debug(string, ...any) {}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
-
