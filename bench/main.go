@@ -203,6 +203,25 @@ func RawOnSignal(ctx workflow.Context, n int) error {
 	return nil
 }
 
+// rawLoops starts n RawLoop workflows of per activities each and waits for
+// all of them.
+func rawLoops(ctx context.Context, c client.Client, prefix string, n, per int) error {
+	var runs []client.WorkflowRun
+	for i := range n {
+		r, err := rawStart(ctx, c, fmt.Sprintf("%s-%d", prefix, i), RawLoop, per)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	for _, r := range runs {
+		if err := r.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) (client.WorkflowRun, error) {
 	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: rawQueue}, wf, arg)
 }
@@ -213,18 +232,8 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	// Raw: 10 workflows x 200 activities.
 	per := 2000 / pool
 	began := time.Now()
-	var runs []client.WorkflowRun
-	for i := range pool {
-		r, err := rawStart(ctx, c, fmt.Sprintf("raw-loop-%d", i), RawLoop, per)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-	}
-	for _, r := range runs {
-		if err := r.Get(ctx, nil); err != nil {
-			return err
-		}
+	if err := rawLoops(ctx, c, "raw-loop", pool, per); err != nil {
+		return err
 	}
 	raw := float64(per*pool) / time.Since(began).Seconds()
 	res["raw_activity_throughput"] = round(raw)
@@ -340,18 +349,8 @@ func maxHistory(ctx context.Context, c client.Client, o options, res Result) err
 func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, workerPid int, server *testsuite.DevServer) error {
 	// Raw: n workflows that each run one activity.
 	began := time.Now()
-	var runs []client.WorkflowRun
-	for i := range o.idle {
-		r, err := rawStart(ctx, c, fmt.Sprintf("raw-one-%d", i), RawLoop, 1)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-	}
-	for _, r := range runs {
-		if err := r.Get(ctx, nil); err != nil {
-			return err
-		}
+	if err := rawLoops(ctx, c, "raw-one", o.idle, 1); err != nil {
+		return err
 	}
 	rawSecs := time.Since(began).Seconds()
 	res[fmt.Sprintf("raw_start_%d_seconds", o.idle)] = round(rawSecs)

@@ -81,13 +81,7 @@ func TestRolloutRefusesASecondAndIsCancellable(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	first := exec.CommandContext(ctx, starterBin, "rollout", "restart", "it-slow", "--chunk", "1", "-o", "json")
-	first.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
-	var out, errb bytes.Buffer
-	first.Stdout, first.Stderr = &out, &errb
-	require.NoError(t, first.Start())
-	firstDone := make(chan error, 1)
-	go func() { firstDone <- first.Wait() }()
+	out, errb, firstDone := starterInBackground(t, ctx, "rollout", "restart", "it-slow", "--chunk", "1", "-o", "json")
 
 	eventually(t, time.Minute, func() (bool, string) {
 		st, desc := rolloutStatus(t, "rollout:it-slow")
@@ -128,13 +122,7 @@ func TestRolloutGoesOnAcrossAWorkerRestart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, starterBin, "rollout", "restart", "it-durable", "--chunk", "2", "-o", "json")
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	out, errb, done := starterInBackground(t, ctx, "rollout", "restart", "it-durable", "--chunk", "2", "-o", "json")
 
 	eventually(t, time.Minute, func() (bool, string) {
 		st, desc := rolloutStatus(t, "rollout:it-durable")
@@ -176,4 +164,18 @@ func rolloutStatus(t *testing.T, id string) (workflows.RolloutStatus, string) {
 		return st, fmt.Sprintf("%v: %s", err, q.stdout)
 	}
 	return res.QueryResult[0], fmt.Sprintf("%+v", res.QueryResult[0].Counts)
+}
+
+// starterInBackground runs the starter without waiting for it: its output,
+// and a channel that gets its end.
+func starterInBackground(t *testing.T, ctx context.Context, args ...string) (out, errb *bytes.Buffer, done <-chan error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, starterBin, args...)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
+	out, errb = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	require.NoError(t, cmd.Start())
+	ch := make(chan error, 1)
+	go func() { ch <- cmd.Wait() }()
+	return out, errb, ch
 }
