@@ -43,7 +43,6 @@ const (
 	opRestart = "restart" // stop Stop, back off, start Start
 	opGiveUp  = "give-up" // stop every child, then fail
 	opHold    = "hold"    // stop every child for the parent, then stay stopped
-	opStart   = "start"   // start Start (after a cooldown)
 )
 
 // Plan phases.
@@ -168,7 +167,7 @@ func (s *supervisorRun) planWillStart(name string) bool {
 // them again (spec order). A restart already planned is merged in: the
 // children it has not started yet join this one.
 func (s *supervisorRun) planRestart(targets []string, reason string, delay time.Duration) {
-	if p := s.carry.Plan; p != nil && (p.Op == opRestart || p.Op == opStart) {
+	if p := s.carry.Plan; p != nil && p.Op == opRestart {
 		for _, n := range p.Start {
 			if s.planWillStart(n) && !slices.Contains(targets, n) {
 				targets = append(targets, n)
@@ -231,8 +230,9 @@ func (s *supervisorRun) allChildren(reverse bool) []string {
 	return out
 }
 
-// startAll plans a start of every child that should run, in spec order,
-// after stopping them all (what is down already acknowledges at once).
+// restartAll plans a restart of every child that should run: all stop
+// (reverse order; what is down already acknowledges at once), then start in
+// spec order.
 func (s *supervisorRun) restartAll(reason string) {
 	p := &Plan{Op: opRestart, Reason: reason, Phase: phaseStopping, Stop: s.allChildren(true)}
 	for _, n := range s.allChildren(false) {
