@@ -124,7 +124,7 @@ type supervisorRun struct {
 	log          log.Logger
 	in           SupervisorInput
 	carry        SupervisorCarry
-	lastReported *Status
+	lastReported []byte // the last report, as JSON
 	searchState  string
 	// sent holds the signals and cancel requests this run has sent: they
 	// must be delivered before it continues as new, or the server drops
@@ -175,8 +175,7 @@ func (s *supervisorRun) loop() error {
 	}
 	s.advance()
 	s.armWake()
-	s.report(false)
-	workflow.SetCurrentDetails(ctx, s.details())
+	s.publish()
 
 	cancelled := false
 	for {
@@ -209,9 +208,7 @@ func (s *supervisorRun) loop() error {
 		s.advance()
 		s.armWake()
 		s.gauges()
-		s.upsertSearch()
-		s.report(false)
-		workflow.SetCurrentDetails(ctx, s.details())
+		s.publish()
 		if s.shouldContinueAsNew() {
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
 			// What this run sent must arrive before it closes.
@@ -596,21 +593,26 @@ func (s *supervisorRun) status() Status {
 
 // details is the subtree's status as a Temporal markdown table, shown as
 // "Current Details" in the Web UI (no history event).
-func (s *supervisorRun) details() string {
-	st := s.status()
+// Its children only: a child supervisor's row sums up its own subtree
+// ("n/m workers at desired state"), and a table of a whole large tree
+// would cost every event of the root dearly.
+func detailsOf(st Status) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation))
-	var row func(c Status)
-	row = func(c Status) {
-		b.WriteString(fmt.Sprintf("| %s | %s | %s | %s | %d (+%d manual) | %s |\n", c.Path, c.Kind, c.State, c.Desired, c.Restarts, c.ManualRestarts, strings.ReplaceAll(c.Reason, "|", "/")))
-		for _, g := range c.Children {
-			row(g)
-		}
-	}
 	for _, c := range st.Children {
-		row(c)
+		b.WriteString(fmt.Sprintf("| %s | %s | %s | %s | %d (+%d manual) | %s |\n", c.Path, c.Kind, c.State, c.Desired, c.Restarts, c.ManualRestarts, strings.ReplaceAll(c.Reason, "|", "/")))
 	}
 	return b.String()
+}
+
+// publish makes the status known after an event: search attributes, the
+// report to the parent, and the Web UI's current details (one status
+// computed for all three).
+func (s *supervisorRun) publish() {
+	st := s.status()
+	s.upsertState(st.State)
+	s.reportStatus(st, false)
+	workflow.SetCurrentDetails(s.ctx, detailsOf(st))
 }
 
 // gauges updates the per-supervisor gauges (no history event).
@@ -626,8 +628,9 @@ func (s *supervisorRun) gauges() {
 	gauge(s.ctx, MetricCircuitOpen, tags, float64(open))
 }
 
-func (s *supervisorRun) upsertSearch() {
-	state := s.status().State
+func (s *supervisorRun) upsertSearch() { s.upsertState(s.status().State) }
+
+func (s *supervisorRun) upsertState(state string) {
 	if state == s.searchState {
 		return
 	}
@@ -638,19 +641,19 @@ func (s *supervisorRun) upsertSearch() {
 	}
 }
 
-func (s *supervisorRun) report(ended bool) {
+func (s *supervisorRun) report(ended bool) { s.reportStatus(s.status(), ended) }
+
+// reportStatus signals st to the parent when it changed since the last
+// report.
+func (s *supervisorRun) reportStatus(st Status, ended bool) {
 	if s.in.Parent == "" {
 		return
 	}
-	st := s.status()
-	if !ended && s.lastReported != nil {
-		a, _ := json.Marshal(*s.lastReported)
-		b, _ := json.Marshal(st)
-		if string(a) == string(b) {
-			return
-		}
+	b, _ := json.Marshal(st)
+	if !ended && s.lastReported != nil && string(b) == string(s.lastReported) {
+		return
 	}
-	s.lastReported = &st
+	s.lastReported = b
 	s.carry.ReportSeq++
 	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Seq: s.carry.ReportSeq, Status: st, Ended: ended})
 	s.send(f)
