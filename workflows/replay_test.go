@@ -14,7 +14,8 @@ import (
 // spec and a delete; history-tree-*: a three-level tree (one_for_one root,
 // a one_for_all group with a crashing worker, a rest_for_one chain) through
 // group restarts, a give-up escalated to the root, the root giving up, and
-// its cooldown restart. A change to workflow logic that is not behind
+// its cooldown restart; history-rollout*: a rollout (stop, fail-fast) and
+// a target worker through a restart rollout that failed on it. A change to workflow logic that is not behind
 // workflow.GetVersion fails here; re-run it on every SDK upgrade.
 //
 // To record new ones: run a tree on a dev server, then
@@ -28,6 +29,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(WorkerWorkflow)
 			r.RegisterWorkflow(SupervisorWorkflow)
+			r.RegisterWorkflow(RolloutWorkflow)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
