@@ -263,14 +263,22 @@ func writeSpec(t *testing.T, yaml string) string {
 	return p
 }
 
-// status returns `starter status PATH -o json`.
+// status returns `starter status PATH -o json`. A query that fails for a
+// moment (the worker process that had the workflow cached just died) is
+// asked again for up to 15 seconds before the test fails.
 func status(t *testing.T, path string) workflows.Status {
 	t.Helper()
-	r := starter(t, "status", path, "-o", "json")
-	require.Equal(t, 0, r.code, "status %s: %s", path, r.stderr)
-	var st workflows.Status
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
-	return st
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		st, err := tryStatus(t, path)
+		if err == nil {
+			return st
+		}
+		if time.Now().After(deadline) {
+			require.NoError(t, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // eventually polls cond until it holds or the deadline passes; the last
@@ -292,11 +300,27 @@ func eventually(t *testing.T, within time.Duration, cond func() (bool, string)) 
 	}
 }
 
+// tryStatus is status for polling loops: a query can fail for a moment
+// (the worker process that had the workflow cached just died), and that is
+// a reason to ask again, not a failure.
+func tryStatus(t *testing.T, path string) (workflows.Status, error) {
+	t.Helper()
+	r := starter(t, "status", path, "-o", "json")
+	var st workflows.Status
+	if r.code != 0 {
+		return st, fmt.Errorf("status %s: %s", path, r.stderr)
+	}
+	return st, json.Unmarshal([]byte(r.stdout), &st)
+}
+
 func waitState(t *testing.T, path, state string, within time.Duration) workflows.Status {
 	t.Helper()
 	var st workflows.Status
 	eventually(t, within, func() (bool, string) {
-		st = status(t, path)
+		var err error
+		if st, err = tryStatus(t, path); err != nil {
+			return false, err.Error()
+		}
 		return st.State == state, fmt.Sprintf("%s is %s (%s)", path, st.State, st.Reason)
 	})
 	return st
