@@ -229,14 +229,20 @@ func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) 
 // ---- scenarios ----
 
 func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL string) error {
-	// Raw: 10 workflows x 200 activities.
+	// Raw: 10 workflows x 200 activities. The server's CPU per action says
+	// what each side costs the server (the bottleneck here).
+	serverPid := devServerPid()
 	per := 2000 / pool
 	began := time.Now()
+	cpu0 := cpuSeconds(serverPid)
 	if err := rawLoops(ctx, c, "raw-loop", pool, per); err != nil {
 		return err
 	}
-	raw := float64(per*pool) / time.Since(began).Seconds()
+	rawSecs := time.Since(began).Seconds()
+	raw := float64(per*pool) / rawSecs
 	res["raw_activity_throughput"] = round(raw)
+	res["raw_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(per*pool))
+	res["raw_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / rawSecs)
 
 	// steward: rollout restarts of the fleet, chunk 10, until 2,000 actions.
 	root := fleet("bench-fleet", o.fleet, 20)
@@ -265,6 +271,7 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 		}
 	}()
 	began = time.Now()
+	cpu0 = cpuSeconds(serverPid)
 	for i := range rounds {
 		id := workflows.RolloutID("bench-fleet")
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue,
@@ -282,8 +289,11 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 		}
 	}
 	close(stop)
-	steward := float64(rounds*len(targets)) / time.Since(began).Seconds()
+	secs := time.Since(began).Seconds()
+	steward := float64(rounds*len(targets)) / secs
 	res["steward_action_throughput"] = round(steward)
+	res["steward_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*len(targets)))
+	res["steward_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / secs)
 	res["throughput_ratio"] = round(steward / raw)
 	mu.Lock()
 	res["pool_utilization_under_load"] = round(mean(samples))
