@@ -6,6 +6,7 @@ package workflows
 
 import (
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 )
 
 // TaskQueue is the shared task queue: worker processes poll it for workflow
@@ -52,3 +53,13 @@ var SearchAttributeNames = []string{"StewardPath", "StewardKind", "StewardState"
 // new even before the server suggests it (the server suggests at 4,096
 // events): a short history keeps replays cheap.
 const DefaultHistoryLimit = 2000
+
+// continueAsNewDue reports whether a workflow should continue as new: the
+// server suggests it, or its history reached limit events (0: the default).
+func continueAsNewDue(ctx workflow.Context, limit int) bool {
+	if limit <= 0 {
+		limit = DefaultHistoryLimit
+	}
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}

@@ -311,12 +311,7 @@ func (r *rolloutRun) failures() int {
 }
 
 func (r *rolloutRun) shouldContinueAsNew() bool {
-	info := workflow.GetInfo(r.ctx)
-	limit := r.in.HistoryLimit
-	if limit <= 0 {
-		limit = DefaultHistoryLimit
-	}
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	return continueAsNewDue(r.ctx, r.in.HistoryLimit)
 }
 
 func (r *rolloutRun) status() RolloutStatus {

@@ -1,6 +1,11 @@
 package workflows
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+)
 
 // Status is the answer of the `status` query: a worker answers for itself, a
 // supervisor for its whole subtree.
@@ -110,4 +115,16 @@ func (s Status) Find(path string) (Status, bool) {
 		}
 	}
 	return Status{}, false
+}
+
+// decodeSupervise reads a supervise signal's payload, refusing an unknown op.
+func decodeSupervise(raw converter.RawValue) (SuperviseRequest, error) {
+	var r SuperviseRequest
+	if err := decodeRaw(raw, &r); err != nil {
+		return r, err
+	}
+	if r.Op != SuperviseStop && r.Op != SuperviseRestart {
+		return r, fmt.Errorf("op must be %q or %q, got %q", SuperviseStop, SuperviseRestart, r.Op)
+	}
+	return r, nil
 }

@@ -381,27 +381,7 @@ func (s *supervisorRun) onWake() {
 }
 
 // armWake keeps exactly one wake timer, for wakeAt.
-func (s *supervisorRun) armWake() {
-	at := s.wakeAt()
-	if at.Equal(s.wakeTimerAt) && (s.wakeTimer != nil || at.IsZero()) {
-		return
-	}
-	if s.wakeTimer != nil {
-		s.wakeCancel()
-		s.wakeTimer = nil
-	}
-	s.wakeTimerAt = at
-	if at.IsZero() {
-		return
-	}
-	d := at.Sub(workflow.Now(s.ctx))
-	if d <= 0 {
-		d = time.Millisecond
-	}
-	tctx, cancel := workflow.WithCancel(s.ctx)
-	s.wakeTimer = workflow.NewTimer(tctx, d)
-	s.wakeCancel = cancel
-}
+func (s *supervisorRun) armWake() { s.wake.set(s.ctx, s.wakeAt()) }
 
 // onSupervise carries out the parent's stop or restart of this subtree.
 func (s *supervisorRun) onSupervise(r SuperviseRequest) {

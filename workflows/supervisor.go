@@ -132,9 +132,7 @@ type supervisorRun struct {
 	sent []workflow.Future
 
 	// The one timer of a plan's backoff or step, or of a cooldown.
-	wakeTimer   workflow.Future
-	wakeCancel  workflow.CancelFunc
-	wakeTimerAt time.Time
+	wake deadline
 	// The last supervise request of a plan step, to notice one that could
 	// not be delivered.
 	stepSignal workflow.Future
@@ -186,12 +184,11 @@ func (s *supervisorRun) loop() error {
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); s.onRestart() })
 		sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) { s.onChild(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { s.onSuperviseSignal(receiveRaw(ctx, c)) })
-		if t := s.wakeTimer; t != nil {
+		if t := s.wake.fut; t != nil {
 			sel.AddFuture(t, func(f workflow.Future) {
-				if f != s.wakeTimer {
+				if !s.wake.fired(f) {
 					return
 				}
-				s.wakeTimer, s.wakeTimerAt = nil, time.Time{}
 				if f.Get(ctx, nil) == nil {
 					s.onWake()
 				}
@@ -427,11 +424,8 @@ func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
 }
 
 func (s *supervisorRun) onSuperviseSignal(raw converter.RawValue) {
-	var r SuperviseRequest
-	if err := decodeRaw(raw, &r); err != nil || (r.Op != SuperviseStop && r.Op != SuperviseRestart) {
-		if err == nil {
-			err = fmt.Errorf("op must be %q or %q, got %q", SuperviseStop, SuperviseRestart, r.Op)
-		}
+	r, err := decodeSupervise(raw)
+	if err != nil {
 		s.reject(SignalSupervise, err)
 		return
 	}
@@ -663,12 +657,7 @@ func (s *supervisorRun) reportStatus(st Status, ended bool) {
 }
 
 func (s *supervisorRun) shouldContinueAsNew() bool {
-	info := workflow.GetInfo(s.ctx)
-	limit := s.in.HistoryLimit
-	if limit <= 0 {
-		limit = DefaultHistoryLimit
-	}
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	return continueAsNewDue(s.ctx, s.in.HistoryLimit)
 }
 
 // shutdown cancels the children in reverse spec order, each after the one
@@ -677,10 +666,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	s.ctx = dctx
 	s.carry.Plan = nil
-	if s.wakeTimer != nil {
-		s.wakeCancel()
-		s.wakeTimer = nil
-	}
+	s.wake.stop()
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := &s.carry.Children[i]
 		if rec.Ended || rec.Deferred {

@@ -99,9 +99,7 @@ type workerRun struct {
 	carry  WorkerCarry
 	flight *inflight
 
-	backoffTimer  workflow.Future
-	backoffCancel workflow.CancelFunc
-	backoffAt     time.Time
+	backoff       deadline // the pending automatic restart
 	observeTimer  workflow.Future
 	observeCancel workflow.CancelFunc
 
@@ -109,8 +107,7 @@ type workerRun struct {
 	lastReported *Status
 	searchState  string
 
-	rolloutTimer  workflow.Future
-	rolloutCancel workflow.CancelFunc
+	rolloutDeadline deadline // the watched rollout operation's
 	// sent holds signals to rollouts not yet delivered: they must be before
 	// the workflow continues as new.
 	sent []workflow.Future
@@ -158,22 +155,17 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
 		sel.AddReceive(rolloutCh, func(c workflow.ReceiveChannel, _ bool) { w.onRollout(receiveRaw(ctx, c)) })
-		if t := w.rolloutTimer; t != nil {
-			sel.AddFuture(t, func(fut workflow.Future) {
-				if fut == w.rolloutTimer {
-					w.rolloutTimer = nil
-				}
-			}) // afterEvent checks the deadline
+		if t := w.rolloutDeadline.fut; t != nil {
+			sel.AddFuture(t, func(fut workflow.Future) { w.rolloutDeadline.fired(fut) }) // afterEvent checks the deadline
 		}
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
 		}
-		if t := w.backoffTimer; t != nil {
+		if t := w.backoff.fut; t != nil {
 			sel.AddFuture(t, func(fut workflow.Future) {
-				if fut != w.backoffTimer {
+				if !w.backoff.fired(fut) {
 					return
 				}
-				w.backoffTimer = nil
 				if fut.Get(ctx, nil) == nil {
 					w.tickIfIdle(tick.Snapshot{Event: tick.EventBackoffExpired})
 				}
@@ -317,11 +309,8 @@ func rendered(n spec.Node) spec.Node {
 
 // onSupervise carries out the supervisor's stop or restart of a group.
 func (w *workerRun) onSupervise(raw converter.RawValue) {
-	var r SuperviseRequest
-	if err := decodeRaw(raw, &r); err != nil || (r.Op != SuperviseStop && r.Op != SuperviseRestart) {
-		if err == nil {
-			err = fmt.Errorf("op must be %q or %q, got %q", SuperviseStop, SuperviseRestart, r.Op)
-		}
+	r, err := decodeSupervise(raw)
+	if err != nil {
 		w.reject(SignalSupervise, err)
 		return
 	}
@@ -599,19 +588,9 @@ func (w *workerRun) afterEvent() {
 	}
 	// Backoff timer: exactly one, for the current BackoffUntil.
 	if m.State == tick.Backoff && w.flight == nil {
-		if w.backoffTimer == nil || !w.backoffAt.Equal(m.BackoffUntil) {
-			w.cancelBackoff()
-			d := m.BackoffUntil.Sub(workflow.Now(w.ctx))
-			if d <= 0 {
-				d = time.Millisecond
-			}
-			tctx, cancel := workflow.WithCancel(w.ctx)
-			w.backoffTimer = workflow.NewTimer(tctx, d)
-			w.backoffCancel = cancel
-			w.backoffAt = m.BackoffUntil
-		}
+		w.backoff.set(w.ctx, m.BackoffUntil)
 	} else {
-		w.cancelBackoff()
+		w.backoff.stop()
 	}
 	// Observe timer: only while running (or probing an unreachable host)
 	// and idle.
@@ -655,14 +634,6 @@ func attemptsWord(n int) string {
 		return "1 attempt"
 	}
 	return fmt.Sprintf("%d attempts", n)
-}
-
-func (w *workerRun) cancelBackoff() {
-	if w.backoffTimer != nil {
-		w.backoffCancel()
-		w.backoffTimer = nil
-		w.backoffAt = time.Time{}
-	}
 }
 
 func (w *workerRun) upsertSearch() {
@@ -730,12 +701,7 @@ func sameReport(a, b Status) bool {
 }
 
 func (w *workerRun) shouldContinueAsNew() bool {
-	info := workflow.GetInfo(w.ctx)
-	limit := w.in.HistoryLimit
-	if limit <= 0 {
-		limit = DefaultHistoryLimit
-	}
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	return continueAsNewDue(w.ctx, w.in.HistoryLimit)
 }
 
 // continueAsNew drains every signal into the carried state (recording, not
@@ -815,7 +781,7 @@ func (w *workerRun) shutdown() error {
 		}
 		w.flight = nil
 	}
-	w.cancelBackoff()
+	w.backoff.stop()
 	if w.observeTimer != nil {
 		w.observeCancel()
 		w.observeTimer = nil

@@ -133,24 +133,15 @@ func (w *workerRun) sendRolloutResult(wt RolloutWatch, status, why string) {
 	w.sent = append(w.sent, f)
 }
 
-// armRolloutTimer keeps one timer for the watched operation's deadline.
+// armRolloutTimer keeps one timer for the watched operation's deadline
+// (set once per watch).
 func (w *workerRun) armRolloutTimer() {
 	wt := w.carry.Watch
 	if wt == nil {
-		if w.rolloutTimer != nil {
-			w.rolloutCancel()
-			w.rolloutTimer = nil
-		}
+		w.rolloutDeadline.stop()
 		return
 	}
-	if w.rolloutTimer != nil {
-		return
+	if w.rolloutDeadline.fut == nil {
+		w.rolloutDeadline.set(w.ctx, wt.Deadline)
 	}
-	d := wt.Deadline.Sub(workflow.Now(w.ctx))
-	if d <= 0 {
-		d = time.Millisecond
-	}
-	tctx, cancel := workflow.WithCancel(w.ctx)
-	w.rolloutTimer = workflow.NewTimer(tctx, d)
-	w.rolloutCancel = cancel
 }
