@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,8 @@ const (
 type options struct {
 	temporal, workerBin, out string
 	fleet, idle, samples     int
+	only                     string
+	eager                    bool
 	idleFor                  time.Duration
 }
 
@@ -69,6 +72,8 @@ func main() {
 	flag.IntVar(&o.idle, "idle", 1000, "workers of the apply and idle scenarios")
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,apply); the goals of steps not run show as missing")
+	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -79,7 +84,11 @@ func main() {
 // Result is the JSON written to bench/<timestamp>.json.
 type Result map[string]any
 
+// rawEager: the raw workflows request eager dispatch (-eager).
+var rawEager bool
+
 func run(o options) error {
+	rawEager = o.eager
 	ctx := context.Background()
 	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: o.temporal, LogLevel: "error",
@@ -90,6 +99,7 @@ func run(o options) error {
 			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+			"--dynamic-config-value", fmt.Sprintf("system.enableActivityEagerExecution=%t", o.eager),
 		},
 	})
 	if err != nil {
@@ -120,7 +130,7 @@ func run(o options) error {
 		return err
 	}
 	defer rawClient.Close()
-	rw := worker.New(rawClient, rawQueue, worker.Options{MaxConcurrentActivityExecutionSize: pool, DisableEagerActivities: true})
+	rw := worker.New(rawClient, rawQueue, worker.Options{MaxConcurrentActivityExecutionSize: pool, DisableEagerActivities: !o.eager})
 	rw.RegisterWorkflow(RawLoop)
 	rw.RegisterWorkflow(RawOnSignal)
 	rw.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "noop"})
@@ -134,7 +144,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	wcmd := exec.Command(o.workerBin, "--address", addr, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error")
+	wargs := []string{"--address", addr, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error"}
+	if o.eager {
+		wargs = append(wargs, "--eager-actions")
+	}
+	wcmd := exec.Command(o.workerBin, wargs...)
 	wcmd.Stdout, wcmd.Stderr = os.Stderr, os.Stderr
 	if err := wcmd.Start(); err != nil {
 		return err
@@ -142,7 +156,7 @@ func run(o options) error {
 	defer func() { _ = wcmd.Process.Signal(os.Interrupt); _ = wcmd.Wait() }()
 	stewardMetrics := "http://" + metricsAddr + "/metrics"
 
-	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339)}
+	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager}
 	step := func(name string, f func() error) error {
 		fmt.Fprintf(os.Stderr, "bench: %s...\n", name)
 		began := time.Now()
@@ -150,17 +164,23 @@ func run(o options) error {
 		fmt.Fprintf(os.Stderr, "bench: %s done in %s\n", name, time.Since(began).Round(100*time.Millisecond))
 		return err
 	}
-	if err := step("throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics) }); err != nil {
-		return err
+	steps := []struct {
+		key, name string
+		f         func() error
+	}{
+		{"cost", "events and workflow tasks per action", func() error { return costPerAction(ctx, c, res) }},
+		{"throughput", "throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics) }},
+		{"latency", "signal to action", func() error { return latency(ctx, c, o, res) }},
+		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
+		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid, server) }},
 	}
-	if err := step("signal to action", func() error { return latency(ctx, c, o, res) }); err != nil {
-		return err
-	}
-	if err := step("history", func() error { return maxHistory(ctx, c, o, res) }); err != nil {
-		return err
-	}
-	if err := step("apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid, server) }); err != nil {
-		return err
+	for _, s := range steps {
+		if o.only != "" && !slices.Contains(strings.Split(o.only, ","), s.key) {
+			continue
+		}
+		if err := step(s.name, s.f); err != nil {
+			return err
+		}
 	}
 	res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds")
 	res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds")
@@ -173,10 +193,16 @@ func run(o options) error {
 // Noop is the raw side's activity.
 func Noop(context.Context) error { return nil }
 
-// RawLoop runs n no-op activities one after the other.
-func RawLoop(ctx workflow.Context, n int) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: true})
-	for range n {
+// RawInput is the input of the raw workflows.
+type RawInput struct {
+	N     int  // activities (RawLoop) or signals (RawOnSignal)
+	Eager bool // request eager dispatch
+}
+
+// RawLoop runs N no-op activities one after the other.
+func RawLoop(ctx workflow.Context, in RawInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: !in.Eager})
+	for range in.N {
 		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
 			return err
 		}
@@ -184,16 +210,16 @@ func RawLoop(ctx workflow.Context, n int) error {
 	return nil
 }
 
-// RawOnSignal runs a no-op activity for each "go" signal, n times; its
+// RawOnSignal runs a no-op activity for each "go" signal, N times; its
 // "done" query says how many ran.
-func RawOnSignal(ctx workflow.Context, n int) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: true})
+func RawOnSignal(ctx workflow.Context, in RawInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: !in.Eager})
 	done := 0
 	if err := workflow.SetQueryHandler(ctx, "done", func() (int, error) { return done, nil }); err != nil {
 		return err
 	}
 	ch := workflow.GetSignalChannel(ctx, "go")
-	for range n {
+	for range in.N {
 		ch.Receive(ctx, nil)
 		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
 			return err
@@ -208,7 +234,7 @@ func RawOnSignal(ctx workflow.Context, n int) error {
 func rawLoops(ctx context.Context, c client.Client, prefix string, n, per int) error {
 	var runs []client.WorkflowRun
 	for i := range n {
-		r, err := rawStart(ctx, c, fmt.Sprintf("%s-%d", prefix, i), RawLoop, per)
+		r, err := rawStart(ctx, c, fmt.Sprintf("%s-%d", prefix, i), RawLoop, RawInput{N: per, Eager: rawEager})
 		if err != nil {
 			return err
 		}
@@ -301,9 +327,100 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	return nil
 }
 
+// costPerAction counts what one action costs the server on each side: the
+// history events and workflow tasks, summed over every workflow involved.
+// Raw: one RawLoop of 100 activities. steward: one rollout restart of 10
+// stub workers in one supervisor under a root (the rollout included), with
+// no continue-as-new in between (the histories are short).
+func costPerAction(ctx context.Context, c client.Client, res Result) error {
+	const rawN = 100
+	if err := rawLoops(ctx, c, "raw-cost", 1, rawN); err != nil {
+		return err
+	}
+	raw := countEvents(ctx, c, []string{"raw-cost-0"})
+	res["raw_events_per_action"] = round(float64(raw.total) / rawN)
+	res["raw_workflow_tasks_per_action"] = round(float64(raw.tasks) / rawN)
+
+	root := fleet("bench-cost", 10, 10)
+	if err := applyAndWait(ctx, c, root, time.Minute); err != nil {
+		return err
+	}
+	targets := leafPaths(root)
+	ids := append([]string{root.Name, root.Name + "/g00"}, targets...)
+	time.Sleep(2 * time.Second) // let the last reports of the apply land
+	before := countEvents(ctx, c, ids)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RolloutID(root.Name), TaskQueue: workflows.TaskQueue},
+		workflows.RolloutWorkflow, workflows.RolloutInput{Path: root.Name, Op: workflows.RolloutRestart, Targets: targets, Chunk: 10})
+	if err != nil {
+		return err
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // reports after the rollout's end
+	after := countEvents(ctx, c, append(ids, workflows.RolloutID(root.Name)))
+	n := float64(len(targets))
+	res["steward_events_per_action"] = round(float64(after.total-before.total) / n)
+	res["steward_workflow_tasks_per_action"] = round(float64(after.tasks-before.tasks) / n)
+	byKind := map[string]float64{}
+	for k, v := range after.byWorkflow {
+		byKind[kindOf(k)] += float64(v - before.byWorkflow[k])
+	}
+	for k, v := range byKind {
+		res["steward_events_per_action_"+k] = round(v / n)
+	}
+	types := map[string]float64{}
+	for k, v := range after.byType {
+		if d := v - before.byType[k]; d > 0 {
+			types[k] = round(float64(d) / n)
+		}
+	}
+	res["steward_event_types_per_action"] = types
+	return nil
+}
+
+func kindOf(id string) string {
+	switch {
+	case strings.HasPrefix(id, "rollout:"):
+		return "rollout"
+	case strings.Count(id, "/") == 0:
+		return "root"
+	case strings.Count(id, "/") == 1:
+		return "supervisor"
+	}
+	return "worker"
+}
+
+type eventCount struct {
+	total, tasks int
+	byWorkflow   map[string]int
+	byType       map[string]int
+}
+
+// countEvents counts the events of the current runs of ids.
+func countEvents(ctx context.Context, c client.Client, ids []string) eventCount {
+	out := eventCount{byWorkflow: map[string]int{}, byType: map[string]int{}}
+	for _, id := range ids {
+		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				break
+			}
+			out.total++
+			out.byWorkflow[id]++
+			out.byType[strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")]++
+			if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+				out.tasks++
+			}
+		}
+	}
+	return out
+}
+
 func latency(ctx context.Context, c client.Client, o options, res Result) error {
 	// Raw.
-	run, err := rawStart(ctx, c, "raw-signal", RawOnSignal, o.samples)
+	run, err := rawStart(ctx, c, "raw-signal", RawOnSignal, RawInput{N: o.samples, Eager: rawEager})
 	if err != nil {
 		return err
 	}

@@ -99,6 +99,7 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			awaitTreeView(ctx, cl, path, st, res, treeViewWait)
 			if err := printRollout(cmd.OutOrStdout(), res, output); err != nil {
 				return err
 			}
@@ -139,6 +140,59 @@ func rolloutCancelCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: cancel requested (targets in flight finish)\n", id)
 			return nil
 		},
+	}
+}
+
+// treeViewWait bounds how long a rollout's command waits for the tree's
+// view to show what the rollout did.
+const treeViewWait = 15 * time.Second
+
+// awaitTreeView waits until the status of the tree's root shows every
+// target that succeeded in its new state (a restart counted, running; or
+// stopped; or running), or within passes. Supervisors pass a change in
+// their subtree up at most once a second (workflows/publish.go), so without
+// this a `starter status` right after the rollout could show a target as it
+// was before it.
+func awaitTreeView(ctx context.Context, c client.Client, path string, before workflows.Status, res workflows.RolloutStatus, within time.Duration) {
+	root, _, _ := strings.Cut(path, "/")
+	shows := func(st workflows.Status) bool {
+		for _, t := range res.Targets {
+			if t.Status != workflows.TargetSucceeded {
+				continue
+			}
+			now, ok := st.Find(t.Path)
+			if !ok {
+				continue // removed meanwhile
+			}
+			was, _ := before.Find(t.Path)
+			switch res.Op {
+			case workflows.RolloutRestart:
+				if now.ManualRestarts <= was.ManualRestarts || now.State != "running" {
+					return false
+				}
+			case workflows.RolloutStop:
+				if now.State != "stopped" {
+					return false
+				}
+			case workflows.RolloutStart:
+				if now.State != "running" {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(within)
+	for {
+		st, err := queryStatus(ctx, c, root)
+		if (err == nil && shows(st)) || !time.Now().Before(deadline) || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 

@@ -35,6 +35,7 @@ type options struct {
 	conn                            temporalclient.Config
 	host, metrics, logLevel, logDir string
 	poolSize                        int
+	eagerActions                    bool
 }
 
 func main() {
@@ -45,6 +46,7 @@ func main() {
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
 	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
+	flag.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
 	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
 	flag.Parse()
@@ -112,8 +114,11 @@ func run(o options) error {
 
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize: o.poolSize,
-		// Actions go through the task queue, the pool shared by all workers.
-		DisableEagerActivities: true,
+		// Actions go through the task queue, the pool shared by all workers;
+		// --eager-actions lets one skip the queue when this process has a
+		// free slot (it is a member of the pool too: fewer round trips, the
+		// same limit per process).
+		DisableEagerActivities: !o.eagerActions,
 		// Let in-flight actions finish (or see their cancellation) on shutdown.
 		WorkerStopTimeout: 10 * time.Second,
 	}

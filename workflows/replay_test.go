@@ -15,7 +15,10 @@ import (
 // a one_for_all group with a crashing worker, a rest_for_one chain) through
 // group restarts, a give-up escalated to the root, the root giving up, and
 // its cooldown restart; history-rollout*: a rollout (stop, fail-fast) and
-// a target worker through a restart rollout that failed on it. A change to workflow logic that is not behind
+// a target worker through a restart rollout that failed on it;
+// history-lean-*: the same kinds of workflow recorded after the lean
+// reports (publish.go), with slow starts published late, group restarts and
+// rollouts. A change to workflow logic that is not behind
 // workflow.GetVersion fails here; re-run it on every SDK upgrade.
 //
 // To record new ones: run a tree on a dev server, then

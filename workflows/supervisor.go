@@ -113,6 +113,7 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 	} else {
 		s.carry.Desired = in.Spec.Resolved().Desired
 	}
+	s.lean = leanReports(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return s.status(), nil }); err != nil {
 		return err
 	}
@@ -125,7 +126,12 @@ type supervisorRun struct {
 	in           SupervisorInput
 	carry        SupervisorCarry
 	lastReported []byte // the last report, as JSON
-	searchState  string
+	lastStatus   Status // the last report
+	// lean: this run publishes as publish.go describes (changeLeanReports);
+	// reportDue is the timer of a subtree-only change's deferred report.
+	lean        bool
+	reportDue   deadline
+	searchState string
 	// sent holds the signals and cancel requests this run has sent: they
 	// must be delivered before it continues as new, or the server drops
 	// them with the closed run.
@@ -191,6 +197,13 @@ func (s *supervisorRun) loop() error {
 				}
 				if f.Get(ctx, nil) == nil {
 					s.onWake()
+				}
+			})
+		}
+		if t := s.reportDue.fut; t != nil {
+			sel.AddFuture(t, func(f workflow.Future) {
+				if s.reportDue.fired(f) && f.Get(ctx, nil) == nil {
+					s.reportStatus(s.status(), false, true)
 				}
 			})
 		}
@@ -605,7 +618,7 @@ func detailsOf(st Status) string {
 func (s *supervisorRun) publish() {
 	st := s.status()
 	s.upsertState(st.State)
-	s.reportStatus(st, false)
+	s.reportStatus(st, false, false)
 	workflow.SetCurrentDetails(s.ctx, detailsOf(st))
 }
 
@@ -635,11 +648,12 @@ func (s *supervisorRun) upsertState(state string) {
 	}
 }
 
-func (s *supervisorRun) report(ended bool) { s.reportStatus(s.status(), ended) }
+func (s *supervisorRun) report(ended bool) { s.reportStatus(s.status(), ended, true) }
 
 // reportStatus signals st to the parent when it changed since the last
-// report.
-func (s *supervisorRun) reportStatus(st Status, ended bool) {
+// report. In a lean run, unless now, a change only in the subtree waits
+// for the reportDue timer (publish.go).
+func (s *supervisorRun) reportStatus(st Status, ended, now bool) {
 	if s.in.Parent == "" {
 		return
 	}
@@ -647,7 +661,14 @@ func (s *supervisorRun) reportStatus(st Status, ended bool) {
 	if !ended && s.lastReported != nil && string(b) == string(s.lastReported) {
 		return
 	}
-	s.lastReported = b
+	if s.lean && !ended && !now && s.lastReported != nil && sameOwnStatus(s.lastStatus, st) {
+		if s.reportDue.fut == nil {
+			s.reportDue.set(s.ctx, workflow.Now(s.ctx).Add(publishDelay))
+		}
+		return
+	}
+	s.reportDue.stop()
+	s.lastReported, s.lastStatus = b, st
 	s.carry.ReportSeq++
 	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Seq: s.carry.ReportSeq, Status: st, Ended: ended})
 	s.send(f)
@@ -667,6 +688,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	s.ctx = dctx
 	s.carry.Plan = nil
 	s.wake.stop()
+	s.reportDue.stop()
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := &s.carry.Children[i]
 		if rec.Ended || rec.Deferred {

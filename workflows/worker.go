@@ -107,7 +107,13 @@ type workerRun struct {
 	lastReported *Status
 	searchState  string
 
-	rolloutDeadline deadline // the watched rollout operation's
+	// wake is the timer of the watched rollout operation's deadline and,
+	// in a lean run, of a deferred publication (armWake).
+	wake deadline
+	// lean: this run publishes as publish.go describes (changeLeanReports);
+	// publishAt is when a transient state's deferred publication is due.
+	lean      bool
+	publishAt time.Time
 	// sent holds signals to rollouts not yet delivered: they must be before
 	// the workflow continues as new.
 	sent []workflow.Future
@@ -126,6 +132,7 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		w.carry = WorkerCarry{Desired: tick.Desired(w.node.Desired), Memory: tick.Memory{State: tick.Stopped, Reason: "created"}, Since: workflow.Now(ctx)}
 	}
 	w.lastState = w.carry.Memory.State
+	w.lean = leanReports(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return w.status(), nil }); err != nil {
 		return nil, err
 	}
@@ -155,8 +162,13 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
 		sel.AddReceive(rolloutCh, func(c workflow.ReceiveChannel, _ bool) { w.onRollout(receiveRaw(ctx, c)) })
-		if t := w.rolloutDeadline.fut; t != nil {
-			sel.AddFuture(t, func(fut workflow.Future) { w.rolloutDeadline.fired(fut) }) // afterEvent checks the deadline
+		if t := w.wake.fut; t != nil {
+			sel.AddFuture(t, func(fut workflow.Future) {
+				// afterEvent checks the rollout's deadline.
+				if w.wake.fired(fut) && fut.Get(ctx, nil) == nil && !w.publishAt.IsZero() && !workflow.Now(ctx).Before(w.publishAt) {
+					w.publishNow()
+				}
+			})
 		}
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
@@ -498,6 +510,9 @@ func (w *workerRun) launch(a tick.Action) {
 	opts := ActivityOptions(w.node, a)
 	// What the Web UI shows for the activity: "start plant/line-1/press".
 	opts.Summary = string(a) + " " + w.in.Path
+	// A lean run asks for eager dispatch; it happens only where the worker
+	// process allows it (--eager-actions) and for the shared queue.
+	opts.DisableEagerExecution = !w.lean
 	actx = workflow.WithActivityOptions(actx, opts)
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
 	fut := workflow.ExecuteActivity(actx, activityName(a), req)
@@ -564,8 +579,8 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 		HeartbeatTimeout:       hb,
 		RetryPolicy:            rp,
 		WaitForCancellation:    true,
-		// The task queue is the pool: an eager dispatch would run the action
-		// in whichever process ran the workflow task, bypassing it.
+		// Eager dispatch is the worker process's choice (--eager-actions);
+		// runs recorded before it replay without (workerRun.launch).
 		DisableEagerExecution: true,
 	}
 }
@@ -593,22 +608,55 @@ func (w *workerRun) afterEvent() {
 		w.backoff.stop()
 	}
 	// Observe timer: only while running (or probing an unreachable host)
-	// and idle.
+	// and idle. A lean run keeps it through an action (one that fires
+	// meanwhile is dropped): most actions end where they began, in running.
 	if m.State == tick.Running || m.State == tick.Unknown {
 		if w.observeTimer == nil && w.flight == nil {
 			tctx, cancel := workflow.WithCancel(w.ctx)
 			w.observeTimer = workflow.NewTimer(tctx, w.node.Observe.Interval.D())
 			w.observeCancel = cancel
 		}
-	} else if w.observeTimer != nil {
+	} else if w.observeTimer != nil && !(w.lean && w.flight != nil) {
 		w.observeCancel()
 		w.observeTimer = nil
 	}
 	w.checkRollout()
-	w.armRolloutTimer()
+	if w.lean {
+		w.publish()
+		w.armWake()
+	} else { // the order of commands that runs before lean reports recorded
+		w.armWake()
+		w.publishNow()
+	}
+	workflow.SetCurrentDetails(w.ctx, w.details())
+}
+
+// publish makes a change of status known: the search attributes and the
+// report to the parent. In a lean run a change while an action is in flight
+// waits up to publishDelay, unless the supervisor acts on it (publish.go).
+func (w *workerRun) publish() {
+	if w.lean && w.flight != nil {
+		st := w.status()
+		last := w.lastReported
+		pending := w.searchKey() != w.searchState || (w.in.Parent != "" && (last == nil || !sameReport(*last, st)))
+		switch {
+		case !pending:
+			return
+		case w.in.Parent == "" || last == nil || !urgentChange(*last, st):
+			if w.publishAt.IsZero() {
+				w.publishAt = workflow.Now(w.ctx).Add(publishDelay)
+			}
+			return
+		}
+	}
+	w.publishNow()
+}
+
+// publishNow publishes the current status, ending any deferral.
+func (w *workerRun) publishNow() {
+	w.publishAt = time.Time{}
 	w.upsertSearch()
 	w.report(false)
-	workflow.SetCurrentDetails(w.ctx, w.details())
 }
 
 // details is the worker's status in Temporal markdown, shown as "Current
@@ -636,9 +684,11 @@ func attemptsWord(n int) string {
 	return fmt.Sprintf("%d attempts", n)
 }
 
+func (w *workerRun) searchKey() string { return string(w.carry.Memory.State) + "/" + w.node.Kind }
+
 func (w *workerRun) upsertSearch() {
 	state := string(w.carry.Memory.State)
-	key := state + "/" + w.node.Kind
+	key := w.searchKey()
 	if key == w.searchState {
 		return
 	}
@@ -782,6 +832,7 @@ func (w *workerRun) shutdown() error {
 		w.flight = nil
 	}
 	w.backoff.stop()
+	w.publishAt = time.Time{}
 	if w.observeTimer != nil {
 		w.observeCancel()
 		w.observeTimer = nil

@@ -133,15 +133,24 @@ func (w *workerRun) sendRolloutResult(wt RolloutWatch, status, why string) {
 	w.sent = append(w.sent, f)
 }
 
-// armRolloutTimer keeps one timer for the watched operation's deadline
-// (set once per watch).
-func (w *workerRun) armRolloutTimer() {
-	wt := w.carry.Watch
-	if wt == nil {
-		w.rolloutDeadline.stop()
+// armWake keeps one timer for the earliest moment the worker must look
+// again without an event: the watched rollout operation's deadline and, in
+// a lean run, a deferred publication. A timer armed earlier than needed is
+// kept (it wakes the worker early, harmlessly): replacing it would cost two
+// history events, and a rollout restart is over well within publishDelay.
+func (w *workerRun) armWake() {
+	var at time.Time
+	if wt := w.carry.Watch; wt != nil {
+		at = wt.Deadline
+	}
+	if !w.publishAt.IsZero() && (at.IsZero() || w.publishAt.Before(at)) {
+		at = w.publishAt
+	}
+	if at.IsZero() {
+		w.wake.stop()
 		return
 	}
-	if w.rolloutDeadline.fut == nil {
-		w.rolloutDeadline.set(w.ctx, wt.Deadline)
+	if w.wake.fut == nil || (w.lean && at.Before(w.wake.at)) {
+		w.wake.set(w.ctx, at)
 	}
 }

@@ -1,0 +1,151 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/steward-sh/steward/activities"
+)
+
+// reports records what a workflow signals its parent, with the workflow
+// time of each report.
+type reports struct {
+	mu  sync.Mutex
+	env *testsuite.TestWorkflowEnvironment
+	got []timedReport
+}
+
+type timedReport struct {
+	at time.Time
+	ChildReport
+}
+
+func recordReports(env *testsuite.TestWorkflowEnvironment, parent string) *reports {
+	r := &reports{env: env}
+	env.OnSignalExternalWorkflow(mock.Anything, parent, "", SignalChild, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.got = append(r.got, timedReport{env.Now(), arg.(ChildReport)})
+			return nil
+		})
+	return r
+}
+
+func (r *reports) states() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, g := range r.got {
+		out = append(out, g.Status.State)
+	}
+	return out
+}
+
+func (r *reports) between(from, to time.Time) []timedReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []timedReport
+	for _, g := range r.got {
+		if !g.at.Before(from) && g.at.Before(to) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// An action that ends within publishDelay reaches the parent as the state
+// it ends in: a restart is one report ("running", one more manual restart),
+// not "restarting" and then "running".
+func TestLeanReports_AQuickActionIsReportedOnlyAsTheStateItEndsIn(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).After(200*time.Millisecond).Return(activities.ActionResult{Attempt: 1, Instance: "i2"}, nil)
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1})
+
+	require.Equal(t, []string{"running", "running", "stopped"}, reps.states(),
+		"the start, the restart, and the end on delete: no transient state was reported")
+	require.Equal(t, 1, reps.got[1].Status.ManualRestarts)
+}
+
+// An action still running after publishDelay is published then, so the
+// parent and the Web UI see a slow start as starting.
+func TestLeanReports_ASlowActionIsReportedAfterThePublishDelay(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	var began time.Time
+	env.SetStartTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	began = env.Now()
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1})
+
+	require.Equal(t, []string{"starting", "running"}, reps.states()[:2])
+	require.Equal(t, began.Add(publishDelay), reps.got[0].at, "the transient state waited publishDelay")
+}
+
+// What the supervisor acts on is reported at once, even during an action:
+// here the acknowledgement of its supervise request.
+func TestLeanReports_ASuperviseAckIsReportedAtOnce(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1}, nil)
+	env.SetStartTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	began := env.Now()
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSupervise, SuperviseRequest{Seq: 1, Op: SuperviseStop}) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1, Coordinated: true})
+
+	acks := reps.between(began.Add(time.Minute), began.Add(time.Minute+time.Millisecond))
+	require.Len(t, acks, 1, "reported in the task that handled the request: %v", reps.states())
+	require.Equal(t, "stopping", acks[0].Status.State)
+	require.EqualValues(t, 1, acks[0].Status.SuperviseSeq)
+}
+
+// A supervisor passes a change in its subtree up at most once per
+// publishDelay: three children restarting at once reach the parent in one
+// report; a change of its own (a manual restart of the supervisor) goes up
+// at once.
+func TestLeanReports_ASupervisorCoalescesSubtreeChanges(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "top")
+	env.SetStartTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	began := env.Now()
+	child := func(path string, restarts int) ChildReport {
+		return ChildReport{Seq: int64(100 + restarts), Status: Status{Path: path, Kind: "stub", State: "running", Desired: "running",
+			Generation: 1, ManualRestarts: restarts, Children: []Status{}}}
+	}
+	at(env, time.Minute, func() {
+		for _, p := range []string{"top/mid/a", "top/mid/b", "top/mid/c"} {
+			env.SignalWorkflow(SignalChild, child(p, 1))
+		}
+	})
+	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })
+	endAt(env, 3*time.Minute)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+		})
+	node := tree("mid", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "top/mid", Parent: "top", Spec: node, Generation: 1})
+
+	burst := reps.between(began.Add(time.Minute), began.Add(2*time.Minute))
+	require.Len(t, burst, 1, "one report for three children's restarts")
+	require.Equal(t, began.Add(time.Minute+publishDelay), burst[0].at)
+	for _, p := range []string{"top/mid/a", "top/mid/b", "top/mid/c"} {
+		require.Equal(t, 1, childNamed(t, burst[0].Status, p).ManualRestarts, p)
+	}
+	own := reps.between(began.Add(2*time.Minute), began.Add(2*time.Minute+time.Millisecond))
+	require.NotEmpty(t, own, "the supervisor's own restart is reported at once")
+	require.Equal(t, 1, own[0].Status.ManualRestarts)
+}
