@@ -3,18 +3,28 @@
 // that the ratios mean something on a noisy machine. It prints a table with
 // the goals beside the figures and writes bench/<timestamp>.json.
 //
-// Scenarios (each on its own task queue; see README "Benchmarks"):
+// Scenarios (each on its own task queue; see README "Benchmarks"; -only
+// runs some of them):
+//   - cost: the history events and workflow tasks one action costs the
+//     server on each side, summed over every workflow involved (raw: one
+//     workflow of 100 activities; steward: one rollout restart of 10 workers
+//     in a supervisor under a root, the rollout included).
 //   - throughput: raw, 10 workflows running 200 no-op activities each; steward,
 //     20 rollout restarts of 100 stub workers (delay 0) at chunk 10: 2,000
-//     actions each way, pool size 10.
+//     actions each way, pool size 10. With it the server's CPU per action.
 //   - signal to action: a signal, then the start of the activity it causes,
 //     from the server's own event times in the history (300 samples each).
-//   - apply 1,000: a tree of 1,000 stub workers until all run, beside 1,000
-//     raw workflows that each run one activity; then CPU over 60 s with the
-//     1,000 idle.
 //   - history: the longest worker history after the restarts.
-//   - workflow task latency p99 (the SDK's histogram) for both sides, and the
-//     pool's utilization while saturated.
+//   - pool: the pool's utilization while saturated (40 or more actions of
+//     500 ms at a time against 10 slots), each side.
+//   - apply 1,000: a tree of 1,000 stub workers until all run, beside 1,000
+//     raw workflows that each run one activity, with the events each cost;
+//     then CPU over 60 s with the 1,000 idle.
+//   - workflow task latency p99 (the SDK's histogram) for both sides, and
+//     per steward workflow type.
+//
+// -eager turns on eager activity dispatch on both sides (the server's
+// dynamic config, the raw worker, and the steward worker's --eager-actions).
 package main
 
 import (
@@ -34,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -172,6 +183,7 @@ func run(o options) error {
 		{"throughput", "throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics) }},
 		{"latency", "signal to action", func() error { return latency(ctx, c, o, res) }},
 		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
+		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid, server) }},
 	}
 	for _, s := range steps {
@@ -182,28 +194,45 @@ func run(o options) error {
 			return err
 		}
 	}
-	res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds")
-	res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds")
+	res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds", "")
+	res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", "")
 	res["tick_ratio_p99"] = ratio(res["tick_p99_ms"], res["raw_tick_p99_ms"])
+	for _, wt := range []string{"WorkerWorkflow", "SupervisorWorkflow", "RolloutWorkflow"} {
+		res["tick_p99_ms_"+wt] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", `workflow_type="`+wt+`"`)
+	}
 	return report(o, res)
 }
 
 // ---- raw Temporal ----
 
-// Noop is the raw side's activity.
-func Noop(context.Context) error { return nil }
+// rawInFlight counts the raw side's activities running now.
+var rawInFlight atomic.Int64
+
+// Noop is the raw side's activity; it sleeps ms milliseconds (0: none).
+func Noop(ctx context.Context, ms int) error {
+	rawInFlight.Add(1)
+	defer rawInFlight.Add(-1)
+	if ms > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		}
+	}
+	return nil
+}
 
 // RawInput is the input of the raw workflows.
 type RawInput struct {
 	N     int  // activities (RawLoop) or signals (RawOnSignal)
 	Eager bool // request eager dispatch
+	Ms    int  // how long each activity takes, in ms (0: a no-op)
 }
 
 // RawLoop runs N no-op activities one after the other.
 func RawLoop(ctx workflow.Context, in RawInput) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: !in.Eager})
 	for range in.N {
-		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(ctx, "noop", in.Ms).Get(ctx, nil); err != nil {
 			return err
 		}
 	}
@@ -221,7 +250,7 @@ func RawOnSignal(ctx workflow.Context, in RawInput) error {
 	ch := workflow.GetSignalChannel(ctx, "go")
 	for range in.N {
 		ch.Receive(ctx, nil)
-		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(ctx, "noop", in.Ms).Get(ctx, nil); err != nil {
 			return err
 		}
 		done++
@@ -229,12 +258,16 @@ func RawOnSignal(ctx workflow.Context, in RawInput) error {
 	return nil
 }
 
-// rawLoops starts n RawLoop workflows of per activities each and waits for
-// all of them.
+// rawLoops starts n RawLoop workflows of per no-op activities each and
+// waits for all of them.
 func rawLoops(ctx context.Context, c client.Client, prefix string, n, per int) error {
+	return rawLoopsOf(ctx, c, prefix, n, RawInput{N: per, Eager: rawEager})
+}
+
+func rawLoopsOf(ctx context.Context, c client.Client, prefix string, n int, in RawInput) error {
 	var runs []client.WorkflowRun
 	for i := range n {
-		r, err := rawStart(ctx, c, fmt.Sprintf("%s-%d", prefix, i), RawLoop, RawInput{N: per, Eager: rawEager})
+		r, err := rawStart(ctx, c, fmt.Sprintf("%s-%d", prefix, i), RawLoop, in)
 		if err != nil {
 			return err
 		}
@@ -261,7 +294,26 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	per := 2000 / pool
 	began := time.Now()
 	cpu0 := cpuSeconds(serverPid)
-	if err := rawLoops(ctx, c, "raw-loop", pool, per); err != nil {
+	rawBusy := make(chan float64)
+	rawDone := make(chan struct{})
+	go func() { // the raw pool's utilization meanwhile
+		var v []float64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-rawDone:
+				rawBusy <- mean(v)
+				return
+			case <-t.C:
+				v = append(v, float64(rawInFlight.Load())/pool)
+			}
+		}
+	}()
+	err := rawLoops(ctx, c, "raw-loop", pool, per)
+	close(rawDone)
+	res["raw_pool_utilization_zero_delay"] = round(<-rawBusy)
+	if err != nil {
 		return err
 	}
 	rawSecs := time.Since(began).Seconds()
@@ -322,7 +374,7 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	res["steward_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / secs)
 	res["throughput_ratio"] = round(steward / raw)
 	mu.Lock()
-	res["pool_utilization_under_load"] = round(mean(samples))
+	res["pool_utilization_zero_delay"] = round(mean(samples))
 	mu.Unlock()
 	return nil
 }
@@ -418,6 +470,73 @@ func countEvents(ctx context.Context, c client.Client, ids []string) eventCount 
 	return out
 }
 
+// poolSaturated measures the pool's utilization while more actions wait
+// than it has slots: 40 at a time, each taking 500 ms, against 10 slots
+// (slow enough that the pool, not the server, is the limit).
+// Raw: 40 workflows of 5 such activities; steward: one rollout restart, all
+// at once, of 120 stub workers whose actions take 500 ms (one rollout: its
+// chunk barriers would idle the pool between chunks).
+func poolSaturated(ctx context.Context, c client.Client, res Result, metricsURL string) error {
+	const n, ms, fleetN = 40, 500, 120
+	sample := func(read func() (float64, bool)) (stop func() float64) {
+		done := make(chan struct{})
+		var samples []float64
+		var mu sync.Mutex
+		go func() {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					if v, ok := read(); ok {
+						mu.Lock()
+						samples = append(samples, v)
+						mu.Unlock()
+					}
+				}
+			}
+		}()
+		return func() float64 {
+			close(done)
+			mu.Lock()
+			defer mu.Unlock()
+			// Drop the ramp-up and the tail: the first and last 10 %.
+			k := len(samples) / 10
+			return round(mean(samples[k : len(samples)-k]))
+		}
+	}
+	stop := sample(func() (float64, bool) { return float64(rawInFlight.Load()) / pool, true })
+	if err := rawLoopsOf(ctx, c, "raw-pool", n, RawInput{N: 5, Eager: rawEager, Ms: ms}); err != nil {
+		return err
+	}
+	res["raw_pool_utilization_under_load"] = stop()
+
+	root := spec.Node{Name: "bench-pool"}
+	for i := range fleetN {
+		root.Children = append(root.Children, spec.Node{Name: fmt.Sprintf("w%03d", i), Kind: spec.KindStub,
+			Stub: &spec.Stub{Delay: spec.Duration(ms * time.Millisecond)}, Observe: &spec.Observe{Interval: spec.Dur(time.Hour)}})
+	}
+	if err := applyAndWait(ctx, c, root, 5*time.Minute); err != nil {
+		return err
+	}
+	targets := leafPaths(root)
+	stop = sample(func() (float64, bool) {
+		return gaugeValue(scraper(metricsURL), "steward_worker_pool_utilization", `task_queue="steward"`)
+	})
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RolloutID(root.Name), TaskQueue: workflows.TaskQueue},
+		workflows.RolloutWorkflow, workflows.RolloutInput{Path: root.Name, Op: workflows.RolloutRestart, Targets: targets, Chunk: fleetN})
+	if err != nil {
+		return err
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		return err
+	}
+	res["pool_utilization_under_load"] = stop()
+	return nil
+}
+
 func latency(ctx context.Context, c client.Client, o options, res Result) error {
 	// Raw.
 	run, err := rawStart(ctx, c, "raw-signal", RawOnSignal, RawInput{N: o.samples, Eager: rawEager})
@@ -489,6 +608,27 @@ func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, w
 	secs := time.Since(began).Seconds()
 	res[fmt.Sprintf("apply_%d_seconds", o.idle)] = round(secs)
 	res["apply_ratio"] = round(secs / rawSecs)
+	// What each started worker cost the server, beside a raw workflow.
+	var rawIDs []string
+	for i := range o.idle {
+		rawIDs = append(rawIDs, fmt.Sprintf("raw-one-%d", i))
+	}
+	tree := fleet("bench-idle", o.idle, 50)
+	ids := []string{tree.Name}
+	for _, g := range tree.Children {
+		ids = append(ids, tree.Name+"/"+g.Name)
+	}
+	ids = append(ids, leafPaths(tree)...)
+	rc, sc := countEvents(ctx, c, rawIDs), countEvents(ctx, c, ids)
+	res["raw_start_events_per_workflow"] = round(float64(rc.total) / float64(o.idle))
+	res["apply_events_per_worker"] = round(float64(sc.total) / float64(o.idle))
+	res["apply_workflow_tasks_per_worker"] = round(float64(sc.tasks) / float64(o.idle))
+	byKind := map[string]float64{}
+	for id, n := range sc.byWorkflow {
+		byKind[kindOf(id)] += float64(n)
+	}
+	res["apply_events_per_worker_by_kind"] = map[string]float64{"root": round(byKind["root"] / float64(o.idle)),
+		"supervisor": round(byKind["supervisor"] / float64(o.idle)), "worker": round(byKind["worker"] / float64(o.idle))}
 	// Idle CPU: let the start-up settle, then measure.
 	time.Sleep(10 * time.Second)
 	serverPid := devServerPid()
@@ -729,12 +869,12 @@ func gaugeValue(get func() ([]family, error), name, label string) (float64, bool
 }
 
 // p99ms estimates a histogram's 99th percentile, in ms, summed over every
-// label set, from its cumulative buckets.
-func p99ms(get func() ([]family, error), name string) float64 {
+// label set that contains label ("" for all), from its cumulative buckets.
+func p99ms(get func() ([]family, error), name, label string) float64 {
 	fs, _ := get()
 	les := map[float64]float64{}
 	for _, f := range fs {
-		if f.name != name+"_bucket" {
+		if f.name != name+"_bucket" || !strings.Contains(f.labels, label) {
 			continue
 		}
 		i := strings.Index(f.labels, `le="`)

@@ -657,14 +657,19 @@ func (s *supervisorRun) reportStatus(st Status, ended, now bool) {
 	if s.in.Parent == "" {
 		return
 	}
-	b, _ := json.Marshal(st)
-	if !ended && s.lastReported != nil && string(b) == string(s.lastReported) {
+	if s.lean && !ended && !now && s.lastReported != nil && sameOwnStatus(s.lastStatus, st) {
+		// A report is due anyway, or the subtree changed: this change waits.
+		// (Comparing the whole subtree costs a marshal: done only when no
+		// report is due yet.)
+		if s.reportDue.fut == nil {
+			if b, _ := json.Marshal(st); string(b) != string(s.lastReported) {
+				s.reportDue.set(s.ctx, workflow.Now(s.ctx).Add(publishDelay))
+			}
+		}
 		return
 	}
-	if s.lean && !ended && !now && s.lastReported != nil && sameOwnStatus(s.lastStatus, st) {
-		if s.reportDue.fut == nil {
-			s.reportDue.set(s.ctx, workflow.Now(s.ctx).Add(publishDelay))
-		}
+	b, _ := json.Marshal(st)
+	if !ended && s.lastReported != nil && string(b) == string(s.lastReported) {
 		return
 	}
 	s.reportDue.stop()
