@@ -69,7 +69,7 @@ const (
 type options struct {
 	temporal, workerBin, out string
 	fleet, idle, samples     int
-	only                     string
+	only, compression        string
 	eager                    bool
 	idleFor                  time.Duration
 }
@@ -85,6 +85,7 @@ func main() {
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
 	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,apply); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
+	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -118,7 +119,7 @@ func run(o options) error {
 	}
 	defer server.Stop()
 	addr := server.FrontendHostPort()
-	c, _, err := temporalclient.Dial(temporalclient.Config{Address: addr}, quiet{}, nil)
+	c, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Compression: o.compression}, quiet{}, nil)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func run(o options) error {
 		return err
 	}
 	rawMetricsURL := "http://" + rawAddr.String() + "/metrics"
-	rawClient, _, err := temporalclient.Dial(temporalclient.Config{Address: addr}, quiet{}, rawMetrics.Handler)
+	rawClient, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Compression: o.compression}, quiet{}, rawMetrics.Handler)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	wargs := []string{"--address", addr, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error"}
+	wargs := []string{"--address", addr, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error", "--grpc-compression", o.compression}
 	if o.eager {
 		wargs = append(wargs, "--eager-actions")
 	}
@@ -167,7 +168,7 @@ func run(o options) error {
 	defer func() { _ = wcmd.Process.Signal(os.Interrupt); _ = wcmd.Wait() }()
 	stewardMetrics := "http://" + metricsAddr + "/metrics"
 
-	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager}
+	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager, "grpc_compression": o.compression}
 	step := func(name string, f func() error) error {
 		fmt.Fprintf(os.Stderr, "bench: %s...\n", name)
 		began := time.Now()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 )
 
 // Connection settings resolve like the temporal CLI's: flags over the
@@ -64,4 +65,18 @@ func unsetenv(t *testing.T, key string) {
 	t.Helper()
 	t.Setenv(key, "") // restores the old value after the test
 	require.NoError(t, os.Unsetenv(key))
+}
+
+// gRPC compression: the SDK's gzip unless "none"; anything else is refused
+// with the values it takes.
+func TestConfigCompression(t *testing.T) {
+	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
+	opts, err := Config{}.Options()
+	require.NoError(t, err)
+	require.Nil(t, opts.ConnectionOptions.GrpcCompression, "the SDK's default (gzip)")
+	opts, err = Config{Compression: CompressionNone}.Options()
+	require.NoError(t, err)
+	require.IsType(t, &client.GrpcCompressionNone{}, opts.ConnectionOptions.GrpcCompression)
+	_, err = Config{Compression: "zstd"}.Options()
+	require.EqualError(t, err, `gRPC compression "zstd": want "gzip" or "none"`)
 }
