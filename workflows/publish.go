@@ -29,6 +29,10 @@ import (
 //   - A worker keeps its observe timer through an action instead of
 //     cancelling and re-arming it around each one.
 //
+// From version 2 of the change, a run does not upsert its search attributes
+// at its start when they already hold what it would set (the supervisor
+// sets them when it starts the child; continue-as-new carries them over).
+//
 // The price: an ancestor's view of its subtree (its status query, `starter
 // status` of an ancestor, `apply --wait`) lags the children's own status by
 // up to publishDelay per level. A worker's own query is never late.
@@ -38,10 +42,31 @@ const changeLeanReports = "lean-reports"
 // subtree-only change, waits before it is published.
 const publishDelay = time.Second
 
-// leanReports reports whether this run uses the lean reports (a run
-// recorded before them replays without).
-func leanReports(ctx workflow.Context) bool {
-	return workflow.GetVersion(ctx, changeLeanReports, workflow.DefaultVersion, 1) >= 1
+// Versions of changeLeanReports.
+const (
+	// leanReportsV1: the deferred and coalesced publications.
+	leanReportsV1 workflow.Version = 1
+	// leanReportsV2: no upsert at a run's start of what is already set.
+	leanReportsV2 workflow.Version = 2
+)
+
+// leanReportsVersion is this run's version of the lean reports (a run
+// recorded before them replays with workflow.DefaultVersion). GetVersion
+// itself costs a marker and an upsert of TemporalChangeVersion per run.
+func leanReportsVersion(ctx workflow.Context) workflow.Version {
+	return workflow.GetVersion(ctx, changeLeanReports, workflow.DefaultVersion, leanReportsV2)
+}
+
+// searchAttributesSet returns the state and kind the run's search
+// attributes hold now, if they are those of path ("", "" if not).
+func searchAttributesSet(ctx workflow.Context, path string) (state, kind string) {
+	sa := workflow.GetTypedSearchAttributes(ctx)
+	if p, ok := sa.GetKeyword(SearchPath); !ok || p != path {
+		return "", ""
+	}
+	state, _ = sa.GetKeyword(SearchState)
+	kind, _ = sa.GetKeyword(SearchKind)
+	return state, kind
 }
 
 // urgentChange reports whether a child's new status b differs from its last

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
@@ -148,4 +149,28 @@ func TestLeanReports_ASupervisorCoalescesSubtreeChanges(t *testing.T) {
 	own := reps.between(began.Add(2*time.Minute), began.Add(2*time.Minute+time.Millisecond))
 	require.NotEmpty(t, own, "the supervisor's own restart is reported at once")
 	require.Equal(t, 1, own[0].Status.ManualRestarts)
+}
+
+// A worker does not upsert at its start the search attributes its
+// supervisor set when it started it (path, kind, state "stopped").
+func TestLeanReports_AWorkerDoesNotUpsertWhatItsSupervisorSetAtStart(t *testing.T) {
+	env := newEnv(t)
+	var mu sync.Mutex
+	var upserted []string
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		mu.Lock()
+		defer mu.Unlock()
+		sa := args.Get(0).(temporal.SearchAttributes)
+		if p, _ := sa.GetKeyword(SearchPath); p == "p/w" {
+			st, _ := sa.GetKeyword(SearchState)
+			upserted = append(upserted, st)
+		}
+	}).Return(nil)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "p", Spec: tree("p", stubNode("w", nil)), Generation: 1})
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"running", "stopping", "stopped"}, upserted, "no upsert of the \"stopped\" it was started with")
 }

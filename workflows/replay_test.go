@@ -18,7 +18,8 @@ import (
 // a target worker through a restart rollout that failed on it;
 // history-lean-*: the same kinds of workflow recorded after the lean
 // reports (publish.go), with slow starts published late, group restarts and
-// rollouts. A change to workflow logic that is not behind
+// rollouts; history-lean-v2-*: the same after its version 2 (no upsert at a
+// run's start of the search attributes already set). A change to workflow logic that is not behind
 // workflow.GetVersion fails here; re-run it on every SDK upgrade.
 //
 // To record new ones: run a tree on a dev server, then

@@ -113,7 +113,13 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 	} else {
 		s.carry.Desired = in.Spec.Resolved().Desired
 	}
-	s.lean = leanReports(ctx)
+	v := leanReportsVersion(ctx)
+	s.lean = v >= leanReportsV1
+	if v >= leanReportsV2 {
+		if state, kind := searchAttributesSet(ctx, in.Path); kind == spec.KindSupervisor {
+			s.searchState = state // upsertState skips what is set
+		}
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return s.status(), nil }); err != nil {
 		return err
 	}

@@ -132,7 +132,13 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		w.carry = WorkerCarry{Desired: tick.Desired(w.node.Desired), Memory: tick.Memory{State: tick.Stopped, Reason: "created"}, Since: workflow.Now(ctx)}
 	}
 	w.lastState = w.carry.Memory.State
-	w.lean = leanReports(ctx)
+	v := leanReportsVersion(ctx)
+	w.lean = v >= leanReportsV1
+	if v >= leanReportsV2 {
+		if state, kind := searchAttributesSet(ctx, in.Path); state != "" && kind != "" {
+			w.searchState = state + "/" + kind // upsertSearch skips what is set
+		}
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return w.status(), nil }); err != nil {
 		return nil, err
 	}
