@@ -43,7 +43,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -295,25 +294,9 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	per := 2000 / pool
 	began := time.Now()
 	cpu0 := cpuSeconds(serverPid)
-	rawBusy := make(chan float64)
-	rawDone := make(chan struct{})
-	go func() { // the raw pool's utilization meanwhile
-		var v []float64
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-rawDone:
-				rawBusy <- mean(v)
-				return
-			case <-t.C:
-				v = append(v, float64(rawInFlight.Load())/pool)
-			}
-		}
-	}()
+	stopRaw := sampling(50*time.Millisecond, rawPoolUtilization) // the raw pool's utilization meanwhile
 	err := rawLoops(ctx, c, "raw-loop", pool, per)
-	close(rawDone)
-	res["raw_pool_utilization_zero_delay"] = round(<-rawBusy)
+	res["raw_pool_utilization_zero_delay"] = round(mean(stopRaw()))
 	if err != nil {
 		return err
 	}
@@ -330,25 +313,7 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	}
 	targets := leafPaths(root)
 	rounds := int(math.Ceil(2000 / float64(len(targets))))
-	stop := make(chan struct{})
-	var samples []float64
-	var mu sync.Mutex
-	go func() { // pool utilization while saturated
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if v, ok := gaugeValue(scraper(metricsURL), "steward_worker_pool_utilization", `task_queue="steward"`); ok {
-					mu.Lock()
-					samples = append(samples, v)
-					mu.Unlock()
-				}
-			}
-		}
-	}()
+	stop := sampling(250*time.Millisecond, stewardPoolUtilization(metricsURL))
 	began = time.Now()
 	cpu0 = cpuSeconds(serverPid)
 	for i := range rounds {
@@ -367,16 +332,14 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 			return fmt.Errorf("rollout %d: %d of %d succeeded", i, st.Succeeded, len(targets))
 		}
 	}
-	close(stop)
+	samples := stop()
 	secs := time.Since(began).Seconds()
 	steward := float64(rounds*len(targets)) / secs
 	res["steward_action_throughput"] = round(steward)
 	res["steward_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*len(targets)))
 	res["steward_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / secs)
 	res["throughput_ratio"] = round(steward / raw)
-	mu.Lock()
 	res["pool_utilization_zero_delay"] = round(mean(samples))
-	mu.Unlock()
 	return nil
 }
 
@@ -479,40 +442,13 @@ func countEvents(ctx context.Context, c client.Client, ids []string) eventCount 
 // chunk barriers would idle the pool between chunks).
 func poolSaturated(ctx context.Context, c client.Client, res Result, metricsURL string) error {
 	const n, ms, fleetN = 40, 500, 120
-	sample := func(read func() (float64, bool)) (stop func() float64) {
-		done := make(chan struct{})
-		var samples []float64
-		var mu sync.Mutex
-		go func() {
-			t := time.NewTicker(100 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-					if v, ok := read(); ok {
-						mu.Lock()
-						samples = append(samples, v)
-						mu.Unlock()
-					}
-				}
-			}
-		}()
-		return func() float64 {
-			close(done)
-			mu.Lock()
-			defer mu.Unlock()
-			// Drop the ramp-up and the tail: the first and last 10 %.
-			k := len(samples) / 10
-			return round(mean(samples[k : len(samples)-k]))
-		}
-	}
-	stop := sample(func() (float64, bool) { return float64(rawInFlight.Load()) / pool, true })
+	// Drop the ramp-up and the tail: the first and last 10 %.
+	trimmedMean := func(v []float64) float64 { k := len(v) / 10; return round(mean(v[k : len(v)-k])) }
+	stop := sampling(100*time.Millisecond, rawPoolUtilization)
 	if err := rawLoopsOf(ctx, c, "raw-pool", n, RawInput{N: 5, Eager: rawEager, Ms: ms}); err != nil {
 		return err
 	}
-	res["raw_pool_utilization_under_load"] = stop()
+	res["raw_pool_utilization_under_load"] = trimmedMean(stop())
 
 	root := spec.Node{Name: "bench-pool"}
 	for i := range fleetN {
@@ -523,9 +459,7 @@ func poolSaturated(ctx context.Context, c client.Client, res Result, metricsURL 
 		return err
 	}
 	targets := leafPaths(root)
-	stop = sample(func() (float64, bool) {
-		return gaugeValue(scraper(metricsURL), "steward_worker_pool_utilization", `task_queue="steward"`)
-	})
+	stop = sampling(100*time.Millisecond, stewardPoolUtilization(metricsURL))
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RolloutID(root.Name), TaskQueue: workflows.TaskQueue},
 		workflows.RolloutWorkflow, workflows.RolloutInput{Path: root.Name, Op: workflows.RolloutRestart, Targets: targets, Chunk: fleetN})
 	if err != nil {
@@ -534,8 +468,42 @@ func poolSaturated(ctx context.Context, c client.Client, res Result, metricsURL 
 	if err := run.Get(ctx, nil); err != nil {
 		return err
 	}
-	res["pool_utilization_under_load"] = stop()
+	res["pool_utilization_under_load"] = trimmedMean(stop())
 	return nil
+}
+
+// sampling reads a value every period until stop, which returns what it
+// read (a read that fails is skipped).
+func sampling(every time.Duration, read func() (float64, bool)) (stop func() []float64) {
+	done := make(chan struct{})
+	out := make(chan []float64)
+	go func() {
+		var v []float64
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				out <- v
+				return
+			case <-t.C:
+				if x, ok := read(); ok {
+					v = append(v, x)
+				}
+			}
+		}
+	}()
+	return func() []float64 { close(done); return <-out }
+}
+
+// rawPoolUtilization is the share of the raw side's slots busy now.
+func rawPoolUtilization() (float64, bool) { return float64(rawInFlight.Load()) / pool, true }
+
+// stewardPoolUtilization reads the steward worker's pool gauge.
+func stewardPoolUtilization(metricsURL string) func() (float64, bool) {
+	return func() (float64, bool) {
+		return gaugeValue(scraper(metricsURL), "steward_worker_pool_utilization", `task_queue="steward"`)
+	}
 }
 
 func latency(ctx context.Context, c client.Client, o options, res Result) error {
