@@ -118,7 +118,7 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node) (starte
 	return false, st.Generation, nil
 }
 
-// waitDesired polls the root's status until every worker is at its desired
+// waitDesired polls the tree's assembled status until every worker is at its desired
 // state (exit 0) or one has failed (exit 1), showing N of M.
 func waitDesired(ctx context.Context, c client.Client, root string, prevGen int64, want int, out io.Writer) error {
 	tty := false
@@ -130,7 +130,7 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, err := queryStatus(ctx, c, root)
+		st, err := treeStatus(ctx, c, root)
 		if err == nil && st.Generation > prevGen {
 			at, total := st.AtDesired()
 			// Until every child workflow has started, count the spec's workers.

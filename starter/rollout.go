@@ -65,11 +65,11 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			}
 			defer cl.Close()
 			ctx := cmd.Context()
-			st, err := queryStatus(ctx, cl, path)
+			st, err := treeStatus(ctx, cl, path)
 			if err != nil {
 				return err
 			}
-			targets := leaves(st)
+			targets := st.Leaves()
 			if len(targets) == 0 {
 				return failure("no workers under %s", path)
 			}
@@ -147,14 +147,13 @@ func rolloutCancelCmd(g *globals) *cobra.Command {
 // view to show what the rollout did.
 const treeViewWait = 15 * time.Second
 
-// awaitTreeView waits until the status of the tree's root shows every
-// target that succeeded in its new state (a restart counted, running; or
-// stopped; or running), or within passes. Supervisors pass a change in
-// their subtree up at most once a second (workflows/publish.go), so without
-// this a `starter status` right after the rollout could show a target as it
-// was before it.
+// awaitTreeView waits until the assembled status of path shows every target
+// that succeeded in its new state (a restart counted, running; or stopped;
+// or running), or within passes. A target's report to its supervisor may
+// still be on its way when the rollout hears of it (workflows/publish.go),
+// so without this a `starter status` right after the rollout could show a
+// target as it was before it.
 func awaitTreeView(ctx context.Context, c client.Client, path string, before workflows.Status, res workflows.RolloutStatus, within time.Duration) {
-	root, _, _ := strings.Cut(path, "/")
 	shows := func(st workflows.Status) bool {
 		for _, t := range res.Targets {
 			if t.Status != workflows.TargetSucceeded {
@@ -184,7 +183,7 @@ func awaitTreeView(ctx context.Context, c client.Client, path string, before wor
 	}
 	deadline := time.Now().Add(within)
 	for {
-		st, err := queryStatus(ctx, c, root)
+		st, err := treeStatus(ctx, c, path)
 		if (err == nil && shows(st)) || !time.Now().Before(deadline) || ctx.Err() != nil {
 			return
 		}
@@ -194,18 +193,6 @@ func awaitTreeView(ctx context.Context, c client.Client, path string, before wor
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// leaves lists the worker paths of a subtree in spec order.
-func leaves(st workflows.Status) []string {
-	if st.Kind != "supervisor" {
-		return []string{st.Path}
-	}
-	var out []string
-	for _, c := range st.Children {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }
 
 // refuseOverlap refuses a rollout over a subtree that a running rollout

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -36,7 +37,7 @@ func statusCmd(g *globals) *cobra.Command {
 			defer c.Close()
 			sts := []workflows.Status{}
 			if len(a) == 1 {
-				st, err := queryStatus(cmd.Context(), c, a[0])
+				st, err := treeStatus(cmd.Context(), c, a[0])
 				if err != nil {
 					return err
 				}
@@ -47,7 +48,7 @@ func statusCmd(g *globals) *cobra.Command {
 					return err
 				}
 				for _, r := range roots {
-					st, err := queryStatus(cmd.Context(), c, r)
+					st, err := treeStatus(cmd.Context(), c, r)
 					if err != nil {
 						return err
 					}
@@ -75,19 +76,49 @@ func statusCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// queryStatus asks the workflow at path for its status.
+// queryStatus asks the workflow at path for its own status (a supervisor:
+// with its direct children's records).
 func queryStatus(ctx context.Context, c client.Client, path string) (workflows.Status, error) {
-	v, err := c.QueryWorkflow(ctx, path, "", workflows.QueryStatus)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	st, err := queryOne(ctx, c, path)
+	if errors.Is(err, treestatus.ErrNotFound) {
 		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
 	}
 	if err != nil {
-		return workflows.Status{}, failure("query %s: %v", path, err)
+		return workflows.Status{}, failure("%v", err)
+	}
+	return st, nil
+}
+
+// queryOne is one status query; a path with no running workflow is
+// treestatus.ErrNotFound.
+func queryOne(ctx context.Context, c client.Client, path string) (workflows.Status, error) {
+	v, err := c.QueryWorkflow(ctx, path, "", workflows.QueryStatus)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return workflows.Status{}, fmt.Errorf("query %s: %w", path, treestatus.ErrNotFound)
+	}
+	if err != nil {
+		return workflows.Status{}, fmt.Errorf("query %s: %w", path, err)
 	}
 	var st workflows.Status
 	if err := v.Get(&st); err != nil {
-		return workflows.Status{}, failure("query %s: %v", path, err)
+		return workflows.Status{}, fmt.Errorf("query %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// treeStatus assembles the status of the subtree at path, down to the
+// leaves, from parallel queries of its supervisors (internal/treestatus
+// says how fresh each row is).
+func treeStatus(ctx context.Context, c client.Client, path string) (workflows.Status, error) {
+	st, err := treestatus.Assemble(ctx, path, func(ctx context.Context, p string) (workflows.Status, error) {
+		return queryOne(ctx, c, p)
+	}, treestatus.DefaultParallel)
+	if errors.Is(err, treestatus.ErrNotFound) {
+		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
+	}
+	if err != nil {
+		return workflows.Status{}, failure("%v", err)
 	}
 	return st, nil
 }

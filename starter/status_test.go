@@ -47,17 +47,6 @@ func TestFailedWorkersNamesEachWithItsErrorAndSkipsApplyingOnes(t *testing.T) {
 	require.Empty(t, failedWorkers(st))
 }
 
-func TestAtDesiredCountsWorkersOnly(t *testing.T) {
-	at, total := sampleTree().AtDesired()
-	require.Equal(t, 1, at, "press only: saw failed, office is in backoff and applying")
-	require.Equal(t, 3, total)
-}
-
-func TestLeavesListsWorkersInSpecOrder(t *testing.T) {
-	require.Equal(t, []string{"plant/line-1/press", "plant/line-1/saw", "plant/office"}, leaves(sampleTree()))
-	require.Equal(t, []string{"plant/office"}, leaves(sampleTree().Children[1]), "a worker is its own target")
-}
-
 func TestPrintRolloutShowsWhatDidNotSucceedAndTheCounts(t *testing.T) {
 	st := workflows.RolloutStatus{Path: "plant", Op: "restart", State: "completed", Total: 3, Succeeded: 1, Failed: 1, Skipped: 1,
 		Counts: map[string]int{"succeeded": 1, "failed": 1, "skipped": 1},

@@ -113,42 +113,44 @@ func TestLeanReports_ASuperviseAckIsReportedAtOnce(t *testing.T) {
 	require.EqualValues(t, 1, acks[0].Status.SuperviseSeq)
 }
 
-// A supervisor passes a change in its subtree up at most once per
-// publishDelay: three children restarting at once reach the parent in one
-// report; a change of its own (a manual restart of the supervisor) goes up
-// at once.
-func TestLeanReports_ASupervisorCoalescesSubtreeChanges(t *testing.T) {
+// A supervisor reports its own record only: its children's restarts reach
+// no further than it (no report to its parent), and a change of its own (a
+// manual restart of the supervisor) goes up at once, without children.
+func TestNarrowReports_ASupervisorReportsItsOwnRecordOnly(t *testing.T) {
 	env := newEnv(t)
 	reps := recordReports(env, "top")
 	env.SetStartTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	began := env.Now()
-	child := func(path string, restarts int) ChildReport {
-		return ChildReport{Seq: int64(100 + restarts), Status: Status{Path: path, Kind: "stub", State: "running", Desired: "running",
-			Generation: 1, ManualRestarts: restarts, Children: []Status{}}}
-	}
 	at(env, time.Minute, func() {
 		for _, p := range []string{"top/mid/a", "top/mid/b", "top/mid/c"} {
-			env.SignalWorkflow(SignalChild, child(p, 1))
+			require.NoError(t, env.SignalWorkflowByID(p, SignalRestart, nil))
 		}
 	})
+	var mid Status
+	at(env, time.Minute+10*time.Second, func() { mid = query(t, env) })
 	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })
 	endAt(env, 3*time.Minute)
 	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
 			return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
 		})
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			return activities.ActionResult{Attempt: 1, Instance: r.Path + "-2"}, nil
+		})
 	node := tree("mid", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "top/mid", Parent: "top", Spec: node, Generation: 1})
 
-	burst := reps.between(began.Add(time.Minute), began.Add(2*time.Minute))
-	require.Len(t, burst, 1, "one report for three children's restarts")
-	require.Equal(t, began.Add(time.Minute+publishDelay), burst[0].at)
 	for _, p := range []string{"top/mid/a", "top/mid/b", "top/mid/c"} {
-		require.Equal(t, 1, childNamed(t, burst[0].Status, p).ManualRestarts, p)
+		require.Equal(t, 1, childNamed(t, mid, p).ManualRestarts, "%s: its supervisor has its record", p)
 	}
+	require.Empty(t, reps.between(began.Add(time.Minute), began.Add(2*time.Minute)), "children's restarts are not the parent's business")
 	own := reps.between(began.Add(2*time.Minute), began.Add(2*time.Minute+time.Millisecond))
 	require.NotEmpty(t, own, "the supervisor's own restart is reported at once")
 	require.Equal(t, 1, own[0].Status.ManualRestarts)
+	for _, r := range reps.got {
+		require.Nil(t, r.Status.Children, "a report never carries children")
+	}
 }
 
 // A worker does not upsert at its start the search attributes its

@@ -108,7 +108,7 @@ func (s *supervisorRun) onTerminated(i, n int) {
 		s.carry.RestartTimes = append(s.carry.RestartTimes, now)
 	}
 	s.carry.RestartTimes = slices.DeleteFunc(s.carry.RestartTimes, func(t time.Time) bool { return now.Sub(t) >= in.Period.D() })
-	why := rec.Name + " " + endSummary(rec.Status)
+	why := rec.Name + " " + endSummary(rec)
 	if len(s.carry.RestartTimes) > in.MaxRestarts {
 		s.giveUp(fmt.Sprintf("gave up: more than %d restarts in %s (last: %s)", in.MaxRestarts, in.Period.D(), why))
 		return
@@ -124,8 +124,8 @@ func (s *supervisorRun) onTerminated(i, n int) {
 			targets = append(targets, c.Name)
 		}
 	default: // one_for_one
-		if !node.IsSupervisor() {
-			return // a worker restarts itself
+		if !rec.isSupervisor() && !rec.Closed {
+			return // a worker restarts itself (a closed one cannot)
 		}
 		targets = []string{rec.Name}
 	}
@@ -133,12 +133,13 @@ func (s *supervisorRun) onTerminated(i, n int) {
 	s.planRestart(targets, fmt.Sprintf("%s: %s", s.strategy(), why), delay)
 }
 
-// endSummary says briefly how a child ended: "crashed (exit 1)", "gave up".
-func endSummary(st Status) string {
-	if st.Kind == spec.KindSupervisor {
+// endSummary says briefly how a child ended: "crashed (exit 1)", "gave up",
+// "workflow closed: terminated".
+func endSummary(rec ChildRecord) string {
+	if rec.isSupervisor() && !rec.Closed {
 		return "gave up"
 	}
-	r, _, _ := strings.Cut(st.Reason, ";")
+	r, _, _ := strings.Cut(rec.Status.Reason, ";")
 	if r == "" {
 		return "ended"
 	}
@@ -177,7 +178,7 @@ func (s *supervisorRun) planRestart(targets []string, reason string, delay time.
 	// Spec order.
 	var ordered []string
 	for _, c := range s.carry.Children {
-		if slices.Contains(targets, c.Name) && !c.Deferred && !c.Ended {
+		if slices.Contains(targets, c.Name) && !c.Deferred && !c.Ended { // closed ones start anew
 			ordered = append(ordered, c.Name)
 		}
 	}
@@ -303,6 +304,13 @@ func (s *supervisorRun) step(p *Plan, name, op string, done func(Status) bool, n
 	i := s.childIndex(name)
 	next := func() bool { p.Next, p.Sent, p.Deadline = p.Next+1, 0, time.Time{}; return true }
 	if i < 0 || s.carry.Children[i].Ended || s.carry.Children[i].Deferred {
+		return next()
+	}
+	if s.carry.Children[i].Closed {
+		// Down already; to restart it, its workflow starts anew.
+		if op == SuperviseRestart {
+			s.restartClosed(i)
+		}
 		return next()
 	}
 	rec := s.carry.Children[i]

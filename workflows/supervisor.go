@@ -1,7 +1,10 @@
 package workflows
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,12 +18,15 @@ import (
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // SupervisorInput starts (or continues) a supervisor workflow.
 type SupervisorInput struct {
-	Path         string           `json:"path"`
-	Parent       string           `json:"parent,omitempty"`
+	Path   string `json:"path"`
+	Parent string `json:"parent,omitempty"`
+	// Spec is the node as handed down: on a first run its whole subtree; a
+	// run carried over continue-as-new gets its own level only (pruneSpec).
 	Spec         spec.Node        `json:"spec"`
 	Generation   int64            `json:"generation"`
 	HistoryLimit int              `json:"historyLimit,omitempty"`
@@ -28,13 +34,16 @@ type SupervisorInput struct {
 }
 
 // SupervisorCarry is the state of a supervisor that survives continue-as-new.
+// It grows with the direct children only.
 type SupervisorCarry struct {
 	Children        []ChildRecord `json:"children"`
 	Desired         string        `json:"desired"`
 	RejectedSignals int           `json:"rejectedSignals"`
 	// Removing lists the paths of removed children whose workflows have not
-	// reported their end yet; a child re-added meanwhile waits for it.
+	// ended yet; a child re-added meanwhile waits for it.
 	Removing []string `json:"removing,omitempty"`
+	// Since is when the supervisor entered its state.
+	Since time.Time `json:"since,omitzero"`
 
 	// Supervision (strategy.go).
 	Reason         string `json:"reason,omitempty"`
@@ -60,20 +69,33 @@ type SupervisorCarry struct {
 	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
 
-// ChildRecord is what a supervisor knows of one child.
+// ChildRecord is what a supervisor knows of one child: a few hundred bytes,
+// never the child's own children.
 type ChildRecord struct {
-	Name   string `json:"name"`
-	Path   string `json:"path"`
-	Spec   string `json:"spec"` // canonical JSON of the child's node, to see changes
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// Run is the first run ID of the child's workflow (stable across its
+	// continue-as-new): reports of another run of the same path (a removed
+	// one still stopping) are not this child's.
+	Run string `json:"run,omitempty"`
+	// Digest identifies the child's node as handed down (with inherited
+	// vars, its whole subtree for a supervisor), to see changes.
+	Digest string `json:"digest"`
+	// Status is the child's last report (narrowRecord).
 	Status Status `json:"status"`
 	// Ended: the child reported that its workflow ended.
 	Ended bool `json:"ended,omitempty"`
+	// Closed: the child's workflow closed without reporting its end
+	// (terminated, timed out, failed, reset); it is restarted as any ended
+	// child is.
+	Closed bool `json:"closed,omitempty"`
 	// WantGeneration is the generation last sent to the child; until it
 	// reports it, the child counts as not yet at its desired state.
 	WantGeneration int64 `json:"wantGeneration,omitempty"`
 	// Deferred: the child waits for a removed run of the same path to end
-	// before it starts.
-	Deferred bool `json:"deferred,omitempty"`
+	// before it starts; Node is its whole node until then.
+	Deferred bool       `json:"deferred,omitempty"`
+	Node     *spec.Node `json:"node,omitempty"`
 	// SeenTerminations is the child's Terminations already answered.
 	SeenTerminations int `json:"seenTerminations,omitempty"`
 	// Adopted: the child's workflow was running already; its first report
@@ -83,42 +105,60 @@ type ChildRecord struct {
 	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
 
+func (r ChildRecord) isSupervisor() bool { return r.Status.Kind == spec.KindSupervisor }
+
+// gone: the child's workflow is not there to be asked anything.
+func (r ChildRecord) gone() bool { return r.Ended || r.Closed || r.Deferred }
+
 // childStopWait bounds how long a deleted supervisor waits for each child to
 // report that it has stopped before going on to the next.
 const childStopWait = 5 * time.Minute
 
 // SupervisorWorkflow supervises the children of one node of the tree.
 //
-// Children are child workflows with hierarchical IDs (path/name), started in
-// spec order, each under PARENT_CLOSE_POLICY_ABANDON: the supervisor
-// continues as new without killing them, and re-adopts them by ID. Stopping a
-// child is an explicit act: a cancel request (on removal from the spec or on
-// delete, in reverse spec order), after which the child stops its service
-// and ends. Children report every change of status by signal, so the
-// supervisor answers `status` for its whole subtree without an activity.
+// Children are child workflows with hierarchical IDs (path/name), all
+// started at once in spec order, each under PARENT_CLOSE_POLICY_ABANDON: the
+// supervisor continues as new without killing them, and re-adopts them by
+// ID. Stopping a child is an explicit act: a cancel request (on removal from
+// the spec or on delete, in reverse spec order), after which the child
+// stops its service and ends.
+//
+// Its state is narrow: one ChildRecord per direct child (the child's own
+// last report, never its subtree), and its own level of the spec once each
+// child has been handed its part (pruneSpec). Its `status` query answers its
+// own record and its children's records; `starter status` assembles a
+// whole tree from the supervisors' answers (internal/treestatus).
+//
+// A child workflow that closes without reporting its end (terminated by
+// hand, timed out, reset) is seen through its child future and answered as
+// a termination (strategy.go); a removed child whose workflow is already
+// closed is gone at once.
 //
 // How it answers the end of a child (strategies, restart intensity, giving
 // up and cooldown) is described in strategy.go.
 func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
-	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in}
-	if ps := spec.Validate(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() {
-		msg := "a supervisor needs children"
-		if len(ps) > 0 {
-			msg = ps.Error()
+	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, futures: map[string]workflow.ChildWorkflowFuture{}}
+	if in.Carry == nil {
+		if ps := spec.Validate(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() {
+			msg := "a supervisor needs children"
+			if len(ps) > 0 {
+				msg = ps.Error()
+			}
+			return temporal.NewNonRetryableApplicationError("invalid supervisor spec:\n"+msg, "InvalidSpec", nil)
 		}
-		return temporal.NewNonRetryableApplicationError("invalid supervisor spec:\n"+msg, "InvalidSpec", nil)
-	}
-	if in.Carry != nil {
-		s.carry = *in.Carry
-	} else {
+		s.full = in.Spec
 		s.carry.Desired = in.Spec.Resolved().Desired
-	}
-	v := leanReportsVersion(ctx)
-	s.lean = v >= leanReportsV1
-	if v >= leanReportsV2 {
-		if state, kind := searchAttributesSet(ctx, in.Path); kind == spec.KindSupervisor {
-			s.searchState = state // upsertState skips what is set
+		s.carry.Since = workflow.Now(ctx)
+	} else {
+		if !in.Spec.IsSupervisor() {
+			return temporal.NewNonRetryableApplicationError("invalid supervisor input: no children", "InvalidSpec", nil)
 		}
+		s.full = in.Spec
+		s.carry = *in.Carry
+	}
+	s.lastState = s.ownState()
+	if state, kind := searchAttributesSet(ctx, in.Path); kind == spec.KindSupervisor {
+		s.searchState = state // upsertState skips what is set
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return s.status(), nil }); err != nil {
 		return err
@@ -127,17 +167,23 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 }
 
 type supervisorRun struct {
-	ctx          workflow.Context
-	log          log.Logger
-	in           SupervisorInput
-	carry        SupervisorCarry
-	lastReported []byte // the last report, as JSON
-	lastStatus   Status // the last report
-	// lean: this run publishes as publish.go describes (changeLeanReports);
-	// reportDue is the timer of a subtree-only change's deferred report.
-	lean        bool
-	reportDue   deadline
-	searchState string
+	ctx   workflow.Context
+	log   log.Logger
+	in    SupervisorInput
+	carry SupervisorCarry
+	// full is the whole spec this run was handed (input or spec signal),
+	// nil-childed on a run carried over: only it can start a child
+	// supervisor anew. s.in.Spec is its pruned copy, what is carried.
+	full spec.Node
+	// futures of the children this run started, by path: each resolves
+	// when the child's workflow closes.
+	futures map[string]workflow.ChildWorkflowFuture
+	// cancels are the cancel requests sent to removed children: one that
+	// fails finds the child's workflow already closed.
+	cancels      []pendingCancel
+	lastReported []byte // the last report of its own record, as JSON
+	lastState    string
+	searchState  string
 	// sent holds the signals and cancel requests this run has sent: they
 	// must be delivered before it continues as new, or the server drops
 	// them with the closed run.
@@ -154,19 +200,28 @@ type supervisorRun struct {
 	depth  int
 }
 
+type pendingCancel struct {
+	path string
+	fut  workflow.Future
+}
+
 // send records an outgoing signal or cancel request.
 func (s *supervisorRun) send(f workflow.Future) {
+	s.delivered() // drops what was delivered
 	s.sent = append(s.sent, f)
 }
 
-// delivered reports whether every outgoing request has completed.
+// delivered reports whether every outgoing request has completed, dropping
+// those that have.
 func (s *supervisorRun) delivered() bool {
+	pending := s.sent[:0]
 	for _, f := range s.sent {
 		if !f.IsReady() {
-			return false
+			pending = append(pending, f)
 		}
 	}
-	return true
+	s.sent = pending
+	return len(pending) == 0
 }
 
 func (s *supervisorRun) loop() error {
@@ -179,9 +234,8 @@ func (s *supervisorRun) loop() error {
 
 	s.upsertSearch()
 	if s.in.Carry == nil {
-		for _, c := range s.in.Spec.Children {
-			s.carry.Children = append(s.carry.Children, s.startChild(c))
-		}
+		s.carry.Children = s.startChildren(s.full.Children)
+		s.in.Spec = pruneSpec(s.full)
 	}
 	s.advance()
 	s.armWake()
@@ -206,13 +260,7 @@ func (s *supervisorRun) loop() error {
 				}
 			})
 		}
-		if t := s.reportDue.fut; t != nil {
-			sel.AddFuture(t, func(f workflow.Future) {
-				if s.reportDue.fired(f) && f.Get(ctx, nil) == nil {
-					s.reportStatus(s.status(), false, true)
-				}
-			})
-		}
+		s.watchChildren(sel)
 		if f := s.stepSignal; f != nil && !f.IsReady() {
 			sel.AddFuture(f, func(workflow.Future) {}) // advance() sees a failed delivery
 		}
@@ -233,6 +281,7 @@ func (s *supervisorRun) loop() error {
 			}
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
 			s.advance()
+			s.publish()
 			if ctx.Err() != nil {
 				return s.shutdown(childCh)
 			}
@@ -244,6 +293,25 @@ func (s *supervisorRun) loop() error {
 			next.Carry = &carry
 			return workflow.NewContinueAsNewError(ctx, SupervisorWorkflow, next)
 		}
+	}
+}
+
+// watchChildren adds to sel the futures that tell of a child's workflow
+// closing and of a cancel request that found no workflow, in spec order.
+func (s *supervisorRun) watchChildren(sel workflow.Selector) {
+	for _, rec := range s.carry.Children {
+		if f, ok := s.futures[rec.Path]; ok {
+			path := rec.Path
+			sel.AddFuture(f, func(f workflow.Future) { s.onChildClosed(path, f) })
+		}
+	}
+	for _, pc := range s.cancels {
+		sel.AddFuture(pc.fut, func(f workflow.Future) {
+			s.cancels = slices.DeleteFunc(s.cancels, func(c pendingCancel) bool { return c.fut == f })
+			if f.Get(s.ctx, nil) != nil {
+				s.released(pc.path) // no workflow to cancel: gone already
+			}
+		})
 	}
 }
 
@@ -282,34 +350,77 @@ func (s *supervisorRun) childNode(c spec.Node) spec.Node {
 	return c
 }
 
-func canonical(n spec.Node) string {
+// digest identifies a child's node as handed down: a short hash of its
+// canonical JSON (its whole subtree for a supervisor), so that a change
+// anywhere below is seen without keeping the subtree.
+func digest(n spec.Node) string {
 	b, _ := json.Marshal(n)
-	return string(b)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
 }
 
-// startChild starts one child workflow and waits until it has started (so
-// children start in spec order). A child already running under this ID (an
+// pruneSpec is the node a supervisor keeps once its children have their
+// parts: its own fields and its direct children's, without the children
+// of child supervisors (each child keeps its own).
+func pruneSpec(n spec.Node) spec.Node {
+	out := n
+	out.Children = make([]spec.Node, len(n.Children))
+	for i, c := range n.Children {
+		c.Children = nil
+		out.Children[i] = c
+	}
+	return out
+}
+
+// fullChild is the child's whole node as this run knows it: a child
+// supervisor's subtree is known only in the run that was handed it.
+func (s *supervisorRun) fullChild(name string) (spec.Node, bool) {
+	for _, c := range s.full.Children {
+		if c.Name == name {
+			return c, c.Kind != "" || c.IsSupervisor() // a worker's node is whole when pruned
+		}
+	}
+	return spec.Node{}, false
+}
+
+// startChildren starts child workflows for nodes: every start is initiated
+// at once, in spec order, then each is awaited (one workflow task for a
+// whole level, not one per child). A child already running under its ID (an
 // earlier run of this supervisor) is adopted and handed the current spec.
-func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
-	ctx := s.ctx
+func (s *supervisorRun) startChildren(nodes []spec.Node) []ChildRecord {
+	recs := make([]ChildRecord, len(nodes))
+	futs := make([]workflow.ChildWorkflowFuture, len(nodes))
+	for i, c := range nodes {
+		recs[i], futs[i] = s.initiateChild(c)
+	}
+	for i, c := range nodes {
+		if futs[i] != nil {
+			s.awaitStarted(&recs[i], futs[i], c)
+		}
+	}
+	return recs
+}
+
+// initiateChild starts one child workflow without waiting for it.
+func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildWorkflowFuture) {
 	node := s.childNode(c)
 	path := s.childPath(c.Name)
-	rec := ChildRecord{Name: c.Name, Path: path, Spec: canonical(s.inherit(c)), WantGeneration: s.in.Generation}
+	rec := ChildRecord{Name: c.Name, Path: path, Digest: digest(s.inherit(c)), WantGeneration: s.in.Generation}
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
 	}
-	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow", Children: []Status{}}
+	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow"}
 	if slices.Contains(s.carry.Removing, path) {
 		// A removed run of this path is still stopping: start after it ends.
-		rec.Deferred = true
+		rec.Deferred, rec.Node = true, &c
 		rec.Status.Reason = "waiting for the removed run to end"
-		return rec
+		return rec, nil
 	}
 	// A disconnected context: cancelling this supervisor must not cancel
 	// the children all at once (the SDK would); shutdown stops them in
 	// reverse order, one after the other.
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	cctx := workflow.WithChildOptions(dctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            path,
 		TaskQueue:             TaskQueue,
@@ -321,26 +432,101 @@ func (s *supervisorRun) startChild(c spec.Node) ChildRecord {
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			SearchPath.ValueSet(path), SearchKind.ValueSet(kind), SearchState.ValueSet("stopped")),
 	})
-	parent := workflow.GetInfo(ctx).WorkflowExecution.ID
-	var fut workflow.ChildWorkflowFuture
+	parent := workflow.GetInfo(s.ctx).WorkflowExecution.ID
 	if node.IsSupervisor() {
-		fut = workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit})
-	} else {
-		fut = workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
-			Coordinated: coordinated(s.strategy())})
+		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit})
 	}
+	return rec, workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
+		Coordinated: coordinated(s.strategy())})
+}
+
+// awaitStarted waits until the child's workflow has started (or was found
+// running: adopted) and watches it for its end.
+func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflowFuture, c spec.Node) {
+	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	var exec workflow.Execution
-	if err := fut.GetChildWorkflowExecution().Get(dctx, &exec); err != nil {
-		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			rec.Status.Reason = "adopted"
-			rec.Adopted = true
-			s.send(workflow.SignalExternalWorkflow(dctx, path, "", SignalSpec, s.specUpdate(node)))
-		} else {
-			rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
-			s.log.Error("could not start child", "path", path, "error", err.Error())
+	err := fut.GetChildWorkflowExecution().Get(dctx, &exec)
+	switch {
+	case err == nil:
+		rec.Run = exec.RunID
+		s.futures[rec.Path] = fut
+	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+		rec.Status.Reason = "adopted"
+		rec.Adopted = true
+		s.send(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
+	default:
+		rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
+		s.log.Error("could not start child", "path", rec.Path, "error", err.Error())
+	}
+}
+
+// onChildClosed handles the end of a child's workflow as its future tells
+// it. A child that reported its end (deleted or removed) is done; any other
+// end is a termination, answered by the strategy.
+func (s *supervisorRun) onChildClosed(path string, f workflow.Future) {
+	delete(s.futures, path)
+	err := f.Get(s.ctx, nil)
+	if slices.Contains(s.carry.Removing, path) {
+		s.released(path)
+		return
+	}
+	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Deferred })
+	if i < 0 || s.carry.Children[i].Ended || s.carry.Children[i].Closed {
+		return
+	}
+	rec := &s.carry.Children[i]
+	rec.Closed = true
+	rec.Status.State, rec.Status.Reason, rec.Status.Since = "failed", "workflow closed: "+closeCause(err), workflow.Now(s.ctx)
+	s.log.Warn("child workflow closed without reporting its end", "path", path, "cause", closeCause(err))
+	s.onTerminated(i, 1)
+}
+
+// closeCause says how a child's workflow closed, from its future's error.
+func closeCause(err error) string {
+	var term *temporal.TerminatedError
+	var to *temporal.TimeoutError
+	switch {
+	case err == nil:
+		return "completed"
+	case errors.As(err, &term):
+		return "terminated"
+	case errors.As(err, &to):
+		return "timed out"
+	case temporal.IsCanceledError(err):
+		return "cancelled"
+	}
+	return "failed: " + rootMessage(err)
+}
+
+// released: the removed run at path has ended; a child re-added meanwhile
+// starts now.
+func (s *supervisorRun) released(path string) {
+	i := slices.Index(s.carry.Removing, path)
+	if i < 0 {
+		return
+	}
+	s.carry.Removing = slices.Delete(s.carry.Removing, i, i+1)
+	for j := range s.carry.Children {
+		if rec := s.carry.Children[j]; rec.Path == path && rec.Deferred && rec.Node != nil {
+			s.carry.Children[j] = s.startChildren([]spec.Node{*rec.Node})[0]
 		}
 	}
-	return rec
+}
+
+// restartClosed starts anew the workflow of a child that closed: false when
+// this run cannot (a child supervisor's subtree is known only to the run
+// that was handed it: re-apply the tree).
+func (s *supervisorRun) restartClosed(i int) bool {
+	rec := s.carry.Children[i]
+	node, ok := s.fullChild(rec.Name)
+	if !ok {
+		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec was handed to an earlier run: apply the tree again to restart it"
+		return false
+	}
+	fresh := s.startChildren([]spec.Node{node})[0]
+	fresh.WantGeneration = rec.WantGeneration
+	s.carry.Children[i] = fresh
+	return true
 }
 
 func (s *supervisorRun) reject(signal string, err error) {
@@ -388,7 +574,8 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		s.resetSupervision()
 	}
 	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
-	s.in.Spec = u.Spec
+	s.full = u.Spec
+	s.in.Spec = pruneSpec(u.Spec)
 	if p := s.carry.Plan; p != nil && p.Phase == phaseBackoff {
 		p.Until = workflow.Now(s.ctx) // a spec change replaces a pending restart: now
 	}
@@ -397,40 +584,53 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	for _, c := range u.Spec.Children {
 		wanted[c.Name] = true
 	}
-	// Removed children, in reverse order.
+	// Removed children, in reverse order. One whose workflow is closed
+	// already is gone at once.
 	kept := s.carry.Children[:0:0]
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := s.carry.Children[i]
-		if !wanted[rec.Name] {
-			if !rec.Deferred && !rec.Ended {
-				s.send(workflow.RequestCancelExternalWorkflow(s.ctx, rec.Path, ""))
-				s.carry.Removing = append(s.carry.Removing, rec.Path)
-			}
+		if wanted[rec.Name] {
+			kept = append([]ChildRecord{rec}, kept...)
 			continue
 		}
-		kept = append([]ChildRecord{rec}, kept...)
+		if rec.gone() {
+			continue
+		}
+		f := workflow.RequestCancelExternalWorkflow(s.ctx, rec.Path, "")
+		s.send(f)
+		s.cancels = append(s.cancels, pendingCancel{path: rec.Path, fut: f})
+		s.carry.Removing = append(s.carry.Removing, rec.Path)
 	}
 	byName := map[string]int{}
 	for i, rec := range kept {
 		byName[rec.Name] = i
 	}
-	old := kept
-	s.carry.Children = nil
-	for _, c := range u.Spec.Children {
+	s.carry.Children = make([]ChildRecord, len(u.Spec.Children))
+	var added []spec.Node
+	var addedAt []int
+	for j, c := range u.Spec.Children {
 		i, ok := byName[c.Name]
 		if !ok {
-			s.carry.Children = append(s.carry.Children, s.startChild(c))
+			added, addedAt = append(added, c), append(addedAt, j)
 			continue
 		}
-		rec := old[i]
-		if sp := canonical(s.inherit(c)); sp != rec.Spec || strategyChanged {
-			rec.Spec = sp
+		rec := kept[i]
+		if d := digest(s.inherit(c)); d != rec.Digest || strategyChanged {
+			rec.Digest = d
 			rec.WantGeneration = s.in.Generation
-			if !rec.Deferred {
+			switch {
+			case rec.Deferred:
+				rec.Node = &c
+			case rec.Closed:
+				// Restarted by its plan with the node it has now.
+			default:
 				s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 			}
 		}
-		s.carry.Children = append(s.carry.Children, rec)
+		s.carry.Children[j] = rec
+	}
+	for k, rec := range s.startChildren(added) {
+		s.carry.Children[addedAt[k]] = rec
 	}
 	s.upsertSearch()
 }
@@ -467,10 +667,11 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 		order = reversed(order)
 	}
 	for _, rec := range order {
-		if !rec.Deferred {
+		if !rec.gone() {
 			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, d))
 		}
 	}
+	s.restartClosedChildren("started by the operator")
 }
 
 func (s *supervisorRun) onRestart() {
@@ -479,8 +680,23 @@ func (s *supervisorRun) onRestart() {
 	s.carry.RestartTimes = nil
 	s.carry.ManualRestarts++
 	for _, rec := range s.carry.Children {
-		if !rec.Deferred {
+		if !rec.gone() {
 			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
+		}
+	}
+	s.restartClosedChildren("restarted by the operator")
+}
+
+// restartClosedChildren starts anew, when this supervisor should run, the
+// workflows of children that closed: an operator's start or restart of the
+// supervisor covers them too.
+func (s *supervisorRun) restartClosedChildren(why string) {
+	if s.carry.Desired != spec.DesiredRunning {
+		return
+	}
+	for i := range s.carry.Children {
+		if s.carry.Children[i].Closed && s.restartClosed(i) {
+			s.log.Info("child workflow started anew", "path", s.carry.Children[i].Path, "why", why)
 		}
 	}
 }
@@ -494,19 +710,14 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 	s.apply(r)
 }
 
-// apply records a child's report. Reports of a removed run (still
-// stopping) only release a re-added child of the same path once it ended.
+// apply records a child's report. A report of another run of the path (a
+// removed one still stopping, a closed one) is not the child's; the end of
+// a removed run releases a re-added child of the same path.
 func (s *supervisorRun) apply(r ChildReport) {
 	path := r.Status.Path
-	if i := slices.Index(s.carry.Removing, path); i >= 0 {
-		if !r.Ended {
-			return
-		}
-		s.carry.Removing = slices.Delete(s.carry.Removing, i, i+1)
-		for j := range s.carry.Children {
-			if rec := s.carry.Children[j]; rec.Path == path && rec.Deferred {
-				s.carry.Children[j] = s.startChild(s.childSpec(rec.Name))
-			}
+	if slices.Contains(s.carry.Removing, path) {
+		if r.Ended {
+			s.released(path)
 		}
 		return
 	}
@@ -515,14 +726,19 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if rec.Path != path || rec.Deferred {
 			continue
 		}
-		if r.Seq > 0 && r.Seq <= rec.ReportSeq && !r.Ended {
+		switch {
+		case r.Run != "" && rec.Run != "" && r.Run != rec.Run:
+			return // another run of this path
+		case rec.Closed:
+			return
+		case r.Seq > 0 && r.Seq <= rec.ReportSeq && !r.Ended:
 			return // overtaken by a newer report
 		}
-		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
-		if r.Status.Children == nil {
-			r.Status.Children = []Status{}
+		if rec.Run == "" {
+			rec.Run = r.Run // adopted: its run is known from its first report
 		}
-		rec.Status = r.Status
+		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
+		rec.Status = narrowRecord(r.Status)
 		rec.Ended = rec.Ended || r.Ended
 		if rec.Adopted {
 			rec.Adopted = false
@@ -556,47 +772,50 @@ func reversed(rs []ChildRecord) []ChildRecord {
 	return out
 }
 
-func (s *supervisorRun) status() Status {
+// ownState is the supervisor's state by its own record.
+func (s *supervisorRun) ownState() string {
+	p := s.carry.Plan
+	switch {
+	case s.carry.Desired == spec.DesiredStopped:
+		return "stopped"
+	case p != nil && p.Phase == phaseBackoff:
+		return string(tick.Backoff)
+	case p != nil:
+		return p.Phase
+	case s.carry.Failed:
+		return string(tick.Failed)
+	case s.carry.Held:
+		return "stopped"
+	}
+	return "running"
+}
+
+// own is the supervisor's own record: what it reports to its parent, and
+// the head of its status answer. Its reason is its own (empty while it
+// simply runs), never a count of what is below.
+func (s *supervisorRun) own() Status {
 	st := Status{
-		Path: s.in.Path, Kind: spec.KindSupervisor, State: "running", Desired: s.carry.Desired,
-		Generation: s.in.Generation, Children: make([]Status, 0, len(s.carry.Children)),
+		Path: s.in.Path, Kind: spec.KindSupervisor, State: s.ownState(), Desired: s.carry.Desired,
+		Generation: s.in.Generation, Since: s.carry.Since,
 		RejectedSignals: s.carry.RejectedSignals, Restarts: s.carry.Restarts, ManualRestarts: s.carry.ManualRestarts,
 		Terminations: s.carry.Terminations, SuperviseSeq: s.carry.SuperviseSeq, Strategy: s.strategy(),
 		RecentRestarts: len(s.carry.RestartTimes),
 	}
 	p := s.carry.Plan
 	switch {
-	case s.carry.Desired == spec.DesiredStopped:
-		st.State = "stopped"
-	case p != nil && p.Phase == phaseBackoff:
-		st.State, st.BackoffUntil = string(tick.Backoff), p.Until
-	case p != nil:
-		st.State = p.Phase
-	case s.carry.Failed:
-		st.State = string(tick.Failed)
-		st.BackoffUntil = s.carry.CooldownUntil
-		st.AwaitingRestart = s.in.Parent != ""
-	case s.carry.Held:
-		st.State = "stopped"
-	}
-	for _, c := range s.carry.Children {
-		cs := c.Status
-		// A child that has not yet reported the spec it was sent is not at
-		// its desired state, whatever it last said.
-		cs.Applying = c.Deferred || c.WantGeneration > cs.Generation
-		st.Children = append(st.Children, cs)
-	}
-	at, total := st.AtDesired()
-	st.Reason = fmt.Sprintf("%d/%d workers at desired state", at, total)
-	switch {
 	case st.State == "stopped" || st.State == "running":
 		if s.carry.Held {
-			st.Reason = s.carry.Reason + "; " + st.Reason
+			st.Reason = s.carry.Reason
 		}
 	case p != nil:
-		st.Reason = fmt.Sprintf("%s (%s %s); %s", p.Reason, p.Op, p.Phase, st.Reason)
-	default:
+		st.Reason = fmt.Sprintf("%s (%s %s)", p.Reason, p.Op, p.Phase)
+		if p.Phase == phaseBackoff {
+			st.BackoffUntil = p.Until
+		}
+	default: // failed
 		st.Reason = s.carry.Reason
+		st.BackoffUntil = s.carry.CooldownUntil
+		st.AwaitingRestart = s.in.Parent != ""
 		if !s.carry.CooldownUntil.IsZero() {
 			st.Reason += "; trying again at " + s.carry.CooldownUntil.UTC().Format(time.RFC3339)
 		}
@@ -604,11 +823,31 @@ func (s *supervisorRun) status() Status {
 	return st
 }
 
-// details is the subtree's status as a Temporal markdown table, shown as
-// "Current Details" in the Web UI (no history event).
-// Its children only: a child supervisor's row sums up its own subtree
-// ("n/m workers at desired state"), and a table of a whole large tree
-// would cost every event of the root dearly.
+// status is the answer of the status query: its own record and one record
+// per direct child, and in its reason how many children are at their
+// desired state (starter status assembles the tree from such answers).
+func (s *supervisorRun) status() Status {
+	st := s.own()
+	st.Children = make([]Status, 0, len(s.carry.Children))
+	at := 0
+	for _, c := range s.carry.Children {
+		cs := c.Status
+		cs.Children = nil
+		// A child that has not yet reported the spec it was sent is not at
+		// its desired state, whatever it last said.
+		cs.Applying = c.Deferred || c.WantGeneration > cs.Generation
+		if cs.Settled() {
+			at++
+		}
+		st.Children = append(st.Children, cs)
+	}
+	st.Reason = treestatus.WithChildCounts(st.Reason, at, len(st.Children))
+	return st
+}
+
+// detailsOf is a supervisor's status as a Temporal markdown table, shown as
+// "Current Details" in the Web UI (no history event): its own record and a
+// row per direct child.
 func detailsOf(st Status) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation))
@@ -619,12 +858,15 @@ func detailsOf(st Status) string {
 }
 
 // publish makes the status known after an event: search attributes, the
-// report to the parent, and the Web UI's current details (one status
-// computed for all three).
+// report of its own record to the parent, and the Web UI's current details.
 func (s *supervisorRun) publish() {
+	if state := s.ownState(); state != s.lastState {
+		s.carry.Since = workflow.Now(s.ctx)
+		s.lastState = state
+	}
 	st := s.status()
 	s.upsertState(st.State)
-	s.reportStatus(st, false, false)
+	s.report(false)
 	workflow.SetCurrentDetails(s.ctx, detailsOf(st))
 }
 
@@ -634,14 +876,14 @@ func (s *supervisorRun) gauges() {
 	gauge(s.ctx, MetricChildCount, tags, float64(len(s.carry.Children)))
 	open := 0
 	for _, c := range s.carry.Children {
-		if c.Status.State == "unknown" {
+		if c.Status.State == string(tick.Unknown) {
 			open++
 		}
 	}
 	gauge(s.ctx, MetricCircuitOpen, tags, float64(open))
 }
 
-func (s *supervisorRun) upsertSearch() { s.upsertState(s.status().State) }
+func (s *supervisorRun) upsertSearch() { s.upsertState(s.ownState()) }
 
 func (s *supervisorRun) upsertState(state string) {
 	if state == s.searchState {
@@ -654,34 +896,21 @@ func (s *supervisorRun) upsertState(state string) {
 	}
 }
 
-func (s *supervisorRun) report(ended bool) { s.reportStatus(s.status(), ended, true) }
-
-// reportStatus signals st to the parent when it changed since the last
-// report. In a lean run, unless now, a change only in the subtree waits
-// for the reportDue timer (publish.go).
-func (s *supervisorRun) reportStatus(st Status, ended, now bool) {
+// report signals its own record to the parent when it changed (or the
+// supervisor ends). Its children's changes are not its parent's business.
+func (s *supervisorRun) report(ended bool) {
 	if s.in.Parent == "" {
 		return
 	}
-	if s.lean && !ended && !now && s.lastReported != nil && sameOwnStatus(s.lastStatus, st) {
-		// A report is due anyway, or the subtree changed: this change waits.
-		// (Comparing the whole subtree costs a marshal: done only when no
-		// report is due yet.)
-		if s.reportDue.fut == nil {
-			if b, _ := json.Marshal(st); string(b) != string(s.lastReported) {
-				s.reportDue.set(s.ctx, workflow.Now(s.ctx).Add(publishDelay))
-			}
-		}
-		return
-	}
+	st := narrowRecord(s.own())
 	b, _ := json.Marshal(st)
 	if !ended && s.lastReported != nil && string(b) == string(s.lastReported) {
 		return
 	}
-	s.reportDue.stop()
-	s.lastReported, s.lastStatus = b, st
+	s.lastReported = b
 	s.carry.ReportSeq++
-	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild, ChildReport{Seq: s.carry.ReportSeq, Status: st, Ended: ended})
+	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild,
+		ChildReport{Seq: s.carry.ReportSeq, Run: workflow.GetInfo(s.ctx).FirstRunID, Status: st, Ended: ended})
 	s.send(f)
 	if ended {
 		_ = f.Get(s.ctx, nil) // see workerRun.report
@@ -693,16 +922,16 @@ func (s *supervisorRun) shouldContinueAsNew() bool {
 }
 
 // shutdown cancels the children in reverse spec order, each after the one
-// before it has reported that it ended (or childStopWait passed), then ends.
+// before it has ended (reported so, or its workflow closed) or childStopWait
+// passed, then ends.
 func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	s.ctx = dctx
 	s.carry.Plan = nil
 	s.wake.stop()
-	s.reportDue.stop()
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := &s.carry.Children[i]
-		if rec.Ended || rec.Deferred {
+		if rec.gone() {
 			continue
 		}
 		// The request fails when the child is not running (never started,
@@ -723,6 +952,10 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 				}
 			})
 			sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+			if f, ok := s.futures[rec.Path]; ok {
+				// Its workflow closed: it has ended, reported or not.
+				sel.AddFuture(f, func(workflow.Future) { delete(s.futures, rec.Path); rec.Ended = true })
+			}
 			sel.Select(dctx)
 		}
 		cancel()

@@ -107,15 +107,14 @@ type workerRun struct {
 	lastReported *Status
 	searchState  string
 
-	// wake is the timer of the watched rollout operation's deadline and,
-	// in a lean run, of a deferred publication (armWake).
+	// wake is the timer of the watched rollout operation's deadline and of
+	// a deferred publication (armWake).
 	wake deadline
-	// lean: this run publishes as publish.go describes (changeLeanReports);
-	// publishAt is when a transient state's deferred publication is due.
-	lean      bool
+	// publishAt is when a transient state's deferred publication is due
+	// (publish.go).
 	publishAt time.Time
-	// sent holds signals to rollouts not yet delivered: they must be before
-	// the workflow continues as new.
+	// sent holds the reports and rollout results this run sent that may not
+	// be delivered yet: they must be before the workflow continues as new.
 	sent []workflow.Future
 }
 
@@ -132,12 +131,8 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		w.carry = WorkerCarry{Desired: tick.Desired(w.node.Desired), Memory: tick.Memory{State: tick.Stopped, Reason: "created"}, Since: workflow.Now(ctx)}
 	}
 	w.lastState = w.carry.Memory.State
-	v := leanReportsVersion(ctx)
-	w.lean = v >= leanReportsV1
-	if v >= leanReportsV2 {
-		if state, kind := searchAttributesSet(ctx, in.Path); state != "" && kind != "" {
-			w.searchState = state + "/" + kind // upsertSearch skips what is set
-		}
+	if state, kind := searchAttributesSet(ctx, in.Path); state != "" && kind != "" {
+		w.searchState = state + "/" + kind // upsertSearch skips what is set
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return w.status(), nil }); err != nil {
 		return nil, err
@@ -516,9 +511,9 @@ func (w *workerRun) launch(a tick.Action) {
 	opts := ActivityOptions(w.node, a)
 	// What the Web UI shows for the activity: "start plant/line-1/press".
 	opts.Summary = string(a) + " " + w.in.Path
-	// A lean run asks for eager dispatch; it happens only where the worker
-	// process allows it (--eager-actions) and for the shared queue.
-	opts.DisableEagerExecution = !w.lean
+	// Eager dispatch happens only where the worker process allows it
+	// (--eager-actions) and for the shared queue.
+	opts.DisableEagerExecution = false
 	actx = workflow.WithActivityOptions(actx, opts)
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
 	fut := workflow.ExecuteActivity(actx, activityName(a), req)
@@ -585,8 +580,8 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 		HeartbeatTimeout:       hb,
 		RetryPolicy:            rp,
 		WaitForCancellation:    true,
-		// Eager dispatch is the worker process's choice (--eager-actions);
-		// runs recorded before it replay without (workerRun.launch).
+		// Eager dispatch is the worker process's choice (--eager-actions):
+		// workerRun.launch asks for it.
 		DisableEagerExecution: true,
 	}
 }
@@ -613,35 +608,30 @@ func (w *workerRun) afterEvent() {
 	} else {
 		w.backoff.stop()
 	}
-	// Observe timer: only while running (or probing an unreachable host)
-	// and idle. A lean run keeps it through an action (one that fires
-	// meanwhile is dropped): most actions end where they began, in running.
+	// Observe timer: only while running (or probing an unreachable host).
+	// It is kept through an action (one that fires meanwhile is dropped):
+	// most actions end where they began, in running.
 	if m.State == tick.Running || m.State == tick.Unknown {
 		if w.observeTimer == nil && w.flight == nil {
 			tctx, cancel := workflow.WithCancel(w.ctx)
 			w.observeTimer = workflow.NewTimer(tctx, w.node.Observe.Interval.D())
 			w.observeCancel = cancel
 		}
-	} else if w.observeTimer != nil && !(w.lean && w.flight != nil) {
+	} else if w.observeTimer != nil && w.flight == nil {
 		w.observeCancel()
 		w.observeTimer = nil
 	}
 	w.checkRollout()
-	if w.lean {
-		w.publish()
-		w.armWake()
-	} else { // the order of commands that runs before lean reports recorded
-		w.armWake()
-		w.publishNow()
-	}
+	w.publish()
+	w.armWake()
 	workflow.SetCurrentDetails(w.ctx, w.details())
 }
 
 // publish makes a change of status known: the search attributes and the
-// report to the parent. In a lean run a change while an action is in flight
-// waits up to publishDelay, unless the supervisor acts on it (publish.go).
+// report to the parent. A change while an action is in flight waits up to
+// publishDelay, unless the supervisor acts on it (publish.go).
 func (w *workerRun) publish() {
-	if w.lean && w.flight != nil {
+	if w.flight != nil {
 		st := w.status()
 		last := w.lastReported
 		pending := w.searchKey() != w.searchState || (w.in.Parent != "" && (last == nil || !sameReport(*last, st)))
@@ -734,6 +724,7 @@ func (w *workerRun) report(ended bool) {
 		return
 	}
 	w.lastReported = &st
+	st = narrowRecord(st)
 	ctx := w.ctx
 	if ended {
 		ctx, _ = workflow.NewDisconnectedContext(w.ctx)
@@ -742,10 +733,18 @@ func (w *workerRun) report(ended bool) {
 	// last report is awaited: a signal initiated by a workflow that closes
 	// in the same task may never be delivered.
 	w.carry.ReportSeq++
-	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.carry.ReportSeq, Status: st, Ended: ended})
+	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.carry.ReportSeq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: st, Ended: ended})
+	w.track(f)
 	if ended {
 		_ = f.Get(ctx, nil)
 	}
+}
+
+// track keeps a sent signal until it is delivered: continue-as-new waits
+// for every one (a signal initiated by a run that closes may be lost).
+func (w *workerRun) track(f workflow.Future) {
+	w.delivered() // drops what was delivered
+	w.sent = append(w.sent, f)
 }
 
 func sameReport(a, b Status) bool {
@@ -778,7 +777,7 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	return workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
 }
 
-// delivered reports whether every signal to a rollout has been delivered
+// delivered reports whether every signal this run sent has been delivered
 // (or failed), dropping those that have.
 func (w *workerRun) delivered() bool {
 	pending := w.sent[:0]

@@ -130,12 +130,12 @@ func (w *workerRun) sendRolloutResult(wt RolloutWatch, status, why string) {
 	// Fire and forget: a rollout that is gone must not stall the worker.
 	f := workflow.SignalExternalWorkflow(w.ctx, wt.Rollout, "", SignalRolloutResult,
 		RolloutResult{Seq: wt.Seq, Path: w.in.Path, Status: status, Error: why})
-	w.sent = append(w.sent, f)
+	w.track(f)
 }
 
 // armWake keeps one timer for the earliest moment the worker must look
-// again without an event: the watched rollout operation's deadline and, in
-// a lean run, a deferred publication. A timer armed earlier than needed is
+// again without an event: the watched rollout operation's deadline and a
+// deferred publication. A timer armed earlier than needed is
 // kept (it wakes the worker early, harmlessly): replacing it would cost two
 // history events, and a rollout restart is over well within publishDelay.
 func (w *workerRun) armWake() {
@@ -150,7 +150,7 @@ func (w *workerRun) armWake() {
 		w.wake.stop()
 		return
 	}
-	if w.wake.fut == nil || (w.lean && at.Before(w.wake.at)) {
+	if w.wake.fut == nil || at.Before(w.wake.at) {
 		w.wake.set(w.ctx, at)
 	}
 }

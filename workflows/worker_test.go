@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/steward-sh/steward/internal/driver/stub"
 	"github.com/steward-sh/steward/internal/metricstest"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 func TestMain(m *testing.M) {
@@ -63,7 +65,28 @@ func stubNode(name string, st *spec.Stub) spec.Node {
 		Observe: &spec.Observe{Interval: spec.Dur(time.Hour)}}
 }
 
+// query is the status of the workflow under test as `starter status` shows
+// it: for a supervisor, the subtree assembled from its supervisors' answers.
 func query(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
+	t.Helper()
+	root := queryOwn(t, env)
+	st, err := treestatus.Assemble(context.Background(), root.Path, func(_ context.Context, path string) (Status, error) {
+		if path == root.Path {
+			return root, nil
+		}
+		v, err := env.QueryWorkflowByID(path, QueryStatus)
+		if err != nil {
+			return Status{}, fmt.Errorf("%s: %v: %w", path, err, treestatus.ErrNotFound)
+		}
+		var st Status
+		return st, v.Get(&st)
+	}, 1)
+	require.NoError(t, err)
+	return st
+}
+
+// queryOwn is the status answer of the workflow under test itself.
+func queryOwn(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
 	t.Helper()
 	v, err := env.QueryWorkflow(QueryStatus)
 	require.NoError(t, err)

@@ -1,0 +1,116 @@
+package treestatus
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrNotFound is what a Query returns (wrapped) when no workflow runs at the
+// path. Below the root, Assemble keeps the parent's record of such a node:
+// a child whose workflow is starting, or one that closed.
+var ErrNotFound = errors.New("no workflow at this path")
+
+// Query asks the workflow at path for its `status`.
+type Query func(ctx context.Context, path string) (Status, error)
+
+// DefaultParallel is how many queries Assemble runs at once by default: 100
+// supervisors of 100 workers are 101 queries, about 10 rounds.
+const DefaultParallel = 16
+
+// Assemble builds the nested status of the subtree at root: it queries root,
+// then every supervisor below it, at most parallel queries at a time, and
+// nests each child supervisor's answer in place of its parent's record of
+// it (keeping the parent's Applying mark). Every supervisor's reason then
+// counts the workers of its subtree. A query error other than ErrNotFound
+// below the root fails the assembly; so does any error at the root.
+func Assemble(ctx context.Context, root string, q Query, parallel int) (Status, error) {
+	if parallel <= 0 {
+		parallel = DefaultParallel
+	}
+	a := &assembler{q: q, sem: make(chan struct{}, parallel)}
+	st, err := a.query(ctx, root)
+	if err != nil {
+		return Status{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.cancel = cancel
+	a.expand(ctx, &st)
+	a.wg.Wait()
+	if a.err != nil {
+		return Status{}, a.err
+	}
+	finish(&st)
+	return st, nil
+}
+
+type assembler struct {
+	q      Query
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+	cancel context.CancelFunc
+}
+
+func (a *assembler) query(ctx context.Context, path string) (Status, error) {
+	select {
+	case a.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+	defer func() { <-a.sem }()
+	return a.q(ctx, path)
+}
+
+// expand replaces, concurrently, every child supervisor record of st with
+// that supervisor's own answer, expanded in turn. Each goroutine writes
+// only its own element of st.Children.
+func (a *assembler) expand(ctx context.Context, st *Status) {
+	for i := range st.Children {
+		c := &st.Children[i]
+		if !c.IsSupervisor() {
+			continue
+		}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			got, err := a.query(ctx, c.Path)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				return // keep the record: starting, or closed
+			case err != nil:
+				a.fail(err)
+				return
+			}
+			got.Applying = got.Applying || c.Applying
+			*c = got
+			a.expand(ctx, c)
+		}()
+	}
+}
+
+func (a *assembler) fail(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.err = err
+		a.cancel()
+	}
+}
+
+// finish gives every node a non-nil Children and every supervisor the
+// worker counts of its subtree in its reason.
+func finish(st *Status) {
+	if st.Children == nil {
+		st.Children = []Status{}
+	}
+	for i := range st.Children {
+		finish(&st.Children[i])
+	}
+	if st.IsSupervisor() {
+		at, total := st.AtDesired()
+		st.Reason = withWorkerCounts(st.Reason, at, total)
+	}
+}

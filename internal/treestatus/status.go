@@ -1,0 +1,187 @@
+// Package treestatus is the status of a supervision tree as operators see
+// it: one Status per node, nested down to the leaves, and how that nested
+// view is assembled.
+//
+// No workflow carries the whole tree. A worker answers its `status` query
+// for itself; a supervisor answers with its own record and one small record
+// per direct child (what the child last reported to it). Assemble builds the
+// nested view of a subtree by querying the subtree's supervisors in
+// parallel, with bounded concurrency, and putting each child supervisor's
+// own answer in place of its record. A leaf's row is therefore what the leaf
+// last reported to its supervisor: a worker reports a transient state
+// (starting, stopping) only once its action has run for a second, and every
+// settled state at once, so a row lags the worker by at most about a
+// second plus a query round trip. Supervisors are asked one after another
+// level by level, so two rows may come from moments up to the assembly's
+// duration apart; nothing is cached between calls.
+//
+// The package imports nothing from Temporal: the starter passes a query
+// function, the workflow tests another.
+package treestatus
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// KindSupervisor is the kind of a node with children.
+const KindSupervisor = "supervisor"
+
+// Status is the answer of the `status` query (DESIGN.md): a worker answers
+// for itself, a supervisor for itself and its direct children (Children
+// holds their records, never theirs in turn); an assembled Status nests the
+// whole subtree.
+type Status struct {
+	Path           string       `json:"path"`
+	Kind           string       `json:"kind"`
+	State          string       `json:"state"`
+	Desired        string       `json:"desired"`
+	Reason         string       `json:"reason"`
+	Restarts       int          `json:"restarts"`
+	ManualRestarts int          `json:"manualRestarts"`
+	Generation     int64        `json:"generation"`
+	LastAction     ActionStatus `json:"lastAction"`
+	Children       []Status     `json:"children"`
+	// Since is when the node entered its state (workflow time).
+	Since time.Time `json:"since,omitzero"`
+	// BackoffUntil is when a pending automatic restart fires (for a
+	// supervisor that gave up: when its cooldown ends).
+	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
+	// Instance identifies the running instance (driver-defined; for a
+	// process "proc/<pid>/<start>@<workflow>").
+	Instance string `json:"instance,omitempty"`
+	// RejectedSignals counts signals refused for a bad payload.
+	RejectedSignals int `json:"rejectedSignals"`
+	// Completed: the service exited normally and its restart type
+	// (transient, temporary) does not start it again; it counts as settled.
+	Completed bool `json:"completed,omitempty"`
+	// Applying: the supervisor has sent this node a new spec (or holds its
+	// start until a removed run ends) and has not heard back yet. In an
+	// assembled tree it marks the node's whole subtree as not yet applied.
+	Applying bool `json:"applying,omitempty"`
+	// Terminations counts ends that called for an automatic restart (a
+	// crash, a failed start, a normal exit of a permanent service, a
+	// workflow closed by hand; for a supervisor, giving up): what its
+	// supervisor's intensity counts.
+	Terminations int `json:"terminations"`
+	// AwaitingRestart: the node ended and waits for its supervisor to
+	// restart it (one_for_all, rest_for_one).
+	AwaitingRestart bool `json:"awaitingRestart,omitempty"`
+	// SuperviseSeq is the last supervise request the node handled.
+	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
+	// Strategy describes a supervisor.
+	Strategy string `json:"strategy,omitempty"`
+	// RecentRestarts is how many restarts a supervisor counts in its
+	// current intensity period.
+	RecentRestarts int `json:"recentRestarts,omitempty"`
+}
+
+// ActionStatus describes the last start, stop or restart (observes are not
+// reported: they are periodic and would drown it).
+type ActionStatus struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"` // running, succeeded, failed, timeout, cancelled
+	Attempts int    `json:"attempts"`
+	Error    string `json:"error"`
+}
+
+// IsSupervisor reports whether the node supervises children.
+func (s Status) IsSupervisor() bool { return s.Kind == KindSupervisor }
+
+// Settled reports whether a node counts as at its desired state by its own
+// record: its state is the desired one (or it completed), and no spec is on
+// its way to it. For a supervisor this says nothing of its subtree.
+func (s Status) Settled() bool {
+	return (s.State == s.Desired || s.Completed) && !s.Applying
+}
+
+// AtDesired counts the workers of an assembled subtree at their desired
+// state, and the workers in all. A subtree whose supervisor is applying a
+// spec counts none of its workers as at their desired state yet.
+func (s Status) AtDesired() (at, total int) {
+	if !s.IsSupervisor() {
+		if s.Settled() {
+			return 1, 1
+		}
+		return 0, 1
+	}
+	for _, c := range s.Children {
+		a, t := c.AtDesired()
+		at += a
+		total += t
+	}
+	if s.Applying {
+		at = 0
+	}
+	return at, total
+}
+
+// Find returns the node at path in the subtree.
+func (s Status) Find(path string) (Status, bool) {
+	if s.Path == path {
+		return s, true
+	}
+	for _, c := range s.Children {
+		if !strings.HasPrefix(path, c.Path) {
+			continue
+		}
+		if f, ok := c.Find(path); ok {
+			return f, true
+		}
+	}
+	return Status{}, false
+}
+
+// Leaves lists the paths of the worker nodes of an assembled subtree, in
+// spec order.
+func (s Status) Leaves() []string {
+	if !s.IsSupervisor() {
+		return []string{s.Path}
+	}
+	var out []string
+	for _, c := range s.Children {
+		out = append(out, c.Leaves()...)
+	}
+	return out
+}
+
+// Summaries in a supervisor's reason. A supervisor's own query counts its
+// direct children; an assembled node counts the workers of its subtree.
+const (
+	childrenAtDesired = "children at desired state"
+	workersAtDesired  = "workers at desired state"
+)
+
+// WithChildCounts is a supervisor's reason in its own status answer: its
+// own reason (empty while it simply runs) and how many of its direct
+// children are at their desired state.
+func WithChildCounts(own string, at, total int) string {
+	return joinReason(own, fmt.Sprintf("%d/%d %s", at, total, childrenAtDesired))
+}
+
+// withWorkerCounts is an assembled supervisor's reason: its own reason and
+// how many workers of its subtree are at their desired state.
+func withWorkerCounts(reason string, at, total int) string {
+	return joinReason(OwnReason(reason), fmt.Sprintf("%d/%d %s", at, total, workersAtDesired))
+}
+
+// OwnReason is a supervisor's reason without the count its status answer
+// adds (WithChildCounts).
+func OwnReason(reason string) string {
+	if !strings.HasSuffix(reason, childrenAtDesired) {
+		return reason
+	}
+	i := strings.LastIndex(reason, "; ")
+	if i < 0 {
+		return ""
+	}
+	return reason[:i]
+}
+
+func joinReason(own, counts string) string {
+	if own == "" {
+		return counts
+	}
+	return own + "; " + counts
+}

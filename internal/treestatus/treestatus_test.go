@@ -1,0 +1,134 @@
+package treestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// answers is what each supervisor of a small tree answers: its own record
+// and its direct children's, as SupervisorWorkflow's status query does.
+func answers() map[string]Status {
+	return map[string]Status{
+		"plant": {Path: "plant", Kind: KindSupervisor, State: "running", Desired: "running", Generation: 2, Reason: WithChildCounts("", 1, 2),
+			Children: []Status{
+				{Path: "plant/line-1", Kind: KindSupervisor, State: "running", Desired: "running", Generation: 2},
+				{Path: "plant/office", Kind: "stub", State: "backoff", Desired: "running", Generation: 1, Applying: true},
+			}},
+		"plant/line-1": {Path: "plant/line-1", Kind: KindSupervisor, Strategy: "one_for_all", State: "running", Desired: "running", Generation: 2,
+			Reason: WithChildCounts("restarted: press crashed", 1, 2),
+			Children: []Status{
+				{Path: "plant/line-1/press", Kind: "stub", State: "running", Desired: "running", Generation: 2},
+				{Path: "plant/line-1/saw", Kind: "stub", State: "failed", Desired: "running", Generation: 2},
+			}},
+	}
+}
+
+func query(m map[string]Status) Query {
+	return func(_ context.Context, path string) (Status, error) {
+		st, ok := m[path]
+		if !ok {
+			return Status{}, fmt.Errorf("query %s: %w", path, ErrNotFound)
+		}
+		return st, nil
+	}
+}
+
+func TestAssembleNestsEachSupervisorsAnswerAndCountsWorkers(t *testing.T) {
+	st, err := Assemble(context.Background(), "plant", query(answers()), 4)
+	require.NoError(t, err)
+	require.Equal(t, []string{"plant/line-1/press", "plant/line-1/saw", "plant/office"}, st.Leaves())
+	line, ok := st.Find("plant/line-1")
+	require.True(t, ok)
+	require.Equal(t, "one_for_all", line.Strategy, "the child supervisor's own answer replaces its parent's record")
+	require.Equal(t, "restarted: press crashed; 1/2 workers at desired state", line.Reason)
+	require.Equal(t, "1/3 workers at desired state", st.Reason, "press only: saw failed, office is applying")
+	office, _ := st.Find("plant/office")
+	require.NotNil(t, office.Children, "leaves have an empty children list, as before")
+	require.Empty(t, office.Children)
+}
+
+func TestAssembleKeepsTheParentsApplyingMarkOfAChildSupervisor(t *testing.T) {
+	m := answers()
+	root := m["plant"]
+	root.Children[0].Applying = true // the root sent line-1 a spec it has not acknowledged
+	m["plant"] = root
+	st, err := Assemble(context.Background(), "plant", query(m), 2)
+	require.NoError(t, err)
+	at, total := st.AtDesired()
+	require.Equal(t, 0, at, "no worker under an applying supervisor counts as done")
+	require.Equal(t, 3, total)
+}
+
+func TestAssembleKeepsTheRecordOfAChildSupervisorWithNoWorkflow(t *testing.T) {
+	m := answers()
+	delete(m, "plant/line-1") // starting, or closed
+	st, err := Assemble(context.Background(), "plant", query(m), 2)
+	require.NoError(t, err)
+	line, ok := st.Find("plant/line-1")
+	require.True(t, ok)
+	require.Equal(t, "running", line.State)
+	require.Empty(t, line.Children)
+}
+
+func TestAssembleFailsOnAQueryErrorAndAtTheRoot(t *testing.T) {
+	m := answers()
+	boom := errors.New("deadline exceeded")
+	q := func(ctx context.Context, path string) (Status, error) {
+		if path == "plant/line-1" {
+			return Status{}, boom
+		}
+		return query(m)(ctx, path)
+	}
+	_, err := Assemble(context.Background(), "plant", q, 2)
+	require.ErrorIs(t, err, boom)
+	_, err = Assemble(context.Background(), "nowhere", query(m), 2)
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// A wide tree: 40 supervisors of 25 workers. The assembly never runs more
+// than its bound of queries at once, and finds every worker.
+func TestAssembleBoundsItsConcurrency(t *testing.T) {
+	m := map[string]Status{}
+	root := Status{Path: "fleet", Kind: KindSupervisor, State: "running", Desired: "running"}
+	for g := range 40 {
+		gp := fmt.Sprintf("fleet/g%d", g)
+		root.Children = append(root.Children, Status{Path: gp, Kind: KindSupervisor})
+		grp := Status{Path: gp, Kind: KindSupervisor, State: "running", Desired: "running"}
+		for w := range 25 {
+			grp.Children = append(grp.Children, Status{Path: fmt.Sprintf("%s/w%d", gp, w), Kind: "stub", State: "running", Desired: "running"})
+		}
+		m[gp] = grp
+	}
+	m["fleet"] = root
+	var now, peak atomic.Int32
+	var mu sync.Mutex
+	q := func(ctx context.Context, path string) (Status, error) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		mu.Lock()
+		peak.Store(max(peak.Load(), n))
+		mu.Unlock()
+		time.Sleep(time.Millisecond) // let queries overlap
+		return query(m)(ctx, path)
+	}
+	st, err := Assemble(context.Background(), "fleet", q, 5)
+	require.NoError(t, err)
+	at, total := st.AtDesired()
+	require.Equal(t, 1000, total)
+	require.Equal(t, 1000, at)
+	require.LessOrEqual(t, peak.Load(), int32(5))
+	require.Greater(t, peak.Load(), int32(1), "queries ran in parallel")
+}
+
+func TestOwnReasonStripsOnlyTheChildCount(t *testing.T) {
+	require.Equal(t, "", OwnReason(WithChildCounts("", 3, 3)))
+	require.Equal(t, "gave up: x; trying again at T", OwnReason(WithChildCounts("gave up: x; trying again at T", 0, 3)))
+	require.Equal(t, "crashed (exit 1)", OwnReason("crashed (exit 1)"))
+}
