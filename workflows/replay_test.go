@@ -8,22 +8,16 @@ import (
 	"go.temporal.io/sdk/worker"
 )
 
-// TestReplayRecordedHistories replays histories recorded from a real server:
-// history-rec-*: a supervisor and two workers through start retries,
-// crashes and backoff restarts, a manual restart, stop/start, a re-applied
-// spec and a delete; history-tree-*: a three-level tree (one_for_one root,
-// a one_for_all group with a crashing worker, a rest_for_one chain) through
-// group restarts, a give-up escalated to the root, the root giving up, and
-// its cooldown restart; history-rollout*: a rollout (stop, fail-fast) and
-// a target worker through a restart rollout that failed on it;
-// history-lean-*: the same kinds of workflow recorded after the lean
-// reports (publish.go), with slow starts published late, group restarts and
-// rollouts; history-lean-v2-*: the same after its version 2 (no upsert at a
-// run's start of the search attributes already set). A change to workflow logic that is not behind
-// workflow.GetVersion fails here; re-run it on every SDK upgrade.
-//
-// To record new ones: run a tree on a dev server, then
-// `temporal workflow show -w PATH -o json > testdata/history-NAME.json`.
+// TestReplayRecordedHistories replays histories recorded from a real server
+// by scripts/record-histories.sh (scripts/testdata/record.yaml): the root
+// through a give-up escalated from its one_for_all group and the group's
+// restart, and its delete; the group through group restarts, a give-up and
+// its cooldown; its crashing worker; a rest_for_one chain whose first child
+// was terminated by hand and started anew; a worker through a manual
+// restart, stop/start and a rollout; the rollout; a worker whose starts
+// fail. A change to workflow logic that is not behind workflow.GetVersion
+// fails here; re-run it on every SDK upgrade, and record anew (the script)
+// when a change is meant to break old histories (as round 2 did).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/history-*.json")
 	require.NoError(t, err)

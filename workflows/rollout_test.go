@@ -43,11 +43,12 @@ func fleetTargets(n int) []string {
 }
 
 // RolloutHarness starts the fleet, waits until it runs, then runs the
-// rollout and returns its result.
+// rollout and returns its result. The rollout's HistoryLimit is the
+// fleet's too.
 func RolloutHarness(ctx workflow.Context, root spec.Node, in RolloutInput) (RolloutStatus, error) {
 	fctx, stopFleet := workflow.WithCancel(ctx)
 	sctx := workflow.WithChildOptions(fctx, workflow.ChildWorkflowOptions{WorkflowID: "fleet", WaitForCancellation: true})
-	fleetDone := workflow.ExecuteChildWorkflow(sctx, SupervisorWorkflow, SupervisorInput{Path: "fleet", Spec: root, Generation: 1})
+	fleetDone := workflow.ExecuteChildWorkflow(sctx, SupervisorWorkflow, SupervisorInput{Path: "fleet", Spec: root, Generation: 1, HistoryLimit: in.HistoryLimit})
 	if err := workflow.Sleep(ctx, time.Minute); err != nil {
 		return RolloutStatus{}, err
 	}

@@ -104,14 +104,16 @@ func TestSupervisor_ReconcileAddsRemovesChangesAndLeavesTheRestAlone(t *testing.
 	require.EqualValues(t, 2, st.Children[1].Generation, "changed child got generation 2")
 	require.EqualValues(t, 2, st.Children[2].Generation, "a new child starts at the generation that created it")
 	require.Equal(t, "running", st.Children[2].State)
-	require.Equal(t, []string{"root/a", "root/b", "root/c", "root/d"}, started.get(), "child workflows start in spec order")
+	// Children of one level start in one workflow task, their start commands
+	// in spec order; the test environment runs the starts concurrently.
+	require.ElementsMatch(t, []string{"root/a", "root/b", "root/c", "root/d"}, started.get(), "every child workflow started once")
 	// Their start actions run concurrently in the pool, in any order.
 	require.ElementsMatch(t, []string{"root/a", "root/b", "root/c", "root/d"}, starts.get(), "nothing else started")
 	require.Equal(t, []string{"root/c"}, restarts.get(), "only the changed child restarts")
 	require.Equal(t, []string{"root/b"}, stopped, "the removed child, and only it, was stopped")
 }
 
-// A supervisor answers `status` for its whole subtree, nested.
+// A supervisor's subtree is assembled, nested, from its supervisors' answers.
 func TestSupervisor_StatusCoversNestedSubtree(t *testing.T) {
 	env := newEnv(t)
 	root := tree("plant", tree("line-1", stubNode("press", nil), stubNode("saw", nil)), stubNode("office", nil))

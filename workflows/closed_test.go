@@ -1,0 +1,96 @@
+package workflows
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/stub"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// envClosingChild is a test environment whose worker workflow at path
+// closes by itself, without reporting, at workflow time closeAt after its
+// first run starts: as a workflow terminated by hand does. Later runs at
+// that path are ordinary workers.
+func envClosingChild(t *testing.T, path string, closeAt time.Duration) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var mu sync.Mutex
+	closed := false
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in WorkerInput) error {
+		mu.Lock()
+		first := in.Path == path && !closed
+		closed = closed || first
+		mu.Unlock()
+		if first {
+			_ = workflow.Sleep(ctx, closeAt)
+			return errors.New("terminated by hand")
+		}
+		return WorkerWorkflow(ctx, in)
+	}, workflow.RegisterOptions{Name: "WorkerWorkflow"})
+	env.RegisterWorkflow(SupervisorWorkflow)
+	d := stub.New(nil, nil)
+	t.Cleanup(d.Close)
+	env.RegisterActivityWithOptions(&activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}, activity.RegisterOptions{Name: activities.Prefix})
+	return env
+}
+
+// Regression (issue 13, hole 1): a child workflow that closed without
+// reporting stayed "running" in its supervisor forever. Now the supervisor
+// sees it close, counts it in its intensity and starts it anew after its
+// backoff; its sibling is untouched.
+func TestClosedChild_TerminatedWorkerIsSeenAndStartedAnew(t *testing.T) {
+	env := envClosingChild(t, "root/b", time.Minute)
+	log := mockActions(env)
+	var during, after Status
+	at(env, time.Minute+100*time.Millisecond, func() { during = queryOwn(t, env) })
+	at(env, 2*time.Minute, func() { after = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil), stubNode("b", nil)), Generation: 1})
+
+	b := childNamed(t, during, "root/b")
+	require.NotEqual(t, "running", b.State, "the closed child is no longer counted as running")
+	require.Equal(t, 1, during.RecentRestarts, "the close counts in the restart intensity")
+	require.Equal(t, "running", childNamed(t, after, "root/b").State)
+	require.Equal(t, "running", childNamed(t, after, "root/a").State)
+	starts := log.of("start")
+	require.Equal(t, []string{"root/a", "root/b"}, starts, "b's first run was closed before it started a service; a's is started once")
+}
+
+// A removed child whose workflow is already closed is gone at once, and a
+// child re-added under the same path starts at once (it waited forever
+// for the closed run's end report before).
+func TestClosedChild_RemovedWhileClosedIsGoneAndCanBeReAdded(t *testing.T) {
+	env := envClosingChild(t, "root/b", time.Minute)
+	mockActions(env)
+	b := stubNode("b", nil)
+	b.Restart = spec.RestartTemporary // not restarted: stays closed
+	withB := tree("root", stubNode("a", nil), b)
+	var closedSt, removed, readded Status
+	at(env, 90*time.Second, func() { closedSt = queryOwn(t, env) })
+	at(env, 2*time.Minute, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("root", stubNode("a", nil))})
+	})
+	at(env, 2*time.Minute+time.Second, func() { removed = queryOwn(t, env) })
+	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: withB}) })
+	at(env, 3*time.Minute+10*time.Second, func() { readded = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: withB, Generation: 1})
+
+	require.Equal(t, "failed", childNamed(t, closedSt, "root/b").State)
+	require.Contains(t, childNamed(t, closedSt, "root/b").Reason, "workflow closed")
+	require.Len(t, removed.Children, 1)
+	got := childNamed(t, readded, "root/b")
+	require.Equal(t, "running", got.State, "re-added at once: %+v", got)
+	require.False(t, got.Applying)
+}
