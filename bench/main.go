@@ -57,6 +57,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/temporalclient"
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -66,11 +67,11 @@ const (
 )
 
 type options struct {
-	temporal, workerBin, out string
-	fleet, idle, samples     int
-	only, compression        string
-	eager                    bool
-	idleFor                  time.Duration
+	temporal, workerBin, out    string
+	fleet, idle, samples, scale int
+	only, compression           string
+	eager                       bool
+	idleFor                     time.Duration
 }
 
 func main() {
@@ -80,9 +81,10 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench", "directory for the JSON result")
 	flag.IntVar(&o.fleet, "fleet", 100, "stub workers restarted by rollouts for the throughput")
 	flag.IntVar(&o.idle, "idle", 1000, "workers of the apply and idle scenarios")
+	flag.IntVar(&o.scale, "scale", 10000, "stub workers of the scale scenario (groups of 100)")
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,apply); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -185,6 +187,7 @@ func run(o options) error {
 		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid, server) }},
+		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
 	}
 	for _, s := range steps {
 		if o.only != "" && !slices.Contains(strings.Split(o.only, ","), s.key) {
@@ -654,7 +657,9 @@ func applyAndWait(ctx context.Context, c client.Client, root spec.Node, within t
 	}
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		if st, err := query(ctx, c, root.Name); err == nil {
+		if st, err := treestatus.Assemble(ctx, root.Name, func(ctx context.Context, id string) (workflows.Status, error) {
+			return query(ctx, c, id)
+		}, treestatus.DefaultParallel); err == nil {
 			if at, total := st.AtDesired(); at == total && total == root.Workers() {
 				return nil
 			}

@@ -132,6 +132,7 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
 	w.RegisterWorkflow(workflows.RolloutWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
+	w.RegisterActivityWithOptions(&activities.Children{Client: c, Namespace: namespace}, activity.RegisterOptions{Name: activities.Prefix})
 
 	hostOpts := opts
 	hostOpts.DisableWorkflowWorker = true

@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
@@ -93,4 +95,37 @@ func TestClosedChild_RemovedWhileClosedIsGoneAndCanBeReAdded(t *testing.T) {
 	got := childNamed(t, readded, "root/b")
 	require.Equal(t, "running", got.State, "re-added at once: %+v", got)
 	require.False(t, got.Applying)
+}
+
+// After continue-as-new a run holds no future for its children: it looks
+// at their workflows at its start (activities.ClosedChildren), and a child
+// found closed is answered as a termination and started anew.
+func TestClosedChild_ARunCarriedOverLooksAtItsChildrenAtItsStart(t *testing.T) {
+	env := newEnv(t)
+	log := mockActions(env)
+	var asked []string
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ClosedChildrenRequest) ([]activities.ClosedChild, error) {
+			asked = append(asked, r.Paths...)
+			return []activities.ClosedChild{{Path: "root/b", Status: "terminated"}}, nil
+		})
+	spec := tree("root", stubNode("a", nil), stubNode("b", nil))
+	running := func(name string) ChildRecord {
+		p := "root/" + name
+		return ChildRecord{Name: name, Path: p, Run: "r-" + name, Digest: "d", WantGeneration: 1,
+			Status: Status{Path: p, Kind: "stub", State: "running", Desired: "running", Generation: 1}}
+	}
+	carry := &SupervisorCarry{Desired: "running", Children: []ChildRecord{running("a"), running("b")}}
+	// root/a's workflow is of an earlier run of the test: not in this
+	// environment. The delete at the end asks it to stop.
+	env.OnRequestCancelExternalWorkflow(mock.Anything, "root/a", "").Return(errors.New("not found"))
+	var st Status
+	at(env, time.Minute, func() { st = queryOwn(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(spec), Generation: 1, Carry: carry})
+
+	require.Equal(t, []string{"root/a", "root/b"}, asked, "both children were looked at")
+	require.Equal(t, []string{"root/b"}, log.of("start"), "the closed one was started anew; a was left alone")
+	require.Equal(t, "running", childNamed(t, st, "root/b").State)
+	require.Equal(t, 1, st.RecentRestarts, "counted in the intensity")
 }

@@ -180,7 +180,11 @@ type supervisorRun struct {
 	futures map[string]workflow.ChildWorkflowFuture
 	// cancels are the cancel requests sent to removed children: one that
 	// fails finds the child's workflow already closed.
-	cancels      []pendingCancel
+	cancels []pendingCancel
+	// check is the timer of the next look at the children this run holds no
+	// future for (closedcheck.go); checking is that look in progress.
+	check        deadline
+	checking     workflow.Future
 	lastReported []byte // the last report of its own record, as JSON
 	lastState    string
 	searchState  string
@@ -236,6 +240,8 @@ func (s *supervisorRun) loop() error {
 	if s.in.Carry == nil {
 		s.carry.Children = s.startChildren(s.full.Children)
 		s.in.Spec = pruneSpec(s.full)
+	} else {
+		s.check.set(ctx, workflow.Now(ctx)) // did a child close while no run watched it?
 	}
 	s.advance()
 	s.armWake()
@@ -261,6 +267,7 @@ func (s *supervisorRun) loop() error {
 			})
 		}
 		s.watchChildren(sel)
+		s.watchCheck(sel)
 		if f := s.stepSignal; f != nil && !f.IsReady() {
 			sel.AddFuture(f, func(workflow.Future) {}) // advance() sees a failed delivery
 		}
@@ -271,9 +278,10 @@ func (s *supervisorRun) loop() error {
 		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise)
 		s.advance()
 		s.armWake()
+		s.armCheck()
 		s.gauges()
 		s.publish()
-		if s.shouldContinueAsNew() {
+		if s.shouldContinueAsNew() && s.checking == nil {
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
 			// What this run sent must arrive before it closes.
 			if err := workflow.Await(ctx, func() bool { return s.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
@@ -470,14 +478,20 @@ func (s *supervisorRun) onChildClosed(path string, f workflow.Future) {
 		s.released(path)
 		return
 	}
+	s.markClosed(path, closeCause(err))
+}
+
+// markClosed records that the child's workflow at path closed without
+// reporting its end, and answers it as a termination.
+func (s *supervisorRun) markClosed(path, cause string) {
 	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Deferred })
 	if i < 0 || s.carry.Children[i].Ended || s.carry.Children[i].Closed {
 		return
 	}
 	rec := &s.carry.Children[i]
 	rec.Closed = true
-	rec.Status.State, rec.Status.Reason, rec.Status.Since = "failed", "workflow closed: "+closeCause(err), workflow.Now(s.ctx)
-	s.log.Warn("child workflow closed without reporting its end", "path", path, "cause", closeCause(err))
+	rec.Status.State, rec.Status.Reason, rec.Status.Since = "failed", "workflow closed: "+cause, workflow.Now(s.ctx)
+	s.log.Warn("child workflow closed without reporting its end", "path", path, "cause", cause)
 	s.onTerminated(i, 1)
 }
 

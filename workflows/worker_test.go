@@ -51,6 +51,7 @@ func newEnvWithMetrics(t *testing.T) (*testsuite.TestWorkflowEnvironment, *metri
 	t.Cleanup(d.Close)
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}
 	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
+	env.RegisterActivityWithOptions(&activities.Children{}, activity.RegisterOptions{Name: activities.Prefix}) // mocked where used
 	return env, rec
 }
 

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/workflows"
+)
+
+// scale applies a tree of o.scale stub workers in groups of 100 (100 x 100
+// by default), waits until all run, assembles the root's status once, and
+// reports the largest history event of the root and of one group, and the
+// worker's memory.
+func scale(ctx context.Context, c client.Client, o options, res Result, workerPid int) error {
+	tree := fleet("bench-scale", o.scale, 100)
+	res["scale_workers"] = o.scale
+	began := time.Now()
+	if err := applyAndWait(ctx, c, tree, 60*time.Minute); err != nil {
+		return err
+	}
+	res["scale_apply_seconds"] = round(time.Since(began).Seconds())
+	began = time.Now()
+	st, err := treestatus.Assemble(ctx, tree.Name, func(ctx context.Context, id string) (workflows.Status, error) {
+		return query(ctx, c, id)
+	}, treestatus.DefaultParallel)
+	if err != nil {
+		return err
+	}
+	res["scale_status_seconds"] = round(time.Since(began).Seconds())
+	if at, total := st.AtDesired(); total != o.scale || at != total {
+		return fmt.Errorf("scale: %d/%d at desired state", at, total)
+	}
+	res["scale_root_max_event_bytes"] = largestEvent(allRuns(ctx, c, tree.Name))
+	res["scale_group_max_event_bytes"] = largestEvent(allRuns(ctx, c, tree.Name+"/"+tree.Children[0].Name))
+	res["scale_worker_rss_mib"] = rssMiB(workerPid)
+	return nil
+}
+
+// largestEvent is the size of the largest event as JSON (as `temporal
+// workflow show -o json` prints it), leaving out the events that carry the
+// spec as the operator wrote it: the first run's start, `spec` signals, and
+// the start of a child with its part of the spec.
+func largestEvent(events []*historypb.HistoryEvent) int {
+	largest := 0
+	for i, e := range events {
+		switch {
+		case i == 0 && e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+			e.GetEventType() == enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+			e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == workflows.SignalSpec:
+			continue
+		}
+		if b, err := protojson.Marshal(e); err == nil && len(b) > largest {
+			largest = len(b)
+		}
+	}
+	return largest
+}
+
+// rssMiB is a process's resident memory (Linux; 0 elsewhere).
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return round(kb / 1024)
+		}
+	}
+	return 0
+}
