@@ -659,7 +659,7 @@ func applyAndWait(ctx context.Context, c client.Client, root spec.Node, within t
 	for time.Now().Before(deadline) {
 		if st, err := treestatus.Assemble(ctx, root.Name, func(ctx context.Context, id string) (workflows.Status, error) {
 			return query(ctx, c, id)
-		}, treestatus.DefaultParallel); err == nil {
+		}, treestatus.Options{}); err == nil {
 			if at, total := st.AtDesired(); at == total && total == root.Workers() {
 				return nil
 			}

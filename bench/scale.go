@@ -32,7 +32,7 @@ func scale(ctx context.Context, c client.Client, o options, res Result, workerPi
 	began = time.Now()
 	st, err := treestatus.Assemble(ctx, tree.Name, func(ctx context.Context, id string) (workflows.Status, error) {
 		return query(ctx, c, id)
-	}, treestatus.DefaultParallel)
+	}, treestatus.Options{Leaves: true})
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ children:
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	check := &activities.Children{Client: cl, Namespace: "default"}
+	check := &activities.Control{Client: cl, Namespace: "default"}
 	closed, err := check.ClosedChildren(ctx, activities.ClosedChildrenRequest{Parent: "it-closed",
 		Paths: []string{"it-closed/a", "it-closed/b", "it-closed/c", "it-closed/never"}})
 	require.NoError(t, err)

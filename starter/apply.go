@@ -130,7 +130,7 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, err := treeStatus(ctx, c, root)
+		st, err := treeStatus(ctx, c, root, false) // states are always reported
 		if err == nil && st.Generation > prevGen {
 			at, total := st.AtDesired()
 			// Until every child workflow has started, count the spec's workers.

@@ -65,7 +65,7 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			}
 			defer cl.Close()
 			ctx := cmd.Context()
-			st, err := treeStatus(ctx, cl, path)
+			st, err := treeStatus(ctx, cl, path, false)
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,6 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			awaitTreeView(ctx, cl, path, st, res, treeViewWait)
 			if err := printRollout(cmd.OutOrStdout(), res, output); err != nil {
 				return err
 			}
@@ -140,58 +139,6 @@ func rolloutCancelCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: cancel requested (targets in flight finish)\n", id)
 			return nil
 		},
-	}
-}
-
-// treeViewWait bounds how long a rollout's command waits for the tree's
-// view to show what the rollout did.
-const treeViewWait = 15 * time.Second
-
-// awaitTreeView waits until the assembled status of path shows every target
-// that succeeded in its new state (a restart counted, running; or stopped;
-// or running), or within passes. A target's report to its supervisor may
-// still be on its way when the rollout hears of it (workflows/publish.go),
-// so without this a `starter status` right after the rollout could show a
-// target as it was before it.
-func awaitTreeView(ctx context.Context, c client.Client, path string, before workflows.Status, res workflows.RolloutStatus, within time.Duration) {
-	shows := func(st workflows.Status) bool {
-		for _, t := range res.Targets {
-			if t.Status != workflows.TargetSucceeded {
-				continue
-			}
-			now, ok := st.Find(t.Path)
-			if !ok {
-				continue // removed meanwhile
-			}
-			was, _ := before.Find(t.Path)
-			switch res.Op {
-			case workflows.RolloutRestart:
-				if now.ManualRestarts <= was.ManualRestarts || now.State != "running" {
-					return false
-				}
-			case workflows.RolloutStop:
-				if now.State != "stopped" {
-					return false
-				}
-			case workflows.RolloutStart:
-				if now.State != "running" {
-					return false
-				}
-			}
-		}
-		return true
-	}
-	deadline := time.Now().Add(within)
-	for {
-		st, err := treeStatus(ctx, c, path)
-		if (err == nil && shows(st)) || !time.Now().Before(deadline) || ctx.Err() != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }
 
@@ -268,14 +215,14 @@ func followRollout(ctx context.Context, c client.Client, id string, total int, o
 			if v.Get(&st) != nil {
 				continue
 			}
-			finishedN := st.Total - st.Counts[workflows.TargetPending] - st.Counts[workflows.TargetQueued] - st.Counts[workflows.TargetRunning]
+			finishedN := st.Total - st.Counts[workflows.TargetPending] - st.Counts[workflows.TargetRunning]
 			if bar != nil {
 				bar.Describe(fmt.Sprintf("rollout: %d ok, %d failed", st.Succeeded, st.Failed))
 				_ = bar.Set(finishedN)
 				continue
 			}
 			line := fmt.Sprintf("%d of %d done: %d succeeded, %d failed, %d in flight", finishedN, st.Total, st.Succeeded, st.Failed,
-				st.Counts[workflows.TargetQueued]+st.Counts[workflows.TargetRunning])
+				st.Counts[workflows.TargetRunning])
 			if line != lastLine {
 				fmt.Fprintln(out, line)
 				lastLine = line

@@ -37,7 +37,7 @@ func statusCmd(g *globals) *cobra.Command {
 			defer c.Close()
 			sts := []workflows.Status{}
 			if len(a) == 1 {
-				st, err := treeStatus(cmd.Context(), c, a[0])
+				st, err := treeStatus(cmd.Context(), c, a[0], true)
 				if err != nil {
 					return err
 				}
@@ -48,7 +48,7 @@ func statusCmd(g *globals) *cobra.Command {
 					return err
 				}
 				for _, r := range roots {
-					st, err := treeStatus(cmd.Context(), c, r)
+					st, err := treeStatus(cmd.Context(), c, r, true)
 					if err != nil {
 						return err
 					}
@@ -108,12 +108,12 @@ func queryOne(ctx context.Context, c client.Client, path string) (workflows.Stat
 }
 
 // treeStatus assembles the status of the subtree at path, down to the
-// leaves, from parallel queries of its supervisors (internal/treestatus
-// says how fresh each row is).
-func treeStatus(ctx context.Context, c client.Client, path string) (workflows.Status, error) {
+// leaves, from parallel queries of its supervisors, and with leaves of its
+// workers too (internal/treestatus says how fresh each row is).
+func treeStatus(ctx context.Context, c client.Client, path string, leaves bool) (workflows.Status, error) {
 	st, err := treestatus.Assemble(ctx, path, func(ctx context.Context, p string) (workflows.Status, error) {
 		return queryOne(ctx, c, p)
-	}, treestatus.DefaultParallel)
+	}, treestatus.Options{Leaves: leaves})
 	if errors.Is(err, treestatus.ErrNotFound) {
 		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
 	}

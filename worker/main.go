@@ -132,7 +132,19 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
 	w.RegisterWorkflow(workflows.RolloutWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
-	w.RegisterActivityWithOptions(&activities.Children{Client: c, Namespace: namespace}, activity.RegisterOptions{Name: activities.Prefix})
+
+	// The control queue: a rollout's chunks and a supervisor's look at its
+	// children, with slots of their own (a chunk waits for the actions it
+	// asked for: in the pool it would hold a slot they need).
+	controlOpts := opts
+	controlOpts.DisableWorkflowWorker = true
+	controlOpts.MaxConcurrentActivityExecutionSize = 100
+	cw := worker.New(c, workflows.ControlQueue, controlOpts)
+	cw.RegisterActivityWithOptions(&activities.Control{Client: c, Namespace: namespace}, activity.RegisterOptions{Name: activities.Prefix})
+	if err := cw.Start(); err != nil {
+		return fmt.Errorf("control task queue: %w", err)
+	}
+	defer cw.Stop()
 
 	hostOpts := opts
 	hostOpts.DisableWorkflowWorker = true

@@ -80,7 +80,7 @@ func (s *supervisorRun) startCheck() {
 		return
 	}
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
-		TaskQueue:           TaskQueue,
+		TaskQueue:           ControlQueue,
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1}, // the next check is the retry
 		Summary:             "check the children of " + s.in.Path,

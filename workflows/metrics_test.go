@@ -125,17 +125,8 @@ func TestMetrics_SupervisorGaugesCountersAndPropagation(t *testing.T) {
 
 // A rollout counts its targets by outcome.
 func TestMetrics_RolloutCountsTargets(t *testing.T) {
-	rec := runRolloutWithMetrics(t, rolloutCase{n: 4, in: RolloutInput{Chunk: 2, FailFast: true},
-		tweak: func(i int, w *spec.Node) {
-			w.Retry.MaxAttempts = 1
-			w.Backoff = &spec.Backoff{Initial: spec.Dur(time.Hour)}
-		},
-		restart: func(r activities.ActionRequest) error {
-			if r.Path == "fleet/w01" {
-				return temporal.NewApplicationError("boom", "x")
-			}
-			return nil
-		}})
+	_, _, rec := runRollout(t, rolloutCase{n: 4, in: RolloutInput{Chunk: 2, FailFast: true},
+		outcome: map[string]activities.RolloutOutcome{"fleet/w01": boom}})
 	require.Equal(t, 1.0, rec.Sum(MetricRolloutTargets, tags{"op": "restart", "status": "succeeded"}))
 	require.Equal(t, 1.0, rec.Sum(MetricRolloutTargets, tags{"op": "restart", "status": "failed"}))
 	require.Equal(t, 2.0, rec.Sum(MetricRolloutTargets, tags{"op": "restart", "status": "skipped"}))

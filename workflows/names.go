@@ -13,6 +13,12 @@ import (
 // tasks and, as the global action pool, for actions.
 const TaskQueue = "steward"
 
+// ControlQueue is the task queue of the control-plane activities (a
+// rollout's chunks, a supervisor's look at its children): every worker
+// process serves it with slots of its own, so a chunk waiting for its
+// targets' actions never holds a slot of the action pool.
+const ControlQueue = TaskQueue + "-control"
+
 // HostTaskQueue is the task queue of actions that must run on one host (a
 // local process): the worker started with --host NAME serves it.
 func HostTaskQueue(host string) string { return TaskQueue + "-host-" + host }

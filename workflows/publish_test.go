@@ -62,8 +62,8 @@ func (r *reports) between(from, to time.Time) []timedReport {
 }
 
 // An action that ends within publishDelay reaches the parent as the state
-// it ends in: a restart is one report ("running", one more manual restart),
-// not "restarting" and then "running".
+// it ends in, and a manual restart, which ends where it began (running),
+// is not reported at all: its counter rides along with the next report.
 func TestLeanReports_AQuickActionIsReportedOnlyAsTheStateItEndsIn(t *testing.T) {
 	env := newEnv(t)
 	reps := recordReports(env, "p")
@@ -73,9 +73,9 @@ func TestLeanReports_AQuickActionIsReportedOnlyAsTheStateItEndsIn(t *testing.T) 
 	endAt(env, 2*time.Minute)
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1})
 
-	require.Equal(t, []string{"running", "running", "stopped"}, reps.states(),
-		"the start, the restart, and the end on delete: no transient state was reported")
-	require.Equal(t, 1, reps.got[1].Status.ManualRestarts)
+	require.Equal(t, []string{"running", "stopped"}, reps.states(),
+		"the start and the end on delete: no transient state, no report of the restart alone")
+	require.Equal(t, 1, reps.got[1].Status.ManualRestarts, "the restart's count rides along")
 }
 
 // An action still running after publishDelay is published then, so the
@@ -142,7 +142,7 @@ func TestNarrowReports_ASupervisorReportsItsOwnRecordOnly(t *testing.T) {
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "top/mid", Parent: "top", Spec: node, Generation: 1})
 
 	for _, p := range []string{"top/mid/a", "top/mid/b", "top/mid/c"} {
-		require.Equal(t, 1, childNamed(t, mid, p).ManualRestarts, "%s: its supervisor has its record", p)
+		require.Equal(t, 1, childNamed(t, mid, p).ManualRestarts, "%s: the assembled status has it", p)
 	}
 	require.Empty(t, reps.between(began.Add(time.Minute), began.Add(2*time.Minute)), "children's restarts are not the parent's business")
 	own := reps.between(began.Add(2*time.Minute), began.Add(2*time.Minute+time.Millisecond))

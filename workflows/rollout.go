@@ -4,22 +4,26 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
 )
 
 // Rollouts: one operation (restart, stop or start) over every leaf worker of
 // a subtree, a chunk at a time.
 //
 // RolloutWorkflow takes the targets in spec order (the starter lists them
-// from the subtree's status) and handles them in chunks of Chunk: it sends
-// each target of a chunk a `rollout` signal, and the target's own worker
-// workflow carries the operation out and reports back, by a `rolloutResult`
-// signal, when it has reached the wanted state (succeeded), when its action
-// failed or it ended again (failed), or when its action timeouts passed
-// without either (timeout). The next chunk starts when every target of the
-// chunk has reported, so never more than Chunk targets are in flight.
+// from the subtree's status) and handles them in chunks of Chunk: one
+// activity per chunk (activities.RolloutChunk, on the control queue) asks
+// every target of the chunk by the `rollout` Update, and the target's own
+// worker workflow carries the operation out and answers when it has reached
+// the wanted state (succeeded), when its action failed, it ended again or
+// its host is unreachable (failed), or when its action budget passed
+// (timeout). The next chunk starts when every target of the chunk has
+// answered, so never more than Chunk targets are in flight. (Round 1 sent
+// each target a signal and had it signal back: three times the history
+// events per target.)
 //
 // With FailFast, no chunk starts after a failure: the targets left are
 // skipped. A `cancel` signal (starter rollout cancel, or Ctrl-C of a waiting
@@ -38,8 +42,7 @@ const (
 // Per-target statuses.
 const (
 	TargetPending   = "pending"   // not reached yet
-	TargetQueued    = "queued"    // the request is on its way to the target
-	TargetRunning   = "running"   // the target has it and is acting
+	TargetRunning   = "running"   // its chunk is in flight
 	TargetSucceeded = "succeeded" // it reached the wanted state
 	TargetFailed    = "failed"    // its action failed, or it ended again
 	TargetTimeout   = "timeout"   // it did not get there within its action timeouts
@@ -47,12 +50,8 @@ const (
 	TargetSkipped   = "skipped"   // fail-fast: a failure came before it
 )
 
-// Rollout signals and the default chunk.
+// The rollout's signal and the default chunk.
 const (
-	// SignalRollout (to a worker): a RolloutRequest.
-	SignalRollout = "rollout"
-	// SignalRolloutResult (to a rollout): a RolloutResult.
-	SignalRolloutResult = "rolloutResult"
 	// SignalCancel (to a rollout): stop issuing chunks.
 	SignalCancel = "cancel"
 
@@ -70,8 +69,8 @@ type RolloutInput struct {
 	Targets  []string `json:"targets"`
 	Chunk    int      `json:"chunk"`
 	FailFast bool     `json:"failFast"`
-	// ChunkTimeout bounds the wait for one chunk (default 1h): a target that
-	// has not reported by then (its workflow is gone) counts as timeout.
+	// ChunkTimeout bounds the wait for one chunk (default 1h): the targets
+	// of a chunk that has not answered by then count as timeout.
 	ChunkTimeout time.Duration `json:"chunkTimeout,omitempty"`
 	HistoryLimit int           `json:"historyLimit,omitempty"`
 	Carry        *RolloutCarry `json:"carry,omitempty"`
@@ -93,21 +92,6 @@ type RolloutTarget struct {
 	Error    string    `json:"error,omitempty"`
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
-}
-
-// RolloutRequest is the payload of the rollout signal to a worker.
-type RolloutRequest struct {
-	Rollout string `json:"rollout"` // the rollout's workflow ID, to report to
-	Seq     int    `json:"seq"`     // the target's index in the rollout
-	Op      string `json:"op"`
-}
-
-// RolloutResult is the payload of the rolloutResult signal.
-type RolloutResult struct {
-	Seq    int    `json:"seq"`
-	Path   string `json:"path"`
-	Status string `json:"status"` // succeeded, failed or timeout
-	Error  string `json:"error,omitempty"`
 }
 
 // RolloutStatus is the rollout's query answer and result.
@@ -168,7 +152,6 @@ type rolloutRun struct {
 
 func (r *rolloutRun) run() (RolloutStatus, error) {
 	ctx := r.ctx
-	resultCh := workflow.GetSignalChannel(ctx, SignalRolloutResult)
 	cancelCh := workflow.GetSignalChannel(ctx, SignalCancel)
 	for r.carry.Next < len(r.carry.Targets) {
 		r.drainCancel(cancelCh)
@@ -181,7 +164,7 @@ func (r *rolloutRun) run() (RolloutStatus, error) {
 			next.Carry = &carry
 			return RolloutStatus{}, workflow.NewContinueAsNewError(ctx, RolloutWorkflow, next)
 		}
-		r.runChunk(resultCh, cancelCh)
+		r.runChunk(cancelCh)
 	}
 	// What was not reached: skipped after a failure, or cancelled.
 	left := TargetSkipped
@@ -208,67 +191,63 @@ func (r *rolloutRun) drainCancel(cancelCh workflow.ReceiveChannel) {
 	}
 }
 
-// runChunk sends the next chunk its requests and waits until every target
-// of it has reported (or the chunk timed out). A cancel meanwhile is
-// recorded; the targets in flight finish.
-func (r *rolloutRun) runChunk(resultCh, cancelCh workflow.ReceiveChannel) {
+// runChunk hands the next chunk to one activity and waits for its answer
+// (or the chunk's timeout). A cancel meanwhile is recorded; the targets in
+// flight finish.
+func (r *rolloutRun) runChunk(cancelCh workflow.ReceiveChannel) {
 	ctx, _ := workflow.NewDisconnectedContext(r.ctx) // in-flight targets finish even if cancelled
 	from := r.carry.Next
 	to := min(from+r.in.Chunk, len(r.carry.Targets))
 	r.carry.Next = to
 	now := workflow.Now(ctx)
+	req := activities.RolloutChunkRequest{UpdateID: r.id + "/" + workflow.GetInfo(ctx).OriginalRunID, Op: r.in.Op}
 	for i := from; i < to; i++ {
 		t := &r.carry.Targets[i]
-		t.Status, t.Started = TargetQueued, now
-		f := workflow.SignalExternalWorkflow(ctx, t.Path, "", SignalRollout, RolloutRequest{Rollout: r.id, Seq: i, Op: r.in.Op})
-		i := i
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			err := f.Get(gctx, nil)
-			t := &r.carry.Targets[i]
-			if t.Status != TargetQueued {
-				return // it reported already
-			}
-			if err != nil {
-				t.Status, t.Error, t.Finished = TargetFailed, "no running worker workflow: "+err.Error(), workflow.Now(gctx)
-				return
-			}
-			t.Status = TargetRunning
-		})
+		t.Status, t.Started = TargetRunning, now
+		req.Targets = append(req.Targets, activities.ChunkTarget{Seq: i, Path: t.Path})
 	}
-	tctx, cancelTimer := workflow.WithCancel(ctx)
-	timer := workflow.NewTimer(tctx, r.in.ChunkTimeout)
-	timedOut := false
-	for !r.chunkDone(from, to) && !timedOut {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           ControlQueue,
+		StartToCloseTimeout: r.in.ChunkTimeout,
+		HeartbeatTimeout:    30 * time.Second,
+		// A retry finds the updates already sent by their IDs.
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+		Summary:     fmt.Sprintf("%s %d targets under %s", r.in.Op, to-from, r.in.Path),
+	})
+	fut := workflow.ExecuteActivity(actx, activities.RolloutChunkName, req)
+	var results []activities.ChunkResult
+	var err error
+	done := false
+	for !done {
 		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(resultCh, func(c workflow.ReceiveChannel, _ bool) {
-			var raw converter.RawValue
-			c.Receive(ctx, &raw)
-			var res RolloutResult
-			if decodeRaw(raw, &res) == nil {
-				r.record(res, from, to)
-			}
-		})
+		sel.AddFuture(fut, func(f workflow.Future) { err = f.Get(ctx, &results); done = true })
 		sel.AddReceive(cancelCh, func(c workflow.ReceiveChannel, _ bool) {
 			c.Receive(ctx, nil)
 			r.carry.CancelRequested = true
 		})
-		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 		if r.ctx.Err() == nil {
 			sel.AddReceive(r.ctx.Done(), func(workflow.ReceiveChannel, bool) { r.carry.CancelRequested = true })
 		}
 		sel.Select(ctx)
 	}
-	cancelTimer()
+	for _, res := range results {
+		r.record(res, from, to)
+	}
 	now = workflow.Now(ctx)
 	for i := from; i < to; i++ {
-		if t := &r.carry.Targets[i]; !finished(t.Status) {
-			t.Status, t.Error, t.Finished = TargetTimeout, fmt.Sprintf("no report within %s", r.in.ChunkTimeout), now
+		t := &r.carry.Targets[i]
+		switch {
+		case finished(t.Status):
+		case temporal.IsTimeoutError(err):
+			t.Status, t.Error, t.Finished = TargetTimeout, fmt.Sprintf("no answer within %s", r.in.ChunkTimeout), now
+		default:
+			t.Status, t.Error, t.Finished = TargetFailed, "the chunk failed: "+rootMessage(err), now
 		}
 	}
 }
 
-// record applies a target's report (only for a target of this chunk, once).
-func (r *rolloutRun) record(res RolloutResult, from, to int) {
+// record applies a target's answer (only for a target of this chunk, once).
+func (r *rolloutRun) record(res activities.ChunkResult, from, to int) {
 	if res.Seq < from || res.Seq >= to {
 		return
 	}
@@ -289,15 +268,6 @@ func finished(status string) bool {
 		return true
 	}
 	return false
-}
-
-func (r *rolloutRun) chunkDone(from, to int) bool {
-	for i := from; i < to; i++ {
-		if !finished(r.carry.Targets[i].Status) {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *rolloutRun) failures() int {
@@ -321,7 +291,7 @@ func (r *rolloutRun) status() RolloutStatus {
 		StartedAt: r.carry.StartedAt, EndedAt: r.ended,
 		Counts: map[string]int{},
 	}
-	for _, s := range []string{TargetPending, TargetQueued, TargetRunning, TargetSucceeded, TargetFailed, TargetTimeout, TargetCancelled, TargetSkipped} {
+	for _, s := range []string{TargetPending, TargetRunning, TargetSucceeded, TargetFailed, TargetTimeout, TargetCancelled, TargetSkipped} {
 		st.Counts[s] = 0
 	}
 	for _, t := range r.carry.Targets {

@@ -48,8 +48,6 @@ type WorkerCarry struct {
 	// SuperviseSeq is the last supervise request handled (echoed in status
 	// so the supervisor knows its request arrived).
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
-	// Watch is a rollout's operation in progress (worker_rollout.go).
-	Watch *RolloutWatch `json:"watch,omitempty"`
 	// ReportSeq numbers the reports to the parent.
 	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
@@ -107,9 +105,15 @@ type workerRun struct {
 	lastReported *Status
 	searchState  string
 
-	// wake is the timer of the watched rollout operation's deadline and of
-	// a deferred publication (armWake).
+	// wake is the timer of a deferred publication (armWake).
 	wake deadline
+	// The rollout update (worker_rollout.go): calls carries operations from
+	// the handler to the loop, outcomes the loop's answers back; watch is
+	// the operation in progress.
+	calls    workflow.Channel
+	outcomes map[int64]activities.RolloutOutcome
+	callSeq  int64
+	watch    *RolloutWatch
 	// publishAt is when a transient state's deferred publication is due
 	// (publish.go).
 	publishAt time.Time
@@ -137,6 +141,9 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return w.status(), nil }); err != nil {
 		return nil, err
 	}
+	if err := w.setupRolloutUpdate(ctx); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -147,7 +154,6 @@ func (w *workerRun) loop() error {
 	specCh := workflow.GetSignalChannel(ctx, SignalSpec)
 	exitCh := workflow.GetSignalChannel(ctx, SignalExit)
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
-	rolloutCh := workflow.GetSignalChannel(ctx, SignalRollout)
 
 	w.upsertSearch()
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
@@ -162,10 +168,13 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
-		sel.AddReceive(rolloutCh, func(c workflow.ReceiveChannel, _ bool) { w.onRollout(receiveRaw(ctx, c)) })
+		sel.AddReceive(w.calls, func(c workflow.ReceiveChannel, _ bool) {
+			var call rolloutCall
+			c.Receive(ctx, &call)
+			w.onRolloutCall(call)
+		})
 		if t := w.wake.fut; t != nil {
 			sel.AddFuture(t, func(fut workflow.Future) {
-				// afterEvent checks the rollout's deadline.
 				if w.wake.fired(fut) && fut.Get(ctx, nil) == nil && !w.publishAt.IsZero() && !workflow.Now(ctx).Before(w.publishAt) {
 					w.publishNow()
 				}
@@ -199,10 +208,12 @@ func (w *workerRun) loop() error {
 		if cancelled {
 			return w.shutdown()
 		}
-		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalRollout)
+		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise)
 		w.afterEvent()
-		if w.flight == nil && w.shouldContinueAsNew() && ctx.Err() == nil {
-			return w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)
+		if w.flight == nil && w.watch == nil && workflow.AllHandlersFinished(ctx) && w.shouldContinueAsNew() && ctx.Err() == nil {
+			if done, err := w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh); done {
+				return err
+			}
 		}
 	}
 }
@@ -747,11 +758,14 @@ func (w *workerRun) track(f workflow.Future) {
 	w.sent = append(w.sent, f)
 }
 
+// sameReport reports whether two statuses agree on what the supervisor acts
+// on or shows as the worker's state. Counters, the last action and the
+// reason of an unchanged state (a manual restart: running, then running
+// again) are not reported on their own: they ride along with the next
+// report, and `starter status` reads them from the worker itself.
 func sameReport(a, b Status) bool {
-	return a.State == b.State && a.Desired == b.Desired && a.Reason == b.Reason && a.Completed == b.Completed &&
-		a.Restarts == b.Restarts && a.ManualRestarts == b.ManualRestarts &&
-		a.Generation == b.Generation && a.LastAction == b.LastAction &&
-		a.RejectedSignals == b.RejectedSignals && a.Terminations == b.Terminations &&
+	return a.State == b.State && a.Desired == b.Desired && a.Completed == b.Completed &&
+		a.Generation == b.Generation && a.Terminations == b.Terminations &&
 		a.AwaitingRestart == b.AwaitingRestart && a.SuperviseSeq == b.SuperviseSeq
 }
 
@@ -759,22 +773,27 @@ func (w *workerRun) shouldContinueAsNew() bool {
 	return continueAsNewDue(w.ctx, w.in.HistoryLimit)
 }
 
-// continueAsNew drains every signal into the carried state (recording, not
-// acting: no action may start now) and continues as new.
-func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh workflow.ReceiveChannel) error {
-	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)
-	if err := workflow.Await(w.ctx, func() bool { return workflow.AllHandlersFinished(w.ctx) && w.delivered() }); err != nil {
-		return w.shutdown() // cancelled while waiting
+// continueAsNew waits until what this run sent is delivered, drains every
+// signal into the carried state (recording, not acting: no action may start
+// now) and continues as new; done is false when a rollout update arrived
+// meanwhile: the loop goes on and serves it first.
+func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh workflow.ReceiveChannel) (done bool, err error) {
+	if err := workflow.Await(w.ctx, func() bool {
+		return (workflow.AllHandlersFinished(w.ctx) && w.delivered()) || w.calls.Len() > 0
+	}); err != nil {
+		return true, w.shutdown() // cancelled while waiting
 	}
-	// Signals may have arrived while awaiting.
-	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh, rolloutCh)
+	if w.calls.Len() > 0 {
+		return false, nil
+	}
+	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh)
 	if w.ctx.Err() != nil {
-		return w.shutdown()
+		return true, w.shutdown()
 	}
 	next := w.in
 	carry := w.carry
 	next.Carry = &carry
-	return workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
+	return true, workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
 }
 
 // delivered reports whether every signal this run sent has been delivered
@@ -811,8 +830,6 @@ func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 					w.onExit(raw)
 				case 4:
 					w.onSupervise(raw)
-				case 5:
-					w.onRollout(raw)
 				}
 				raw = converter.RawValue{}
 			}
@@ -861,9 +878,8 @@ func (w *workerRun) shutdown() error {
 		}
 	}
 	m.State, m.Reason, m.Instance = tick.Stopped, "deleted", ""
-	if wt := w.carry.Watch; wt != nil {
-		w.carry.Watch = nil
-		w.sendRolloutResult(*wt, TargetFailed, "the worker was deleted")
+	if wt := w.watch; wt != nil {
+		w.settle(*wt, TargetFailed, "the worker was deleted")
 	}
 	w.carry.Since = workflow.Now(dctx)
 	w.carry.Desired = tick.WantStopped

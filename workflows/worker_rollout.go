@@ -4,18 +4,27 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 )
 
-// RolloutWatch is a rollout's request a worker is carrying out: it reports
-// the outcome to the rollout once it knows it.
+// A rollout asks a worker, by the `rollout` Update (activities.UpdateRollout),
+// to carry out an operation as an operator's would (restart: a manual
+// restart; stop and start: the desired state), and the update returns when
+// the outcome is known: succeeded (it got there), failed (its action failed,
+// it ended again, its host is unreachable) or timeout (its budget passed).
+//
+// The update handler does not act itself: it hands the operation to the
+// main loop over a workflow channel, so the loop keeps owning the action in
+// flight and its futures, and waits for the loop to settle the outcome.
+// While an update runs the worker does not continue as new.
+
+// RolloutWatch is the rollout operation a worker is carrying out.
 type RolloutWatch struct {
-	Rollout  string    `json:"rollout"`
-	Seq      int       `json:"seq"`
+	Call     int64     `json:"call"`
 	Op       string    `json:"op"`
 	Deadline time.Time `json:"deadline"`
 	// The counters when the request arrived: a rise tells that the restart
@@ -25,26 +34,49 @@ type RolloutWatch struct {
 	BaseTerminations int `json:"baseTerminations"`
 }
 
-// onRollout carries out a rollout's operation as an operator's would
-// (restart: a manual restart; stop and start: the desired state) and
-// watches for its outcome.
-func (w *workerRun) onRollout(raw converter.RawValue) {
-	var r RolloutRequest
-	if err := decodeRaw(raw, &r); err != nil || r.Rollout == "" || (r.Op != RolloutRestart && r.Op != RolloutStop && r.Op != RolloutStart) {
-		if err == nil {
-			err = fmt.Errorf("want {rollout, seq, op: restart|stop|start}, got %+v", r)
-		}
-		w.reject(SignalRollout, err)
-		return
-	}
-	if old := w.carry.Watch; old != nil && (old.Rollout != r.Rollout || old.Seq != r.Seq) {
-		w.sendRolloutResult(*old, TargetFailed, "superseded by rollout "+r.Rollout)
+// rolloutCall is an update's operation on its way to the main loop.
+type rolloutCall struct {
+	ID int64
+	Op string
+}
+
+// setupRolloutUpdate registers the rollout update handler.
+func (w *workerRun) setupRolloutUpdate(ctx workflow.Context) error {
+	w.calls = workflow.NewBufferedChannel(ctx, 64)
+	w.outcomes = map[int64]activities.RolloutOutcome{}
+	return workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateRollout,
+		func(ctx workflow.Context, op activities.RolloutOp) (activities.RolloutOutcome, error) {
+			w.callSeq++
+			id := w.callSeq
+			w.calls.Send(ctx, rolloutCall{ID: id, Op: op.Op})
+			var out activities.RolloutOutcome
+			err := workflow.Await(ctx, func() bool {
+				o, ok := w.outcomes[id]
+				out = o
+				return ok
+			})
+			delete(w.outcomes, id)
+			return out, err
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, op activities.RolloutOp) error {
+			if op.Op != RolloutRestart && op.Op != RolloutStop && op.Op != RolloutStart {
+				return fmt.Errorf("op must be restart, stop or start, got %q", op.Op)
+			}
+			return nil
+		}})
+}
+
+// onRolloutCall carries out a rollout's operation and watches for its
+// outcome. A watch in progress is superseded.
+func (w *workerRun) onRolloutCall(c rolloutCall) {
+	if old := w.watch; old != nil {
+		w.settle(*old, TargetFailed, "superseded by another rollout")
 	}
 	m := w.carry.Memory
-	w.carry.Watch = &RolloutWatch{Rollout: r.Rollout, Seq: r.Seq, Op: r.Op,
-		Deadline:   workflow.Now(w.ctx).Add(rolloutBudget(w.node, r.Op)),
+	w.watch = &RolloutWatch{Call: c.ID, Op: c.Op,
+		Deadline:   workflow.Now(w.ctx).Add(rolloutBudget(w.node, c.Op)),
 		BaseManual: m.ManualRestarts, BaseTerminations: m.Terminations}
-	switch r.Op {
+	switch c.Op {
 	case RolloutRestart:
 		w.onRestart()
 	case RolloutStop:
@@ -73,28 +105,30 @@ func rolloutBudget(n spec.Node, op string) time.Duration {
 	return stop + budget(max(n.Timeouts.Restart.D(), n.Timeouts.Start.D()))
 }
 
-// checkRollout reports the watched operation's outcome once there is one.
+// checkRollout settles the watched operation once its outcome is known, or
+// as a timeout once its budget has passed (armWake).
 func (w *workerRun) checkRollout() {
-	wt := w.carry.Watch
+	wt := w.watch
 	if wt == nil || w.flight != nil && w.flight.action != tick.Observe {
 		return // an action is running: its result decides
 	}
 	m := w.carry.Memory
 	status, why := "", ""
 	ended := m.Terminations > wt.BaseTerminations
+	unreachable := m.State == tick.Unknown
 	switch wt.Op {
 	case RolloutStop:
 		switch {
 		case m.State == tick.Stopped:
 			status = TargetSucceeded
-		case m.State == tick.Failed:
+		case m.State == tick.Failed || unreachable:
 			status, why = TargetFailed, m.Reason
 		}
 	case RolloutStart:
 		switch {
 		case m.State == tick.Running:
 			status = TargetSucceeded
-		case ended || m.State == tick.Failed || (m.State == tick.Stopped && m.Hold):
+		case ended || unreachable || m.State == tick.Failed || (m.State == tick.Stopped && m.Hold):
 			status, why = TargetFailed, m.Reason
 		}
 	case RolloutRestart:
@@ -102,7 +136,7 @@ func (w *workerRun) checkRollout() {
 		switch {
 		case restarted && m.State == tick.Running:
 			status = TargetSucceeded
-		case ended || (restarted && (m.State == tick.Failed || (m.State == tick.Stopped && m.Hold))):
+		case ended || unreachable || (restarted && (m.State == tick.Failed || (m.State == tick.Stopped && m.Hold))):
 			status, why = TargetFailed, m.Reason
 		}
 	}
@@ -115,8 +149,7 @@ func (w *workerRun) checkRollout() {
 	if status == TargetFailed && w.carry.LastAction.Error != "" {
 		why += ": " + w.carry.LastAction.Error
 	}
-	w.carry.Watch = nil
-	w.sendRolloutResult(*wt, status, why)
+	w.settle(*wt, status, why)
 }
 
 func wantWord(op string) string {
@@ -126,25 +159,23 @@ func wantWord(op string) string {
 	return "running"
 }
 
-func (w *workerRun) sendRolloutResult(wt RolloutWatch, status, why string) {
-	// Fire and forget: a rollout that is gone must not stall the worker.
-	f := workflow.SignalExternalWorkflow(w.ctx, wt.Rollout, "", SignalRolloutResult,
-		RolloutResult{Seq: wt.Seq, Path: w.in.Path, Status: status, Error: why})
-	w.track(f)
+// settle answers the watched update.
+func (w *workerRun) settle(wt RolloutWatch, status, why string) {
+	if w.watch != nil && w.watch.Call == wt.Call {
+		w.watch = nil
+	}
+	w.outcomes[wt.Call] = activities.RolloutOutcome{Status: status, Error: why}
 }
 
-// armWake keeps one timer for the earliest moment the worker must look
-// again without an event: the watched rollout operation's deadline and a
-// deferred publication. A timer armed earlier than needed is
-// kept (it wakes the worker early, harmlessly): replacing it would cost two
-// history events, and a rollout restart is over well within publishDelay.
+// armWake keeps one timer for the earliest moment the worker must look again
+// without an event: a deferred publication (publish.go) and, while no
+// action is in flight, the watched rollout operation's budget (an action in
+// flight ends within its own timeouts, and its result is an event). So the
+// common path, an update whose restart succeeds, arms no timer.
 func (w *workerRun) armWake() {
-	var at time.Time
-	if wt := w.carry.Watch; wt != nil {
+	at := w.publishAt
+	if wt := w.watch; wt != nil && w.flight == nil && (at.IsZero() || wt.Deadline.Before(at)) {
 		at = wt.Deadline
-	}
-	if !w.publishAt.IsZero() && (at.IsZero() || w.publishAt.Before(at)) {
-		at = w.publishAt
 	}
 	if at.IsZero() {
 		w.wake.stop()

@@ -51,7 +51,7 @@ func newEnvWithMetrics(t *testing.T) (*testsuite.TestWorkflowEnvironment, *metri
 	t.Cleanup(d.Close)
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}
 	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
-	env.RegisterActivityWithOptions(&activities.Children{}, activity.RegisterOptions{Name: activities.Prefix}) // mocked where used
+	env.RegisterActivityWithOptions(&activities.Control{}, activity.RegisterOptions{Name: activities.Prefix}) // mocked where used
 	return env, rec
 }
 
@@ -81,7 +81,7 @@ func query(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
 		}
 		var st Status
 		return st, v.Get(&st)
-	}, 1)
+	}, treestatus.Options{Parallel: 1, Leaves: true})
 	require.NoError(t, err)
 	return st
 }

@@ -14,21 +14,34 @@ var ErrNotFound = errors.New("no workflow at this path")
 // Query asks the workflow at path for its `status`.
 type Query func(ctx context.Context, path string) (Status, error)
 
-// DefaultParallel is how many queries Assemble runs at once by default: 100
-// supervisors of 100 workers are 101 queries, about 10 rounds.
-const DefaultParallel = 16
+// DefaultParallel is how many queries Assemble runs at once by default.
+const DefaultParallel = 32
+
+// Options says how Assemble asks.
+type Options struct {
+	// Parallel bounds the queries in flight (0: DefaultParallel).
+	Parallel int
+	// Leaves: ask every worker too, for its row. A supervisor's record of a
+	// worker has its state, desired state and generation as of the worker's
+	// last report, but counters and the last action only as of the last
+	// report that changed one of those (a manual restart alone is not
+	// reported): with Leaves every row is the worker's own answer.
+	Leaves bool
+}
 
 // Assemble builds the nested status of the subtree at root: it queries root,
-// then every supervisor below it, at most parallel queries at a time, and
-// nests each child supervisor's answer in place of its parent's record of
-// it (keeping the parent's Applying mark). Every supervisor's reason then
-// counts the workers of its subtree. A query error other than ErrNotFound
-// below the root fails the assembly; so does any error at the root.
-func Assemble(ctx context.Context, root string, q Query, parallel int) (Status, error) {
+// then every supervisor below it (and with o.Leaves every worker), at most
+// o.Parallel queries at a time, and nests each answer in place of its
+// parent's record (keeping the parent's Applying mark). Every supervisor's
+// reason then counts the workers of its subtree. A query error other than
+// ErrNotFound below the root fails the assembly; so does any error at the
+// root.
+func Assemble(ctx context.Context, root string, q Query, o Options) (Status, error) {
+	parallel := o.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
-	a := &assembler{q: q, sem: make(chan struct{}, parallel)}
+	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves}
 	st, err := a.query(ctx, root)
 	if err != nil {
 		return Status{}, err
@@ -47,6 +60,7 @@ func Assemble(ctx context.Context, root string, q Query, parallel int) (Status, 
 
 type assembler struct {
 	q      Query
+	leaves bool
 	sem    chan struct{}
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -64,13 +78,14 @@ func (a *assembler) query(ctx context.Context, path string) (Status, error) {
 	return a.q(ctx, path)
 }
 
-// expand replaces, concurrently, every child supervisor record of st with
-// that supervisor's own answer, expanded in turn. Each goroutine writes
-// only its own element of st.Children.
+// expand replaces, concurrently, every child supervisor record of st (and
+// with leaves every worker record) with that child's own answer, a
+// supervisor's expanded in turn. Each goroutine writes only its own element
+// of st.Children.
 func (a *assembler) expand(ctx context.Context, st *Status) {
 	for i := range st.Children {
 		c := &st.Children[i]
-		if !c.IsSupervisor() {
+		if !c.IsSupervisor() && !a.leaves {
 			continue
 		}
 		a.wg.Add(1)
@@ -86,7 +101,9 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 			}
 			got.Applying = got.Applying || c.Applying
 			*c = got
-			a.expand(ctx, c)
+			if c.IsSupervisor() {
+				a.expand(ctx, c)
+			}
 		}()
 	}
 }

@@ -41,7 +41,7 @@ func query(m map[string]Status) Query {
 }
 
 func TestAssembleNestsEachSupervisorsAnswerAndCountsWorkers(t *testing.T) {
-	st, err := Assemble(context.Background(), "plant", query(answers()), 4)
+	st, err := Assemble(context.Background(), "plant", query(answers()), Options{Parallel: 4})
 	require.NoError(t, err)
 	require.Equal(t, []string{"plant/line-1/press", "plant/line-1/saw", "plant/office"}, st.Leaves())
 	line, ok := st.Find("plant/line-1")
@@ -59,7 +59,7 @@ func TestAssembleKeepsTheParentsApplyingMarkOfAChildSupervisor(t *testing.T) {
 	root := m["plant"]
 	root.Children[0].Applying = true // the root sent line-1 a spec it has not acknowledged
 	m["plant"] = root
-	st, err := Assemble(context.Background(), "plant", query(m), 2)
+	st, err := Assemble(context.Background(), "plant", query(m), Options{Parallel: 2})
 	require.NoError(t, err)
 	at, total := st.AtDesired()
 	require.Equal(t, 0, at, "no worker under an applying supervisor counts as done")
@@ -69,7 +69,7 @@ func TestAssembleKeepsTheParentsApplyingMarkOfAChildSupervisor(t *testing.T) {
 func TestAssembleKeepsTheRecordOfAChildSupervisorWithNoWorkflow(t *testing.T) {
 	m := answers()
 	delete(m, "plant/line-1") // starting, or closed
-	st, err := Assemble(context.Background(), "plant", query(m), 2)
+	st, err := Assemble(context.Background(), "plant", query(m), Options{Parallel: 2})
 	require.NoError(t, err)
 	line, ok := st.Find("plant/line-1")
 	require.True(t, ok)
@@ -86,9 +86,9 @@ func TestAssembleFailsOnAQueryErrorAndAtTheRoot(t *testing.T) {
 		}
 		return query(m)(ctx, path)
 	}
-	_, err := Assemble(context.Background(), "plant", q, 2)
+	_, err := Assemble(context.Background(), "plant", q, Options{Parallel: 2})
 	require.ErrorIs(t, err, boom)
-	_, err = Assemble(context.Background(), "nowhere", query(m), 2)
+	_, err = Assemble(context.Background(), "nowhere", query(m), Options{Parallel: 2})
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -118,7 +118,7 @@ func TestAssembleBoundsItsConcurrency(t *testing.T) {
 		time.Sleep(time.Millisecond) // let queries overlap
 		return query(m)(ctx, path)
 	}
-	st, err := Assemble(context.Background(), "fleet", q, 5)
+	st, err := Assemble(context.Background(), "fleet", q, Options{Parallel: 5})
 	require.NoError(t, err)
 	at, total := st.AtDesired()
 	require.Equal(t, 1000, total)
@@ -131,4 +131,20 @@ func TestOwnReasonStripsOnlyTheChildCount(t *testing.T) {
 	require.Equal(t, "", OwnReason(WithChildCounts("", 3, 3)))
 	require.Equal(t, "gave up: x; trying again at T", OwnReason(WithChildCounts("gave up: x; trying again at T", 0, 3)))
 	require.Equal(t, "crashed (exit 1)", OwnReason("crashed (exit 1)"))
+}
+
+// With Leaves, a worker's row is its own answer (its counters are current),
+// keeping its supervisor's Applying mark.
+func TestAssembleWithLeavesAsksEveryWorker(t *testing.T) {
+	m := answers()
+	m["plant/line-1/press"] = Status{Path: "plant/line-1/press", Kind: "stub", State: "running", Desired: "running", Generation: 2, ManualRestarts: 7}
+	m["plant/office"] = Status{Path: "plant/office", Kind: "stub", State: "running", Desired: "running", Generation: 1}
+	st, err := Assemble(context.Background(), "plant", query(m), Options{Leaves: true})
+	require.NoError(t, err)
+	press, _ := st.Find("plant/line-1/press")
+	require.Equal(t, 7, press.ManualRestarts)
+	office, _ := st.Find("plant/office")
+	require.True(t, office.Applying, "its supervisor's mark is kept")
+	saw, _ := st.Find("plant/line-1/saw")
+	require.Equal(t, "failed", saw.State, "a worker with no answer keeps its record")
 }

@@ -30,9 +30,12 @@ type ClosedChild struct {
 	Status string `json:"status"`
 }
 
-// Children answers the supervisor's questions about its children's
-// workflows, through the Temporal client of this worker process.
-type Children struct {
+// Control holds the control-plane activities: a supervisor's look at its
+// children's workflows, and a rollout's chunks. They talk to Temporal
+// through the worker process's client, and run on the control task queue
+// (workflows.ControlQueue), never in the action pool: a chunk waits for
+// the actions it asked for, and must not hold a slot they need.
+type Control struct {
 	Client    client.Client
 	Namespace string
 }
@@ -42,7 +45,7 @@ type Children struct {
 // does not list (few, unless something went wrong) are described one by
 // one, because visibility lags: a path counts as closed only when its
 // workflow's own description says so.
-func (c *Children) ClosedChildren(ctx context.Context, req ClosedChildrenRequest) ([]ClosedChild, error) {
+func (c *Control) ClosedChildren(ctx context.Context, req ClosedChildrenRequest) ([]ClosedChild, error) {
 	running := map[string]bool{}
 	var token []byte
 	for {
