@@ -125,7 +125,7 @@ func run(o options) error {
 		return err
 	}
 	defer c.Close()
-	if err := temporalclient.EnsureSearchAttributes(ctx, c, "default"); err != nil {
+	if err := temporalclient.EnsureSearchAttributes(ctx, c, "default", workflows.SearchAttributeNames); err != nil {
 		return err
 	}
 

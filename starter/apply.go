@@ -45,7 +45,7 @@ func applyCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			ctx := cmd.Context()
-			if err := temporalclient.EnsureSearchAttributes(ctx, c, g.namespace); err != nil {
+			if err := temporalclient.EnsureSearchAttributes(ctx, c, g.namespace, workflows.SearchAttributeNames); err != nil {
 				return failure("%v", err)
 			}
 			out := cmd.OutOrStdout()

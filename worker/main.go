@@ -90,7 +90,7 @@ func run(o options) error {
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err = temporalclient.EnsureSearchAttributes(ctx, c, namespace)
+	err = temporalclient.EnsureSearchAttributes(ctx, c, namespace, workflows.SearchAttributeNames)
 	cancel()
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func run(o options) error {
 	if err := os.MkdirAll(o.logDir, 0o755); err != nil {
 		return fmt.Errorf("--log-dir: %w", err)
 	}
-	notifier := temporalclient.ExitNotifier(c)
+	notifier := temporalclient.ExitNotifier(c, workflows.SignalExit)
 	stubDriver := stub.New(notifier, zl)
 	defer stubDriver.Close()
 	// Closing the process driver kills the processes it started: they never

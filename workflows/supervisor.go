@@ -850,6 +850,7 @@ func (s *supervisorRun) status() Status {
 		// A child that has not yet reported the spec it was sent is not at
 		// its desired state, whatever it last said.
 		cs.Applying = c.Deferred || c.WantGeneration > cs.Generation
+		cs.WorkflowClosed = c.Closed
 		if cs.Settled() {
 			at++
 		}

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/steward-sh/steward/internal/driver"
-	"github.com/steward-sh/steward/workflows"
 )
 
 // Defaults when neither a flag, an environment variable nor a profile says
@@ -87,16 +86,17 @@ func Dial(c Config, logger log.Logger, metrics client.MetricsHandler) (client.Cl
 	return cl, opts.Namespace, nil
 }
 
-// EnsureSearchAttributes registers steward's custom search attributes
-// (Keyword) on the namespace, adding only those that are missing: it is safe
-// to call at every start, from every process.
-func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+// EnsureSearchAttributes registers the custom search attributes names
+// (Keyword: steward's are workflows.SearchAttributeNames) on the namespace,
+// adding only those that are missing: it is safe to call at every start,
+// from every process.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string, names []string) error {
 	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return fmt.Errorf("list search attributes: %w", err)
 	}
 	missing := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames {
+	for _, name := range names {
 		if _, ok := resp.GetCustomAttributes()[name]; !ok {
 			missing[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 		}
@@ -125,9 +125,9 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 }
 
 // ExitNotifier pushes a driver's exit report to the worker workflow as the
-// `exit` signal.
-func ExitNotifier(c client.Client) driver.Notifier {
+// signal named signal (workflows.SignalExit).
+func ExitNotifier(c client.Client, signal string) driver.Notifier {
 	return driver.NotifierFunc(func(ctx context.Context, workflowID string, e driver.Exit) error {
-		return c.SignalWorkflow(ctx, workflowID, "", workflows.SignalExit, e)
+		return c.SignalWorkflow(ctx, workflowID, "", signal, e)
 	})
 }

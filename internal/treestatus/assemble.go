@@ -85,7 +85,7 @@ func (a *assembler) query(ctx context.Context, path string) (Status, error) {
 func (a *assembler) expand(ctx context.Context, st *Status) {
 	for i := range st.Children {
 		c := &st.Children[i]
-		if !c.IsSupervisor() && !a.leaves {
+		if (!c.IsSupervisor() && !a.leaves) || c.WorkflowClosed {
 			continue
 		}
 		a.wg.Add(1)

@@ -75,6 +75,11 @@ type Status struct {
 	// RecentRestarts is how many restarts a supervisor counts in its
 	// current intensity period.
 	RecentRestarts int `json:"recentRestarts,omitempty"`
+	// WorkflowClosed, on a supervisor's record of a child: the child's
+	// workflow closed without reporting its end (terminated by hand, timed
+	// out). Its own answer would be its last state, replayed: the record is
+	// the truth.
+	WorkflowClosed bool `json:"workflowClosed,omitempty"`
 }
 
 // ActionStatus describes the last start, stop or restart (observes are not

@@ -148,3 +148,17 @@ func TestAssembleWithLeavesAsksEveryWorker(t *testing.T) {
 	saw, _ := st.Find("plant/line-1/saw")
 	require.Equal(t, "failed", saw.State, "a worker with no answer keeps its record")
 }
+
+// A record of a closed child workflow is kept: the closed workflow would
+// answer its last state, replayed.
+func TestAssembleKeepsTheRecordOfAClosedWorkflow(t *testing.T) {
+	m := answers()
+	root := m["plant"]
+	root.Children[1] = Status{Path: "plant/office", Kind: "stub", State: "failed", Desired: "running", Reason: "workflow closed: terminated", WorkflowClosed: true}
+	m["plant"] = root
+	m["plant/office"] = Status{Path: "plant/office", Kind: "stub", State: "running", Desired: "running"}
+	st, err := Assemble(context.Background(), "plant", query(m), Options{Leaves: true})
+	require.NoError(t, err)
+	office, _ := st.Find("plant/office")
+	require.Equal(t, "failed", office.State)
+}
