@@ -34,6 +34,10 @@ const (
 	ObserveName = Prefix + "Observe"
 )
 
+// SlowAfter is how long an action runs before its workflow hears that it is
+// slow (Activities.Slow).
+const SlowAfter = time.Second
+
 // Error types of failed actions, for RetryPolicy.NonRetryableErrorTypes.
 const (
 	ErrPermanent    = "PermanentError"
@@ -64,6 +68,10 @@ type Activities struct {
 	// action slots per task queue, for the pool utilization.
 	Metrics  client.MetricsHandler
 	PoolSize int
+	// Slow, when set, tells a worker workflow that its start, stop or
+	// restart is still running after SlowAfter (the worker then publishes
+	// its transient state: without it a quick action costs no timer).
+	Slow func(ctx context.Context, workflowID string, seq int64) error
 
 	mu       sync.Mutex
 	inFlight map[string]int // by task queue
@@ -153,6 +161,14 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	}
 	a.track(info.TaskQueue, 1)
 	defer a.track(info.TaskQueue, -1)
+	if a.Slow != nil && info.ActivityType.Name != ObserveName {
+		slow := time.AfterFunc(SlowAfter, func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = a.Slow(sctx, req.WorkflowID, req.Seq) // best effort: the action's end publishes anyway
+		})
+		defer slow.Stop()
+	}
 	began := time.Now()
 	stop := heartbeat(ctx, info.HeartbeatTimeout, attempt)
 	res, err := do(d, driver.Request{

@@ -7,11 +7,16 @@
 // runs some of them):
 //   - cost: the history events and workflow tasks one action costs the
 //     server on each side, summed over every workflow involved (raw: one
-//     workflow of 100 activities; steward: one rollout restart of 10 workers
-//     in a supervisor under a root, the rollout included).
-//   - throughput: raw, 10 workflows running 200 no-op activities each; steward,
-//     20 rollout restarts of 100 stub workers (delay 0) at chunk 10: 2,000
-//     actions each way, pool size 10. With it the server's CPU per action.
+//     workflow of 100 activities, and 100 raw entities of one signalled
+//     action each in chunks of 10; steward: one rollout restart of 100
+//     workers in 10 supervisors under a root at chunk 10, the rollout
+//     included).
+//   - throughput: raw, 10 workflows running 200 no-op activities each; raw
+//     entities, 100 workflows that run one no-op activity per signal,
+//     driven 20 rounds in chunks of 10 with a barrier (as rollouts drive
+//     steward); steward, 20 rollout restarts of 100 stub workers (delay 0)
+//     at chunk 10: 2,000 actions each way, pool size 10. With it the
+//     server's CPU per action.
 //   - signal to action: a signal, then the start of the activity it causes,
 //     from the server's own event times in the history (300 samples each).
 //   - history: the longest worker history after the restarts.
@@ -20,6 +25,9 @@
 //   - apply 1,000: a tree of 1,000 stub workers until all run, beside 1,000
 //     raw workflows that each run one activity, with the events each cost;
 //     then CPU over 60 s with the 1,000 idle.
+//   - scale: a tree of -scale (10,000) stub workers, 100 supervisors of 100,
+//     until all run; the whole tree's status assembled once; the largest
+//     history event of the root and of a group; the worker's memory.
 //   - workflow task latency p99 (the SDK's histogram) for both sides, and
 //     per steward workflow type.
 //
@@ -211,10 +219,14 @@ func run(o options) error {
 // rawInFlight counts the raw side's activities running now.
 var rawInFlight atomic.Int64
 
+// rawDone counts the raw side's activities that ended.
+var rawDone atomic.Int64
+
 // Noop is the raw side's activity; it sleeps ms milliseconds (0: none).
 func Noop(ctx context.Context, ms int) error {
 	rawInFlight.Add(1)
 	defer rawInFlight.Add(-1)
+	defer rawDone.Add(1)
 	if ms > 0 {
 		select {
 		case <-ctx.Done():
@@ -257,6 +269,44 @@ func RawOnSignal(ctx workflow.Context, in RawInput) error {
 			return err
 		}
 		done++
+	}
+	return nil
+}
+
+// startEntities starts n raw entities (RawOnSignal) that each take signals
+// signals, and returns their IDs.
+func startEntities(ctx context.Context, c client.Client, prefix string, n, signals int) ([]string, error) {
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		if _, err := rawStart(ctx, c, id, RawOnSignal, RawInput{N: signals, Eager: rawEager}); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// driveEntities sends every entity rounds signals, chunk entities at a
+// time: the next chunk goes once every action of the one before has ended
+// (the barrier of a rollout's chunks).
+func driveEntities(ctx context.Context, c client.Client, ids []string, rounds, chunk int) error {
+	for range rounds {
+		for from := 0; from < len(ids); from += chunk {
+			want := rawDone.Load() + int64(min(chunk, len(ids)-from))
+			for _, id := range ids[from:min(from+chunk, len(ids))] {
+				if err := c.SignalWorkflow(ctx, id, "", "go", nil); err != nil {
+					return err
+				}
+			}
+			deadline := time.Now().Add(time.Minute)
+			for rawDone.Load() < want {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("raw entities: chunk at %d not done within a minute", from)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 	}
 	return nil
 }
@@ -309,13 +359,29 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	res["raw_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(per*pool))
 	res["raw_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / rawSecs)
 
+	// Raw entities: as many as steward's fleet, one action per signal,
+	// driven like the rollouts below (chunks of pool with a barrier).
+	rounds := int(math.Ceil(2000 / float64(o.fleet)))
+	entities, err := startEntities(ctx, c, "raw-entity", o.fleet, rounds)
+	if err != nil {
+		return err
+	}
+	began = time.Now()
+	cpu0 = cpuSeconds(serverPid)
+	if err := driveEntities(ctx, c, entities, rounds, pool); err != nil {
+		return err
+	}
+	entSecs := time.Since(began).Seconds()
+	rawEntity := float64(rounds*o.fleet) / entSecs
+	res["raw_entity_throughput"] = round(rawEntity)
+	res["raw_entity_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
+
 	// steward: rollout restarts of the fleet, chunk 10, until 2,000 actions.
 	root := fleet("bench-fleet", o.fleet, 20)
 	if err := applyAndWait(ctx, c, root, 5*time.Minute); err != nil {
 		return err
 	}
 	targets := leafPaths(root)
-	rounds := int(math.Ceil(2000 / float64(len(targets))))
 	stop := sampling(250*time.Millisecond, stewardPoolUtilization(metricsURL))
 	began = time.Now()
 	cpu0 = cpuSeconds(serverPid)
@@ -342,15 +408,18 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	res["steward_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*len(targets)))
 	res["steward_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / secs)
 	res["throughput_ratio"] = round(steward / raw)
+	res["throughput_ratio_entity"] = round(steward / rawEntity)
 	res["pool_utilization_zero_delay"] = round(mean(samples))
 	return nil
 }
 
 // costPerAction counts what one action costs the server on each side: the
 // history events and workflow tasks, summed over every workflow involved.
-// Raw: one RawLoop of 100 activities. steward: one rollout restart of 10
-// stub workers in one supervisor under a root (the rollout included), with
-// no continue-as-new in between (the histories are short).
+// Raw: one RawLoop of 100 activities; and 100 raw entities (RawOnSignal),
+// one action each, in chunks of 10 with a barrier, as a rollout drives
+// them. steward: one rollout restart of 100 stub workers in 10 supervisors
+// under a root at chunk 10 (the rollout included), with no continue-as-new
+// in between (the histories are short).
 func costPerAction(ctx context.Context, c client.Client, res Result) error {
 	const rawN = 100
 	if err := rawLoops(ctx, c, "raw-cost", 1, rawN); err != nil {
@@ -360,12 +429,33 @@ func costPerAction(ctx context.Context, c client.Client, res Result) error {
 	res["raw_events_per_action"] = round(float64(raw.total) / rawN)
 	res["raw_workflow_tasks_per_action"] = round(float64(raw.tasks) / rawN)
 
-	root := fleet("bench-cost", 10, 10)
+	entities, err := startEntities(ctx, c, "raw-entity-cost", rawN, 2)
+	if err != nil {
+		return err
+	}
+	if err := driveEntities(ctx, c, entities, 1, pool); err != nil { // warm: the first signal also starts each
+		return err
+	}
+	time.Sleep(time.Second)
+	eBefore := countEvents(ctx, c, entities)
+	if err := driveEntities(ctx, c, entities, 1, pool); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	eAfter := countEvents(ctx, c, entities)
+	res["raw_entity_events_per_action"] = round(float64(eAfter.total-eBefore.total) / rawN)
+	res["raw_entity_workflow_tasks_per_action"] = round(float64(eAfter.tasks-eBefore.tasks) / rawN)
+
+	root := fleet("bench-cost", 100, 10)
 	if err := applyAndWait(ctx, c, root, time.Minute); err != nil {
 		return err
 	}
 	targets := leafPaths(root)
-	ids := append([]string{root.Name, root.Name + "/g00"}, targets...)
+	ids := []string{root.Name}
+	for _, g := range root.Children {
+		ids = append(ids, root.Name+"/"+g.Name)
+	}
+	ids = append(ids, targets...)
 	time.Sleep(2 * time.Second) // let the last reports of the apply land
 	before := countEvents(ctx, c, ids)
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RolloutID(root.Name), TaskQueue: workflows.TaskQueue},
@@ -938,9 +1028,15 @@ type goal struct {
 }
 
 var goals = []goal{
-	{"throughput_ratio", ">=", 0.8},
+	{"throughput_ratio_entity", ">=", 0.8},
+	{"throughput_ratio", ">=", 0.5},
+	{"steward_events_per_action", "<=", 12},
+	{"steward_workflow_tasks_per_action", "<=", 2.5},
 	{"latency_ratio_p99", "<=", 1.5},
-	{"apply_ratio", "<=", 2},
+	{"apply_ratio", "<=", 1.5},
+	{"scale_status_seconds", "<=", 10},
+	{"scale_root_max_event_bytes", "<=", 64 << 10},
+	{"scale_group_max_event_bytes", "<=", 128 << 10},
 	{"max_history_events", "<=", 2000},
 	{"idle_worker_cpu_percent_1000", "<=", 2},
 	{"idle_server_cpu_percent_1000", "<=", 5},

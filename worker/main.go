@@ -111,7 +111,10 @@ func run(o options) error {
 	defer httpDriver.Close()
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{
 		spec.KindStub: stubDriver, spec.KindProcess: processDriver, spec.KindHTTP: httpDriver,
-	}, Metrics: metrics.Handler, PoolSize: o.poolSize}
+	}, Metrics: metrics.Handler, PoolSize: o.poolSize,
+		Slow: func(ctx context.Context, workflowID string, seq int64) error {
+			return c.SignalWorkflow(ctx, workflowID, "", workflows.SignalSlow, seq)
+		}}
 	qctx, stopQueueSize := context.WithCancel(context.Background())
 	defer stopQueueSize()
 	go telemetry.ReportQueueSize(qctx, c, namespace, metrics.Handler, 10*time.Second,

@@ -35,6 +35,9 @@ const (
 	SignalSpec = "spec"
 	// SignalExit: a driver reports that an instance ended (payload tick.Exit).
 	SignalExit = "exit"
+	// SignalSlow: an action's activity is still running after publishDelay
+	// (payload: the action's seq); the worker publishes its transient state.
+	SignalSlow = "slow"
 	// SignalChild: a child reports its status to its supervisor (ChildReport).
 	SignalChild = "child"
 	// SignalSupervise: a supervisor stops or restarts a child as part of its

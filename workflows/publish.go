@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -16,17 +14,23 @@ import (
 //     supervisor receives, keeps and carries over continue-as-new grows
 //     with its direct children, not with the tree below them. A change deep
 //     in the tree costs one report to its own supervisor and no more.
-//     `starter status` assembles the tree by querying the supervisors
-//     (internal/treestatus).
+//     `starter status` assembles the tree by querying the supervisors and
+//     the workers (internal/treestatus).
 //   - A supervisor reports only a change of its own record (state, desired
 //     state, counts, generation, acknowledgements), never its children's.
+//   - A worker reports only what its supervisor acts on or shows as its
+//     state (sameReport): a manual restart, which ends where it began
+//     (running), is not reported; its counters ride along with the next
+//     report.
 //   - A worker does not publish (report or upsert its search attributes) a
 //     state it is in only while an action runs (starting, stopping,
-//     restarting) unless the action is still running after publishDelay:
-//     most actions end sooner, and then only the state they end in is
-//     published. What a supervisor acts on is reported at once
-//     (urgentChange): a new termination, an acknowledged supervise request,
-//     a new generation, a change of desired state or of awaiting a restart.
+//     restarting) unless the action is still running after
+//     activities.SlowAfter (1 s): the activity then signals `slow`. Most
+//     actions end sooner, and then only the state they end in is
+//     published, with no timer in the history. What a supervisor acts on is
+//     reported at once (urgentChange): a new termination, an acknowledged
+//     supervise request, a new generation, a change of desired state or of
+//     awaiting a restart.
 //   - A worker keeps its observe timer through an action instead of
 //     cancelling and re-arming it around each one.
 //   - A run does not upsert its search attributes at its start when they
@@ -34,12 +38,8 @@ import (
 //     starts the child; continue-as-new carries them over).
 //
 // The price: a supervisor's record of a worker lags the worker's own status
-// by up to publishDelay while an action runs. A worker's own query is never
-// late.
-
-// publishDelay is how long a worker's transient state waits before it is
-// published.
-const publishDelay = time.Second
+// by up to a second while an action runs, and its counters lag until the
+// next report. A worker's own query is never late.
 
 // maxRecordText bounds the free text (reason, last error) of a record sent
 // to a supervisor, so that a record stays a few hundred bytes whatever a

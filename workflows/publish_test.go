@@ -78,20 +78,25 @@ func TestLeanReports_AQuickActionIsReportedOnlyAsTheStateItEndsIn(t *testing.T) 
 	require.Equal(t, 1, reps.got[1].Status.ManualRestarts, "the restart's count rides along")
 }
 
-// An action still running after publishDelay is published then, so the
-// parent and the Web UI see a slow start as starting.
-func TestLeanReports_ASlowActionIsReportedAfterThePublishDelay(t *testing.T) {
+// An action still running after activities.SlowAfter is published when its
+// activity says so (the `slow` signal), so the parent and the Web UI see a
+// slow start as starting; a stale or bad `slow` changes nothing.
+func TestLeanReports_ASlowActionIsReportedWhenItsActivitySaysSo(t *testing.T) {
 	env := newEnv(t)
 	reps := recordReports(env, "p")
 	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
-	var began time.Time
 	env.SetStartTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	began = env.Now()
+	began := env.Now()
+	at(env, 500*time.Millisecond, func() { env.SignalWorkflow(SignalSlow, int64(99)) }) // not this action's
+	at(env, activities.SlowAfter, func() { env.SignalWorkflow(SignalSlow, int64(1)) })
+	var st Status
+	at(env, 10*time.Second, func() { st = queryOwn(t, env) })
 	endAt(env, time.Minute)
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1})
 
 	require.Equal(t, []string{"starting", "running"}, reps.states()[:2])
-	require.Equal(t, began.Add(publishDelay), reps.got[0].at, "the transient state waited publishDelay")
+	require.Equal(t, began.Add(activities.SlowAfter), reps.got[0].at, "the transient state waited for the slow signal")
+	require.Zero(t, st.RejectedSignals)
 }
 
 // What the supervisor acts on is reported at once, even during an action:

@@ -105,7 +105,7 @@ type workerRun struct {
 	lastReported *Status
 	searchState  string
 
-	// wake is the timer of a deferred publication (armWake).
+	// wake is the timer of a watched rollout operation's budget (armWake).
 	wake deadline
 	// The rollout update (worker_rollout.go): calls carries operations from
 	// the handler to the loop, outcomes the loop's answers back; watch is
@@ -114,9 +114,6 @@ type workerRun struct {
 	outcomes map[int64]activities.RolloutOutcome
 	callSeq  int64
 	watch    *RolloutWatch
-	// publishAt is when a transient state's deferred publication is due
-	// (publish.go).
-	publishAt time.Time
 	// sent holds the reports and rollout results this run sent that may not
 	// be delivered yet: they must be before the workflow continues as new.
 	sent []workflow.Future
@@ -154,6 +151,7 @@ func (w *workerRun) loop() error {
 	specCh := workflow.GetSignalChannel(ctx, SignalSpec)
 	exitCh := workflow.GetSignalChannel(ctx, SignalExit)
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
+	slowCh := workflow.GetSignalChannel(ctx, SignalSlow)
 
 	w.upsertSearch()
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
@@ -173,12 +171,9 @@ func (w *workerRun) loop() error {
 			c.Receive(ctx, &call)
 			w.onRolloutCall(call)
 		})
+		sel.AddReceive(slowCh, func(c workflow.ReceiveChannel, _ bool) { w.onSlow(receiveRaw(ctx, c)) })
 		if t := w.wake.fut; t != nil {
-			sel.AddFuture(t, func(fut workflow.Future) {
-				if w.wake.fired(fut) && fut.Get(ctx, nil) == nil && !w.publishAt.IsZero() && !workflow.Now(ctx).Before(w.publishAt) {
-					w.publishNow()
-				}
-			})
+			sel.AddFuture(t, func(fut workflow.Future) { w.wake.fired(fut) }) // afterEvent checks the budget
 		}
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
@@ -208,7 +203,7 @@ func (w *workerRun) loop() error {
 		if cancelled {
 			return w.shutdown()
 		}
-		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise)
+		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow)
 		w.afterEvent()
 		if w.flight == nil && w.watch == nil && workflow.AllHandlersFinished(ctx) && w.shouldContinueAsNew() && ctx.Err() == nil {
 			if done, err := w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh); done {
@@ -639,31 +634,36 @@ func (w *workerRun) afterEvent() {
 }
 
 // publish makes a change of status known: the search attributes and the
-// report to the parent. A change while an action is in flight waits up to
-// publishDelay, unless the supervisor acts on it (publish.go).
+// report to the parent. A change while an action is in flight waits for the
+// action's end, or for its `slow` signal (publish.go), unless the
+// supervisor acts on it.
 func (w *workerRun) publish() {
-	if w.flight != nil {
-		st := w.status()
+	if w.flight != nil && w.flight.action != tick.Observe {
 		last := w.lastReported
-		pending := w.searchKey() != w.searchState || (w.in.Parent != "" && (last == nil || !sameReport(*last, st)))
-		switch {
-		case !pending:
-			return
-		case w.in.Parent == "" || last == nil || !urgentChange(*last, st):
-			if w.publishAt.IsZero() {
-				w.publishAt = workflow.Now(w.ctx).Add(publishDelay)
-			}
+		if w.in.Parent == "" || last == nil || !urgentChange(*last, w.status()) {
 			return
 		}
 	}
 	w.publishNow()
 }
 
-// publishNow publishes the current status, ending any deferral.
+// publishNow publishes the current status.
 func (w *workerRun) publishNow() {
-	w.publishAt = time.Time{}
 	w.upsertSearch()
 	w.report(false)
+}
+
+// onSlow: the action in flight has run for publishDelay (its activity says
+// so): its transient state (starting, stopping) is published now.
+func (w *workerRun) onSlow(raw converter.RawValue) {
+	var seq int64
+	if err := decodeRaw(raw, &seq); err != nil {
+		w.reject(SignalSlow, err)
+		return
+	}
+	if f := w.flight; f != nil && f.action != tick.Observe && seq == w.carry.Seq {
+		w.publishNow()
+	}
 }
 
 // details is the worker's status in Temporal markdown, shown as "Current
@@ -854,7 +854,6 @@ func (w *workerRun) shutdown() error {
 		w.flight = nil
 	}
 	w.backoff.stop()
-	w.publishAt = time.Time{}
 	if w.observeTimer != nil {
 		w.observeCancel()
 		w.observeTimer = nil

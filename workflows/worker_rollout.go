@@ -167,14 +167,13 @@ func (w *workerRun) settle(wt RolloutWatch, status, why string) {
 	w.outcomes[wt.Call] = activities.RolloutOutcome{Status: status, Error: why}
 }
 
-// armWake keeps one timer for the earliest moment the worker must look again
-// without an event: a deferred publication (publish.go) and, while no
-// action is in flight, the watched rollout operation's budget (an action in
-// flight ends within its own timeouts, and its result is an event). So the
-// common path, an update whose restart succeeds, arms no timer.
+// armWake keeps a timer for the watched rollout operation's budget while no
+// action is in flight (an action in flight ends within its own timeouts,
+// and its result is an event). So the common path, an update whose restart
+// succeeds, arms no timer.
 func (w *workerRun) armWake() {
-	at := w.publishAt
-	if wt := w.watch; wt != nil && w.flight == nil && (at.IsZero() || wt.Deadline.Before(at)) {
+	var at time.Time
+	if wt := w.watch; wt != nil && w.flight == nil {
 		at = wt.Deadline
 	}
 	if at.IsZero() {
