@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/steward-sh/steward/internal/leakcheck"
 	"github.com/steward-sh/steward/internal/metricstest"
 	"strings"
@@ -566,4 +567,29 @@ func TestMetricsExecutionDurationByStatusAndPoolUtilization(t *testing.T) {
 	require.Len(t, util, 6, "up and down for each of the three actions")
 	require.Equal(t, 0.25, util[0].Value, "one of four slots in use")
 	require.Equal(t, 0.0, util[1].Value)
+}
+
+// An action still running after SlowAfter tells its workflow (once, with
+// its seq); a quick one does not.
+func TestSlowActionTellsItsWorkflow(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var told []string
+	f.acts.Slow = func(_ context.Context, wf string, seq int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, fmt.Sprintf("%s#%d", wf, seq))
+		return nil
+	}
+	env := f.activityEnv()
+	_, err := env.ExecuteActivity(StartName, stubReq(&spec.Stub{}))
+	require.NoError(t, err)
+	mu.Lock()
+	require.Empty(t, told, "a quick start is not slow")
+	mu.Unlock()
+	_, err = env.ExecuteActivity(StartName, stubReq(&spec.Stub{Delay: spec.Duration(SlowAfter + 300*time.Millisecond)}))
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"steward/shop/db#3"}, told)
 }
