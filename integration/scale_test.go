@@ -70,5 +70,8 @@ func TestScale_RootEventsDoNotGrowWithTheTree(t *testing.T) {
 		deleteTree(t, name)
 	}
 	require.Less(t, sizes[50], 2*sizes[10], "the root's largest event does not grow with the workers below it")
+	r := starter(t, "status", "--exact", "sometimes")
+	require.Equal(t, 2, r.code, "bad --exact is bad input")
+	require.Contains(t, r.stderr, "--exact must be auto, true or false")
 	require.Less(t, sizes[50], 16<<10)
 }

@@ -27,6 +27,7 @@ func applyCmd(g *globals) *cobra.Command {
 	var file string
 	var wait bool
 	var timeout time.Duration
+	var historyLimit int
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Validate a spec, then start its tree or hand the running tree the new spec",
@@ -34,6 +35,9 @@ func applyCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return badInput("apply needs -f FILE")
+			}
+			if historyLimit < 0 {
+				return badInput("--history-limit must be >= 0, not %d", historyLimit)
 			}
 			node, err := spec.Load(file)
 			if err != nil {
@@ -49,7 +53,7 @@ func applyCmd(g *globals) *cobra.Command {
 				return failure("%v", err)
 			}
 			out := cmd.OutOrStdout()
-			started, prevGen, err := startOrUpdate(ctx, c, node)
+			started, prevGen, err := startOrUpdate(ctx, c, node, historyLimit)
 			if err != nil {
 				return err
 			}
@@ -70,12 +74,13 @@ func applyCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "spec file (YAML)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every worker is at its desired state (or one fails), showing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().IntVar(&historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
 	return cmd
 }
 
 // startOrUpdate starts the root workflow, or signals the new spec to the
 // running one. It returns the generation the tree had before (0 when new).
-func startOrUpdate(ctx context.Context, c client.Client, node spec.Node) (started bool, prevGen int64, err error) {
+func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, historyLimit int) (started bool, prevGen int64, err error) {
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
@@ -93,9 +98,9 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node) (starte
 	}
 	var wf, input any
 	if node.IsSupervisor() {
-		wf, input = workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: node.Name, Spec: node, Generation: 1}
+		wf, input = workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit}
 	} else {
-		wf, input = workflows.WorkerWorkflow, workflows.WorkerInput{Path: node.Name, Spec: node, Generation: 1}
+		wf, input = workflows.WorkerWorkflow, workflows.WorkerInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit}
 	}
 	_, err = c.ExecuteWorkflow(ctx, opts, wf, input)
 	if err == nil {

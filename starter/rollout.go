@@ -44,7 +44,7 @@ and its summary, and Ctrl-C asks it to stop issuing chunks.`,
 }
 
 func rolloutOpCmd(g *globals, op string) *cobra.Command {
-	var chunk int
+	var chunk, historyLimit int
 	var failFast bool
 	var output string
 	c := &cobra.Command{
@@ -54,6 +54,9 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if chunk < 1 {
 				return badInput("--chunk must be at least 1, not %d", chunk)
+			}
+			if historyLimit < 0 {
+				return badInput("--history-limit must be >= 0, not %d", historyLimit)
 			}
 			if output != "text" && output != "json" {
 				return badInput("-o must be text or json, not %q", output)
@@ -86,7 +89,7 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 				StaticSummary:                            fmt.Sprintf("steward rollout: %s %d workers under %s, %d at a time", op, len(targets), path, chunk),
 				TypedSearchAttributes: temporal.NewSearchAttributes(
 					workflows.SearchPath.ValueSet(path), workflows.SearchKind.ValueSet("rollout"), workflows.SearchState.ValueSet("running")),
-			}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: failFast})
+			}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: failFast, HistoryLimit: historyLimit})
 			var already *serviceerror.WorkflowExecutionAlreadyStarted
 			if errors.As(err, &already) {
 				return failure("a rollout of %s is already running (%s); wait for it or `starter rollout cancel %s`", path, id, id)
@@ -110,6 +113,7 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 	}
 	c.Flags().IntVar(&chunk, "chunk", workflows.DefaultRolloutChunk, "how many workers at a time")
 	c.Flags().BoolVar(&failFast, "fail-fast", false, "start no chunk after a failure (the rest are skipped)")
+	c.Flags().IntVar(&historyLimit, "history-limit", 0, "the rollout continues as new between chunks past this many history events (0: the default)")
 	c.Flags().StringVarP(&output, "output", "o", "text", "summary format: text or json")
 	return c
 }

@@ -23,19 +23,6 @@ import (
 // to the rollout update is tested on WorkerWorkflow itself (workerUpdate).
 // The integration tests run both halves together on a real server.
 
-// fleet is a tree of n workers w00, w01, ... under "fleet".
-func fleet(n int, tweak func(i int, w *spec.Node)) spec.Node {
-	root := spec.Node{Name: "fleet"}
-	for i := range n {
-		w := stubNode(fmt.Sprintf("w%02d", i), nil)
-		if tweak != nil {
-			tweak(i, &w)
-		}
-		root.Children = append(root.Children, w)
-	}
-	return root
-}
-
 func fleetTargets(n int) []string {
 	var out []string
 	for i := range n {

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
 )
@@ -45,26 +46,8 @@ type SupervisorCarry struct {
 	// Since is when the supervisor entered its state.
 	Since time.Time `json:"since,omitzero"`
 
-	// Supervision (strategy.go).
-	Reason         string `json:"reason,omitempty"`
-	Restarts       int    `json:"restarts,omitempty"`
-	ManualRestarts int    `json:"manualRestarts,omitempty"`
-	// Terminations counts give-ups (what the parent's intensity counts).
-	Terminations int `json:"terminations,omitempty"`
-	// RestartTimes are the restarts within the intensity period.
-	RestartTimes []time.Time `json:"restartTimes,omitempty"`
-	// Plan is the restart or stop of children in progress.
-	Plan *Plan `json:"plan,omitempty"`
-	// Failed: the supervisor gave up; CooldownUntil is when it tries again
-	// (zero for a temporary supervisor: it stays down).
-	Failed        bool      `json:"failed,omitempty"`
-	CooldownUntil time.Time `json:"cooldownUntil,omitempty"`
-	// Held: its own supervisor stopped it (a group restart).
-	Held bool `json:"held,omitempty"`
-	// SuperviseSeq is the last supervise request handled from the parent;
-	// SentSeq numbers the ones this supervisor sends its children.
-	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
-	SentSeq      int64 `json:"sentSeq,omitempty"`
+	// Supervision: strategies, intensity, plans (internal/supervise).
+	supervise.Memory
 	// ReportSeq numbers the reports to the parent.
 	ReportSeq int64 `json:"reportSeq,omitempty"`
 }
@@ -590,9 +573,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
 	s.full = u.Spec
 	s.in.Spec = pruneSpec(u.Spec)
-	if p := s.carry.Plan; p != nil && p.Phase == phaseBackoff {
-		p.Until = workflow.Now(s.ctx) // a spec change replaces a pending restart: now
-	}
+	s.decide(supervise.Snapshot{Kind: supervise.SpecChanged}) // a pending restart's backoff ends now
 
 	wanted := map[string]bool{}
 	for _, c := range u.Spec.Children {
@@ -690,9 +671,7 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 
 func (s *supervisorRun) onRestart() {
 	s.carry.Desired = spec.DesiredRunning
-	s.resetSupervision()
-	s.carry.RestartTimes = nil
-	s.carry.ManualRestarts++
+	s.decide(supervise.Snapshot{Kind: supervise.OperatorRestart})
 	for _, rec := range s.carry.Children {
 		if !rec.gone() {
 			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
@@ -787,22 +766,7 @@ func reversed(rs []ChildRecord) []ChildRecord {
 }
 
 // ownState is the supervisor's state by its own record.
-func (s *supervisorRun) ownState() string {
-	p := s.carry.Plan
-	switch {
-	case s.carry.Desired == spec.DesiredStopped:
-		return "stopped"
-	case p != nil && p.Phase == phaseBackoff:
-		return string(tick.Backoff)
-	case p != nil:
-		return p.Phase
-	case s.carry.Failed:
-		return string(tick.Failed)
-	case s.carry.Held:
-		return "stopped"
-	}
-	return "running"
-}
+func (s *supervisorRun) ownState() string { return supervise.State(s.carry.Memory, s.carry.Desired) }
 
 // own is the supervisor's own record: what it reports to its parent, and
 // the head of its status answer. Its reason is its own (empty while it
@@ -815,25 +779,7 @@ func (s *supervisorRun) own() Status {
 		Terminations: s.carry.Terminations, SuperviseSeq: s.carry.SuperviseSeq, Strategy: s.strategy(),
 		RecentRestarts: len(s.carry.RestartTimes),
 	}
-	p := s.carry.Plan
-	switch {
-	case st.State == "stopped" || st.State == "running":
-		if s.carry.Held {
-			st.Reason = s.carry.Reason
-		}
-	case p != nil:
-		st.Reason = fmt.Sprintf("%s (%s %s)", p.Reason, p.Op, p.Phase)
-		if p.Phase == phaseBackoff {
-			st.BackoffUntil = p.Until
-		}
-	default: // failed
-		st.Reason = s.carry.Reason
-		st.BackoffUntil = s.carry.CooldownUntil
-		st.AwaitingRestart = s.in.Parent != ""
-		if !s.carry.CooldownUntil.IsZero() {
-			st.Reason += "; trying again at " + s.carry.CooldownUntil.UTC().Format(time.RFC3339)
-		}
-	}
+	st.Reason, st.BackoffUntil, st.AwaitingRestart = supervise.OwnReason(s.carry.Memory, s.carry.Desired, s.in.Parent != "")
 	return st
 }
 

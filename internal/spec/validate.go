@@ -241,12 +241,6 @@ func (v *validator) positive(path string, d *Duration) {
 	}
 }
 
-func (v *validator) nonNegative(path string, d *Duration) {
-	if d != nil && d.D() < 0 {
-		v.add(path, "must be >= 0")
-	}
-}
-
 // sortedKeys returns a map's keys in order: validation reports problems in
 // a stable order, and stays deterministic inside workflow code.
 func sortedKeys[V any](m map[string]V) []string {

@@ -575,12 +575,6 @@ type clock struct {
 }
 
 func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 func TestObserveFromStartTimeAlone(t *testing.T) {
 	leakcheck.NoLeaks(t)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)

@@ -1,0 +1,217 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// A worker's actions: the tick's decision carried out as an activity, and
+// the activity's result (or error) turned into the tick's next snapshot.
+
+func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
+	var res activities.ActionResult
+	err := fut.Get(w.ctx, &res)
+	w.flight = nil
+	r := tick.Result{Action: f.action, Instance: res.Instance, Observed: tick.Observation(res.Observed)}
+	attempts := int(res.Attempt)
+	switch {
+	case err == nil:
+		r.Outcome = tick.Succeeded
+	case temporal.IsCanceledError(err):
+		r.Outcome = tick.Cancelled
+	default:
+		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
+		if r.Outcome == tick.TimedOut {
+			count(w.ctx, MetricActionTimeouts, map[string]string{"action": string(f.action), "kind": w.node.Kind})
+		}
+		r.Error = rootMessage(err)
+		if r.Outcome == tick.Unreachable {
+			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.ProcessHost(), f.action, w.node.UnreachableAfter())
+		}
+	}
+	if f.action != tick.Observe {
+		if attempts < 1 {
+			attempts = 1
+		}
+		w.carry.LastAction = ActionStatus{Name: string(f.action), Status: string(r.Outcome), Attempts: attempts, Error: r.Error}
+	}
+	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
+	w.replayPendingExits()
+}
+
+// maxPendingExits bounds the exits kept while an action runs (a driver
+// reports each instance's end once; more than a few means stale noise).
+const maxPendingExits = 8
+
+// replayPendingExits feeds the exits that arrived during an action to the
+// tick, oldest first, until one of them starts a new action.
+func (w *workerRun) replayPendingExits() {
+	for len(w.carry.PendingExits) > 0 && w.flight == nil {
+		e := w.carry.PendingExits[0]
+		w.carry.PendingExits = w.carry.PendingExits[1:]
+		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
+	}
+}
+
+// classify maps an activity error to an outcome and the attempts it took.
+func classify(err error, maxAttempts int, action tick.Action) (tick.Outcome, int) {
+	outcome := tick.FailedOutcome
+	attempts := 0
+	var appErr *temporal.ApplicationError
+	var toErr *temporal.TimeoutError
+	switch {
+	case errors.As(err, &toErr) && toErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+		return tick.Unreachable, 0
+	case errors.As(err, &toErr):
+		outcome = tick.TimedOut
+		var a int32
+		if toErr.HasLastHeartbeatDetails() && toErr.LastHeartbeatDetails(&a) == nil {
+			attempts = int(a)
+		}
+	case errors.As(err, &appErr):
+		if appErr.NonRetryable() || appErr.Type() == activities.ErrPermanent || appErr.Type() == activities.ErrUnknownKind {
+			outcome = tick.PermanentFailure
+		}
+		var a int32
+		if appErr.HasDetails() && appErr.Details(&a) == nil {
+			attempts = int(a)
+		}
+	}
+	if attempts == 0 {
+		var actErr *temporal.ActivityError
+		if errors.As(err, &actErr) && actErr.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
+			attempts = maxAttempts
+			if action == tick.Observe {
+				attempts = 1
+			}
+		}
+	}
+	return outcome, attempts
+}
+
+// rootMessage is the innermost error message: "stub: start failed", not the
+// activity error wrapping it.
+func rootMessage(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}
+
+// tick runs one tick and carries out its decision.
+func (w *workerRun) tick(s tick.Snapshot) {
+	s.Now = workflow.Now(w.ctx)
+	s.Memory = w.carry.Memory
+	s.Desired = w.carry.Desired
+	s.RestartType = tick.RestartType(w.node.Restart)
+	b := w.node.Backoff
+	s.Backoff = tick.BackoffPolicy{Initial: b.Initial.D(), Max: b.Max.D(), Multiplier: b.Multiplier, Jitter: *b.Jitter, ResetAfter: b.ResetAfter.D()}
+	s.JitterKey = tick.HashKey(w.in.Path)
+	s.Coordinated = w.in.Coordinated
+	d := tick.Next(s)
+	if d.Memory.Restarts > s.Memory.Restarts {
+		count(w.ctx, MetricRestarts, map[string]string{"reason": "automatic", "kind": w.node.Kind})
+	}
+	if d.Memory.ManualRestarts > s.Memory.ManualRestarts {
+		count(w.ctx, MetricRestarts, map[string]string{"reason": "manual", "kind": w.node.Kind})
+	}
+	w.carry.Memory = d.Memory
+	if d.Action != tick.None {
+		w.launch(d.Action)
+	}
+	w.afterEvent()
+}
+
+// launch runs an action as an activity, cancellable.
+func (w *workerRun) launch(a tick.Action) {
+	w.carry.Seq++
+	actx, cancel := workflow.WithCancel(w.ctx)
+	opts := ActivityOptions(w.node, a)
+	// What the Web UI shows for the activity: "start plant/line-1/press".
+	opts.Summary = string(a) + " " + w.in.Path
+	// Eager dispatch happens only where the worker process allows it
+	// (--eager-actions) and for the shared queue.
+	opts.DisableEagerExecution = false
+	actx = workflow.WithActivityOptions(actx, opts)
+	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
+	fut := workflow.ExecuteActivity(actx, activityName(a), req)
+	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
+	w.flight = &inflight{action: a, future: fut, cancel: cancel}
+	if a != tick.Observe {
+		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
+	}
+}
+
+func activityName(a tick.Action) string {
+	switch a {
+	case tick.Start:
+		return activities.StartName
+	case tick.Stop:
+		return activities.StopName
+	case tick.Restart:
+		return activities.RestartName
+	}
+	return activities.ObserveName
+}
+
+// heartbeatTimeout is how soon a lost worker process is noticed.
+const heartbeatTimeout = 5 * time.Second
+
+// ActivityOptions are the options of one action of a worker: its task queue
+// (the global pool, or its host's queue for a process), its StartToClose
+// timeout, a heartbeat timeout, and the worker's RetryPolicy with permanent
+// failures not retried. Observes are tried once: the next
+// periodic observe is their retry.
+func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
+	n = n.Resolved()
+	timeout := n.Timeouts.Start.D()
+	switch a {
+	case tick.Stop:
+		timeout = n.Timeouts.Stop.D()
+	case tick.Restart:
+		timeout = n.Timeouts.Restart.D()
+	case tick.Observe:
+		timeout = n.Timeouts.Observe.D()
+	}
+	hb := min(heartbeatTimeout, timeout)
+	rp := &temporal.RetryPolicy{
+		InitialInterval:    n.Retry.InitialInterval.D(),
+		BackoffCoefficient: n.Retry.BackoffCoefficient,
+		// The server refuses a maximum below the initial interval.
+		MaximumInterval:        max(n.Retry.MaxInterval.D(), n.Retry.InitialInterval.D()),
+		MaximumAttempts:        int32(n.Retry.MaxAttempts),
+		NonRetryableErrorTypes: []string{activities.ErrPermanent, activities.ErrUnknownKind},
+	}
+	if a == tick.Observe {
+		rp.MaximumAttempts = 1
+	}
+	queue := TaskQueue
+	if host := n.ProcessHost(); host != "" {
+		// A local process runs on its host: that host's worker serves this queue.
+		queue = HostTaskQueue(host)
+	}
+	return workflow.ActivityOptions{
+		TaskQueue: queue,
+		// For a host's queue: no pickup in time means the host is unreachable.
+		ScheduleToStartTimeout: n.UnreachableAfter(),
+		StartToCloseTimeout:    timeout,
+		HeartbeatTimeout:       hb,
+		RetryPolicy:            rp,
+		WaitForCancellation:    true,
+		// Eager dispatch is the worker process's choice (--eager-actions):
+		// workerRun.launch asks for it.
+		DisableEagerExecution: true,
+	}
+}

@@ -1,0 +1,209 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// A worker's signals: each handler decodes its payload (a bad one is
+// rejected and counted) and feeds the event to the tick.
+
+// receiveRaw takes one signal without decoding it, so a payload that does
+// not decode is ours to reject and count (the SDK would drop it silently).
+func receiveRaw(ctx workflow.Context, c workflow.ReceiveChannel) converter.RawValue {
+	var raw converter.RawValue
+	c.Receive(ctx, &raw)
+	return raw
+}
+
+func decodeRaw(raw converter.RawValue, out any) error {
+	if raw.Payload() == nil {
+		return errors.New("no payload")
+	}
+	return converter.GetDefaultDataConverter().FromPayload(raw.Payload(), out)
+}
+
+func (w *workerRun) reject(signal string, err error) {
+	w.carry.RejectedSignals++
+	count(w.ctx, MetricRejectedSignals, map[string]string{"signal": signal})
+	if signal == SignalSpec && templateProblem(err) {
+		count(w.ctx, MetricTemplateErrors, nil)
+	}
+	w.log.Warn("rejected signal", "signal", signal, "path", w.in.Path, "error", err.Error(), "rejected", w.carry.RejectedSignals)
+}
+
+// event feeds an event to the tick when no action is in flight, and records
+// it (tick.Absorb) when one is.
+func (w *workerRun) event(s tick.Snapshot) {
+	if w.flight != nil {
+		w.carry.Memory = tick.Absorb(w.carry.Memory, s.Event, s.SpecNeedsRestart)
+		return
+	}
+	w.tick(s)
+}
+
+func (w *workerRun) tickIfIdle(s tick.Snapshot) {
+	if w.flight == nil {
+		w.tick(s)
+	}
+}
+
+func (w *workerRun) onDesired(raw converter.RawValue) {
+	var d string
+	if err := decodeRaw(raw, &d); err != nil {
+		w.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\": %w", err))
+		return
+	}
+	if d != spec.DesiredRunning && d != spec.DesiredStopped {
+		w.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\", got %q", d))
+		return
+	}
+	w.setDesired(tick.Desired(d))
+}
+
+func (w *workerRun) setDesired(d tick.Desired) {
+	w.carry.Desired = d
+	if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, w.carry.Desired) {
+		f.cancelled = true
+		f.cancel()
+	}
+	w.event(tick.Snapshot{Event: tick.EventDesired})
+}
+
+func (w *workerRun) onRestart() {
+	// A restart means the operator wants the service running (systemd's
+	// restart starts a stopped unit too).
+	w.carry.Desired = tick.WantRunning
+	w.event(tick.Snapshot{Event: tick.EventRestart})
+}
+
+func (w *workerRun) onSpec(raw converter.RawValue) {
+	u, err := decodeUpdate(raw)
+	if err == nil && u.Spec.Name != w.node.Name {
+		err = fmt.Errorf("spec.name %q does not match this worker (%q)", u.Spec.Name, w.node.Name)
+	}
+	if err == nil {
+		if ps := spec.ValidateWorker(u.Spec); len(ps) > 0 {
+			err = ps
+		}
+	}
+	if err != nil {
+		w.reject(SignalSpec, err)
+		return
+	}
+	recordPropagation(w.ctx, u)
+	old := w.node
+	w.in.Spec = u.Spec
+	w.node = rendered(u.Spec)
+	if u.Coordinated != nil {
+		w.in.Coordinated = *u.Coordinated
+	}
+	if u.Generation > 0 {
+		w.in.Generation = u.Generation
+	} else {
+		w.in.Generation++
+	}
+	if w.node.Desired != old.Desired {
+		w.carry.Desired = tick.Desired(w.node.Desired)
+	}
+	if w.observeTimer != nil && w.node.Observe.Interval.D() != old.Observe.Interval.D() {
+		w.observeCancel() // re-armed with the new interval after this event
+		w.observeTimer = nil
+	}
+	w.upsertSearch()
+	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: driverChanged(old, w.node)})
+}
+
+// rendered is a validated worker node with its driver templates executed
+// and every default filled in: what the tick and the drivers act on.
+func rendered(n spec.Node) spec.Node {
+	r, _ := spec.Render(n, "") // validated: it renders
+	return r.Resolved()
+}
+
+// onSupervise carries out the supervisor's stop or restart of a group.
+func (w *workerRun) onSupervise(raw converter.RawValue) {
+	r, err := decodeSupervise(raw)
+	if err != nil {
+		w.reject(SignalSupervise, err)
+		return
+	}
+	if r.Seq > w.carry.SuperviseSeq {
+		w.carry.SuperviseSeq = r.Seq
+	}
+	if r.Op == SuperviseStop {
+		if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, tick.WantStopped) {
+			f.cancelled = true
+			f.cancel()
+		}
+		w.event(tick.Snapshot{Event: tick.EventSupervisorStop})
+		return
+	}
+	w.event(tick.Snapshot{Event: tick.EventSupervisorRestart})
+}
+
+// decodeUpdate accepts {"generation": N, "spec": {...}} or a bare node.
+func decodeUpdate(raw converter.RawValue) (spec.Update, error) {
+	var u spec.Update
+	if err := decodeRaw(raw, &u); err == nil && u.Spec.Name != "" {
+		return u, nil
+	}
+	var n spec.Node
+	if err := decodeRaw(raw, &n); err != nil {
+		return spec.Update{}, fmt.Errorf("payload is not a spec: %w", err)
+	}
+	if n.Name == "" {
+		return spec.Update{}, errors.New("payload is not a spec: no name")
+	}
+	return spec.Update{Spec: n}, nil
+}
+
+// driverChanged reports whether a running service must restart to apply a
+// new spec: its kind or driver block changed. Timeouts, retries, backoff and
+// the desired state apply without a restart.
+func driverChanged(a, b spec.Node) bool {
+	ja, _ := json.Marshal([]any{a.Kind, a.Stub, a.Process, a.HTTP})
+	jb, _ := json.Marshal([]any{b.Kind, b.Stub, b.Process, b.HTTP})
+	return string(ja) != string(jb)
+}
+
+func (w *workerRun) onExit(raw converter.RawValue) {
+	var e tick.Exit
+	if err := decodeRaw(raw, &e); err != nil || e.Instance == "" {
+		if err == nil {
+			err = errors.New("no instance")
+		}
+		w.reject(SignalExit, err)
+		return
+	}
+	if w.flight != nil {
+		// Seen by the tick after the action; an exit of an instance that the
+		// action replaced is then ignored by the instance check.
+		w.carry.PendingExits = append(w.carry.PendingExits, e)
+		if len(w.carry.PendingExits) > maxPendingExits {
+			w.carry.PendingExits = w.carry.PendingExits[1:]
+		}
+		return
+	}
+	w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
+}
+
+// onSlow: the action in flight has run for publishDelay (its activity says
+// so): its transient state (starting, stopping) is published now.
+func (w *workerRun) onSlow(raw converter.RawValue) {
+	var seq int64
+	if err := decodeRaw(raw, &seq); err != nil {
+		w.reject(SignalSlow, err)
+		return
+	}
+	if f := w.flight; f != nil && f.action != tick.Observe && seq == w.carry.Seq {
+		w.publishNow()
+	}
+}

@@ -1,0 +1,177 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// A worker's status and what it publishes of it: search attributes, the
+// report to its supervisor (publish.go says when), the Web UI's details.
+
+// afterEvent arms or disarms timers for the current state, upserts the
+// search attributes and reports to the parent.
+func (w *workerRun) afterEvent() {
+	m := &w.carry.Memory
+	if m.State != w.lastState {
+		count(w.ctx, MetricStateTransitions, map[string]string{"from": string(w.lastState), "to": string(m.State), "kind": w.node.Kind})
+		if host := w.node.ProcessHost(); host != "" && (m.State == tick.Unknown) != (w.lastState == tick.Unknown) {
+			name := MetricCircuitCloses
+			if m.State == tick.Unknown {
+				name = MetricCircuitOpens
+			}
+			count(w.ctx, name, map[string]string{"host": host})
+		}
+		w.carry.Since = workflow.Now(w.ctx)
+		w.lastState = m.State
+	}
+	// Backoff timer: exactly one, for the current BackoffUntil.
+	if m.State == tick.Backoff && w.flight == nil {
+		w.backoff.set(w.ctx, m.BackoffUntil)
+	} else {
+		w.backoff.stop()
+	}
+	// Observe timer: only while running (or probing an unreachable host).
+	// It is kept through an action (one that fires meanwhile is dropped):
+	// most actions end where they began, in running.
+	if m.State == tick.Running || m.State == tick.Unknown {
+		if w.observeTimer == nil && w.flight == nil {
+			tctx, cancel := workflow.WithCancel(w.ctx)
+			w.observeTimer = workflow.NewTimer(tctx, w.node.Observe.Interval.D())
+			w.observeCancel = cancel
+		}
+	} else if w.observeTimer != nil && w.flight == nil {
+		w.observeCancel()
+		w.observeTimer = nil
+	}
+	w.checkRollout()
+	w.publish()
+	w.armWake()
+	workflow.SetCurrentDetails(w.ctx, w.details())
+}
+
+// publish makes a change of status known: the search attributes and the
+// report to the parent. A change while an action is in flight waits for the
+// action's end, or for its `slow` signal (publish.go), unless the
+// supervisor acts on it.
+func (w *workerRun) publish() {
+	if w.flight != nil && w.flight.action != tick.Observe {
+		last := w.lastReported
+		if w.in.Parent == "" || last == nil || !urgentChange(*last, w.status()) {
+			return
+		}
+	}
+	w.publishNow()
+}
+
+// publishNow publishes the current status.
+func (w *workerRun) publishNow() {
+	w.upsertSearch()
+	w.report(false)
+}
+
+// details is the worker's status in Temporal markdown, shown as "Current
+// Details" on the workflow's page in the Web UI (no history event).
+func (w *workerRun) details() string {
+	st := w.status()
+	d := fmt.Sprintf("**%s** (desired %s) — %s\n\nrestarts: %d automatic, %d manual · generation %d",
+		st.State, st.Desired, st.Reason, st.Restarts, st.ManualRestarts, st.Generation)
+	if la := st.LastAction; la.Name != "" {
+		d += fmt.Sprintf("\n\nlast action: %s %s (%s)", la.Name, la.Status, attemptsWord(la.Attempts))
+		if la.Error != "" {
+			d += ": " + la.Error
+		}
+	}
+	if !st.BackoffUntil.IsZero() {
+		d += "\n\nrestart at " + st.BackoffUntil.Format(time.RFC3339)
+	}
+	return d
+}
+
+func attemptsWord(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
+}
+
+func (w *workerRun) searchKey() string { return string(w.carry.Memory.State) + "/" + w.node.Kind }
+
+func (w *workerRun) upsertSearch() {
+	state := string(w.carry.Memory.State)
+	key := w.searchKey()
+	if key == w.searchState {
+		return
+	}
+	err := workflow.UpsertTypedSearchAttributes(w.ctx,
+		SearchPath.ValueSet(w.in.Path), SearchKind.ValueSet(w.node.Kind), SearchState.ValueSet(state))
+	if err != nil {
+		w.log.Warn("could not upsert search attributes", "error", err.Error())
+		return
+	}
+	w.searchState = key
+}
+
+func (w *workerRun) status() Status {
+	m := w.carry.Memory
+	s := Status{
+		Path: w.in.Path, Kind: w.node.Kind, State: string(m.State), Desired: string(w.carry.Desired),
+		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
+		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
+		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance,
+		Terminations: m.Terminations, AwaitingRestart: m.AwaitingSupervisor, SuperviseSeq: w.carry.SuperviseSeq,
+	}
+	if m.State == tick.Backoff {
+		s.BackoffUntil = m.BackoffUntil
+	}
+	// (A worker awaiting its supervisor's restart is not completed.)
+	s.Completed = m.State == tick.Stopped && m.Hold && !m.AwaitingSupervisor && s.Desired == string(tick.WantRunning)
+	return s
+}
+
+// report signals the parent when the status changed.
+func (w *workerRun) report(ended bool) {
+	if w.in.Parent == "" {
+		return
+	}
+	st := w.status()
+	if !ended && w.lastReported != nil && sameReport(*w.lastReported, st) {
+		return
+	}
+	w.lastReported = &st
+	st = narrowRecord(st)
+	ctx := w.ctx
+	if ended {
+		ctx, _ = workflow.NewDisconnectedContext(w.ctx)
+	}
+	// Fire and forget: a parent that is gone must not stall the worker. The
+	// last report is awaited: a signal initiated by a workflow that closes
+	// in the same task may never be delivered.
+	w.carry.ReportSeq++
+	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.carry.ReportSeq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: st, Ended: ended})
+	w.track(f)
+	if ended {
+		_ = f.Get(ctx, nil)
+	}
+}
+
+// track keeps a sent signal until it is delivered: continue-as-new waits
+// for every one (a signal initiated by a run that closes may be lost).
+func (w *workerRun) track(f workflow.Future) {
+	w.delivered() // drops what was delivered
+	w.sent = append(w.sent, f)
+}
+
+// sameReport reports whether two statuses agree on what the supervisor acts
+// on or shows as the worker's state. Counters, the last action and the
+// reason of an unchanged state (a manual restart: running, then running
+// again) are not reported on their own: they ride along with the next
+// report, and `starter status` reads them from the worker itself.
+func sameReport(a, b Status) bool {
+	return a.State == b.State && a.Desired == b.Desired && a.Completed == b.Completed &&
+		a.Generation == b.Generation && a.Terminations == b.Terminations &&
+		a.AwaitingRestart == b.AwaitingRestart && a.SuperviseSeq == b.SuperviseSeq
+}
