@@ -200,7 +200,9 @@ func (w *workerRun) loop() error {
 		}
 		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow)
 		w.afterEvent()
-		if w.flight == nil && w.watch == nil && workflow.AllHandlersFinished(ctx) && w.shouldContinueAsNew() && ctx.Err() == nil {
+		// No update waits for this loop (its outcome is settled, so its
+		// handler ends): continueAsNew waits for the handlers to return.
+		if w.flight == nil && w.watch == nil && w.calls.Len() == 0 && w.shouldContinueAsNew() && ctx.Err() == nil {
 			if done, err := w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh); done {
 				return err
 			}
