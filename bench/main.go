@@ -25,9 +25,13 @@
 //   - apply 1,000: a tree of 1,000 stub workers until all run, beside 1,000
 //     raw workflows that each run one activity, with the events each cost;
 //     then CPU over 60 s with the 1,000 idle.
-//   - scale: a tree of -scale (10,000) stub workers, 100 supervisors of 100,
-//     until all run; the whole tree's status assembled once; the largest
-//     history event of the root and of a group; the worker's memory.
+//   - scale: -scale (10,000) raw workflows of one activity, then a tree of
+//     as many stub workers, 100 supervisors of 100, until all run; the
+//     whole tree's status assembled both ways (supervisors only, starter
+//     status's default above 1,000 workers, and every worker asked); the
+//     largest history event of the root and of a group; the worker's
+//     memory; one rollout restart of all at chunk 200; idle CPU of worker
+//     and server over -idle-for.
 //   - workflow task latency p99 (the SDK's histogram) for both sides, and
 //     per steward workflow type.
 //
@@ -1035,6 +1039,9 @@ var goals = []goal{
 	{"latency_ratio_p99", "<=", 1.5},
 	{"apply_ratio", "<=", 1.5},
 	{"scale_status_seconds", "<=", 10},
+	{"scale_apply_ratio", "<=", 1.5},
+	{"scale_idle_worker_cpu_percent", "<=", 2},
+	{"scale_idle_server_cpu_percent", "<=", 5},
 	{"scale_root_max_event_bytes", "<=", 64 << 10},
 	{"scale_group_max_event_bytes", "<=", 128 << 10},
 	{"max_history_events", "<=", 2000},

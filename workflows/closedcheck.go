@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -26,13 +27,19 @@ import (
 // holds no future for.
 const childCheckInterval = 5 * time.Minute
 
-// unwatched lists the paths of children whose workflow should be running
-// and for which this run holds no future, in spec order.
+// unwatched lists the paths of children whose workflow should be running,
+// and of removed runs still stopping, for which this run holds no future,
+// in spec order then removal order.
 func (s *supervisorRun) unwatched() []string {
 	var out []string
 	for _, rec := range s.carry.Children {
 		if _, ok := s.futures[rec.Path]; !ok && !rec.gone() {
 			out = append(out, rec.Path)
+		}
+	}
+	for _, path := range s.carry.Removing {
+		if _, ok := s.futures[path]; !ok && !slices.Contains(out, path) {
+			out = append(out, path)
 		}
 	}
 	return out
@@ -65,7 +72,11 @@ func (s *supervisorRun) watchCheck(sel workflow.Selector) {
 				return
 			}
 			for _, c := range closed {
-				if _, watched := s.futures[c.Path]; !watched {
+				switch _, watched := s.futures[c.Path]; {
+				case watched:
+				case slices.Contains(s.carry.Removing, c.Path):
+					s.released(c.Path) // a removed run that closed
+				default:
 					s.markClosed(c.Path, c.Status)
 				}
 			}

@@ -207,9 +207,11 @@ func (r *rolloutRun) runChunk(cancelCh workflow.ReceiveChannel) {
 		req.Targets = append(req.Targets, activities.ChunkTarget{Seq: i, Path: t.Path})
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           ControlQueue,
-		StartToCloseTimeout: r.in.ChunkTimeout,
-		HeartbeatTimeout:    30 * time.Second,
+		TaskQueue: ControlQueue,
+		// ChunkTimeout bounds the chunk, its retries included.
+		ScheduleToCloseTimeout: r.in.ChunkTimeout,
+		StartToCloseTimeout:    r.in.ChunkTimeout,
+		HeartbeatTimeout:       30 * time.Second,
 		// A retry finds the updates already sent by their IDs.
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 		Summary:     fmt.Sprintf("%s %d targets under %s", r.in.Op, to-from, r.in.Path),

@@ -53,6 +53,9 @@ func backoffPolicy(n spec.Node) tick.BackoffPolicy {
 
 // decide feeds one event to the core and carries out its commands.
 func (s *supervisorRun) decide(snap supervise.Snapshot) {
+	if s.shuttingDown {
+		return // deleted: it stops its children, and nothing else
+	}
 	snap.Now = workflow.Now(s.ctx)
 	snap.Desired = s.carry.Desired
 	snap.Memory = s.carry.Memory

@@ -185,6 +185,8 @@ type supervisorRun struct {
 	// origin and depth of the spec change being handed down.
 	origin time.Time
 	depth  int
+	// shuttingDown: the supervisor is deleted; it starts nothing more.
+	shuttingDown bool
 }
 
 type pendingCancel struct {
@@ -291,8 +293,13 @@ func (s *supervisorRun) loop() error {
 // closing and of a cancel request that found no workflow, in spec order.
 func (s *supervisorRun) watchChildren(sel workflow.Selector) {
 	for _, rec := range s.carry.Children {
-		if f, ok := s.futures[rec.Path]; ok {
+		if f, ok := s.futures[rec.Path]; ok && !rec.Deferred {
 			path := rec.Path
+			sel.AddFuture(f, func(f workflow.Future) { s.onChildClosed(path, f) })
+		}
+	}
+	for _, path := range s.carry.Removing { // removed runs still stopping
+		if f, ok := s.futures[path]; ok {
 			sel.AddFuture(f, func(f workflow.Future) { s.onChildClosed(path, f) })
 		}
 	}
@@ -503,6 +510,9 @@ func (s *supervisorRun) released(path string) {
 		return
 	}
 	s.carry.Removing = slices.Delete(s.carry.Removing, i, i+1)
+	if s.shuttingDown {
+		return
+	}
 	for j := range s.carry.Children {
 		if rec := s.carry.Children[j]; rec.Path == path && rec.Deferred && rec.Node != nil {
 			s.carry.Children[j] = s.startChildren([]spec.Node{*rec.Node})[0]
@@ -517,7 +527,7 @@ func (s *supervisorRun) restartClosed(i int) bool {
 	rec := s.carry.Children[i]
 	node, ok := s.fullChild(rec.Name)
 	if !ok {
-		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec was handed to an earlier run: apply the tree again to restart it"
+		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec was handed to an earlier run: apply a change to it (or to its parent) to start it anew"
 		return false
 	}
 	fresh := s.startChildren([]spec.Node{node})[0]
@@ -573,7 +583,6 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
 	s.full = u.Spec
 	s.in.Spec = pruneSpec(u.Spec)
-	s.decide(supervise.Snapshot{Kind: supervise.SpecChanged}) // a pending restart's backoff ends now
 
 	wanted := map[string]bool{}
 	for _, c := range u.Spec.Children {
@@ -627,6 +636,11 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	for k, rec := range s.startChildren(added) {
 		s.carry.Children[addedAt[k]] = rec
 	}
+	// Now that the children have their new spec: a pending restart's
+	// backoff ends, and children whose workflow closed start anew (this
+	// run has their whole spec).
+	s.decide(supervise.Snapshot{Kind: supervise.SpecChanged})
+	s.restartClosedChildren("the spec was applied")
 	s.upsertSearch()
 }
 
@@ -709,7 +723,9 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 func (s *supervisorRun) apply(r ChildReport) {
 	path := r.Status.Path
 	if slices.Contains(s.carry.Removing, path) {
-		if r.Ended {
+		// Its end report comes before its workflow closes: with a future,
+		// the future says when the path is free for a re-added child.
+		if _, watched := s.futures[path]; r.Ended && !watched {
 			s.released(path)
 		}
 		return
@@ -888,6 +904,7 @@ func (s *supervisorRun) shouldContinueAsNew() bool {
 func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	dctx, _ := workflow.NewDisconnectedContext(s.ctx)
 	s.ctx = dctx
+	s.shuttingDown = true
 	s.carry.Plan = nil
 	s.wake.stop()
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {

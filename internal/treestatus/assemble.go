@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // ErrNotFound is what a Query returns (wrapped) when no workflow runs at the
@@ -25,9 +26,17 @@ type Options struct {
 	// worker has its state, desired state and generation as of the worker's
 	// last report, but counters and the last action only as of the last
 	// report that changed one of those (a manual restart alone is not
-	// reported): with Leaves every row is the worker's own answer.
+	// reported): with Leaves every row is the worker's own answer, or its
+	// supervisor's record where the worker cannot answer within
+	// LeafTimeout (its process just died, say).
 	Leaves bool
+	// LeafTimeout bounds one worker's query (0: DefaultLeafTimeout).
+	LeafTimeout time.Duration
 }
+
+// DefaultLeafTimeout is how long a worker's query may take before its row
+// is its supervisor's record.
+const DefaultLeafTimeout = 3 * time.Second
 
 // Assemble builds the nested status of the subtree at root: it queries root,
 // then every supervisor below it (and with o.Leaves every worker), at most
@@ -35,13 +44,16 @@ type Options struct {
 // parent's record (keeping the parent's Applying mark). Every supervisor's
 // reason then counts the workers of its subtree. A query error other than
 // ErrNotFound below the root fails the assembly; so does any error at the
-// root.
+// root. A worker's query that fails keeps the supervisor's record.
 func Assemble(ctx context.Context, root string, q Query, o Options) (Status, error) {
 	parallel := o.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
-	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves}
+	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves, leafTimeout: o.LeafTimeout}
+	if a.leafTimeout <= 0 {
+		a.leafTimeout = DefaultLeafTimeout
+	}
 	st, err := a.query(ctx, root)
 	if err != nil {
 		return Status{}, err
@@ -59,8 +71,9 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 }
 
 type assembler struct {
-	q      Query
-	leaves bool
+	q           Query
+	leaves      bool
+	leafTimeout time.Duration
 	sem    chan struct{}
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -91,10 +104,18 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			got, err := a.query(ctx, c.Path)
+			qctx := ctx
+			if !c.IsSupervisor() {
+				var cancel context.CancelFunc
+				qctx, cancel = context.WithTimeout(ctx, a.leafTimeout)
+				defer cancel()
+			}
+			got, err := a.query(qctx, c.Path)
 			switch {
 			case errors.Is(err, ErrNotFound):
 				return // keep the record: starting, or closed
+			case err != nil && !c.IsSupervisor():
+				return // keep the record: the worker cannot answer now
 			case err != nil:
 				a.fail(err)
 				return

@@ -162,3 +162,20 @@ func TestAssembleKeepsTheRecordOfAClosedWorkflow(t *testing.T) {
 	office, _ := st.Find("plant/office")
 	require.Equal(t, "failed", office.State)
 }
+
+// A worker that cannot answer (its process just died: the query times out)
+// keeps its supervisor's record; the assembly does not fail.
+func TestAssembleKeepsTheRecordOfAWorkerThatCannotAnswer(t *testing.T) {
+	m := answers()
+	q := func(ctx context.Context, path string) (Status, error) {
+		if path == "plant/line-1/press" {
+			<-ctx.Done() // hangs until its timeout
+			return Status{}, ctx.Err()
+		}
+		return query(m)(ctx, path)
+	}
+	st, err := Assemble(context.Background(), "plant", q, Options{Leaves: true, LeafTimeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	press, _ := st.Find("plant/line-1/press")
+	require.Equal(t, "running", press.State, "its record")
+}
