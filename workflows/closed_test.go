@@ -129,3 +129,38 @@ func TestClosedChild_ARunCarriedOverLooksAtItsChildrenAtItsStart(t *testing.T) {
 	require.Equal(t, "running", childNamed(t, st, "root/b").State)
 	require.Equal(t, 1, st.RecentRestarts, "counted in the intensity")
 }
+
+// A child re-added while its removed run is still stopping waits for that
+// run, then starts, and nothing counts against the intensity. (On a real
+// server the removed run's end report arrives before its workflow closes;
+// the supervisor releases the path on the close, so the new run never
+// adopts the dying one. The test environment delivers both together, so
+// this test shows the behaviour, not that race.)
+func TestClosedChild_ReAddedWhileTheRemovedRunStopsStartsAfterItCloses(t *testing.T) {
+	env := newEnv(t)
+	var starts, stops calls
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		starts.add(r.Path)
+		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+	})
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).After(30*time.Second).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		stops.add(r.Path)
+		return activities.ActionResult{Attempt: 1}, nil
+	})
+	withB := tree("root", stubNode("a", nil), stubNode("b", nil))
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("root", stubNode("a", nil))}) })
+	at(env, time.Minute+time.Second, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: withB}) })
+	var during, after Status
+	var stopped, started []string
+	at(env, time.Minute+10*time.Second, func() { during = queryOwn(t, env) })
+	at(env, 3*time.Minute, func() { after, stopped, started = query(t, env), stops.get(), starts.get() })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: withB, Generation: 1})
+
+	require.True(t, childNamed(t, during, "root/b").Applying, "waits for the removed run")
+	b := childNamed(t, after, "root/b")
+	require.Equal(t, "running", b.State)
+	require.Zero(t, after.RecentRestarts, "the removed run's close is no termination")
+	require.Equal(t, []string{"root/b"}, stopped)
+	require.ElementsMatch(t, []string{"root/a", "root/b", "root/b"}, started, "b started again, once")
+}
