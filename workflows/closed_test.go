@@ -143,7 +143,7 @@ func TestClosedChild_ReAddedWhileTheRemovedRunStopsStartsAfterItCloses(t *testin
 		starts.add(r.Path)
 		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
 	})
-	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).After(30*time.Second).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).After(30 * time.Second).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
 		stops.add(r.Path)
 		return activities.ActionResult{Attempt: 1}, nil
 	})

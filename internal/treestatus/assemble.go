@@ -74,11 +74,11 @@ type assembler struct {
 	q           Query
 	leaves      bool
 	leafTimeout time.Duration
-	sem    chan struct{}
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	err    error
-	cancel context.CancelFunc
+	sem         chan struct{}
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	err         error
+	cancel      context.CancelFunc
 }
 
 func (a *assembler) query(ctx context.Context, path string) (Status, error) {
