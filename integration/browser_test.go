@@ -74,17 +74,7 @@ children:
 	}
 	browse(t, ctx, list("running"), "it-ui/web")
 
-	d := temporalCLI(t, "workflow", "describe", "--workflow-id", "it-ui/web", "-o", "json")
-	require.Equal(t, 0, d.code, d.stderr)
-	var desc struct {
-		WorkflowExecutionInfo struct {
-			Execution struct {
-				RunID string `json:"runId"`
-			} `json:"execution"`
-		} `json:"workflowExecutionInfo"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(d.stdout), &desc))
-	runID := desc.WorkflowExecutionInfo.Execution.RunID
+	runID, _ := describe(t, "it-ui/web")
 	browse(t, ctx, "/namespaces/default/workflows/"+url.PathEscape("it-ui/web")+"/"+runID+"/search-attributes", `"StewardState": "running"`)
 
 	r = starter(t, "stop", "it-ui/web")

@@ -12,7 +12,9 @@ import (
 	"github.com/steward-sh/steward/activities"
 )
 
-func runID(t *testing.T, id string) string {
+// describe returns the current run ID and status of the workflow id, from
+// `temporal workflow describe`.
+func describe(t *testing.T, id string) (runID, status string) {
 	t.Helper()
 	d := temporalCLI(t, "workflow", "describe", "--workflow-id", id, "-o", "json")
 	require.Equal(t, 0, d.code, d.stderr)
@@ -25,7 +27,14 @@ func runID(t *testing.T, id string) string {
 		} `json:"workflowExecutionInfo"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(d.stdout), &desc))
-	return desc.WorkflowExecutionInfo.Execution.RunID + " " + desc.WorkflowExecutionInfo.Status
+	return desc.WorkflowExecutionInfo.Execution.RunID, desc.WorkflowExecutionInfo.Status
+}
+
+// runOf is describe as one string, to compare runs.
+func runOf(t *testing.T, id string) string {
+	t.Helper()
+	run, status := describe(t, id)
+	return run + " " + status
 }
 
 // Regression (issue 13, hole 1): a child workflow terminated by hand stayed
@@ -43,7 +52,7 @@ children:
   - {name: c, kind: stub, restart: temporary}
 `), "--wait")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	before := runID(t, "it-closed/b")
+	before := runOf(t, "it-closed/b")
 	for _, id := range []string{"it-closed/b", "it-closed/c"} {
 		tr := temporalCLI(t, "workflow", "terminate", "--workflow-id", id, "--reason", "by hand (test)")
 		require.Equal(t, 0, tr.code, tr.stderr)
@@ -55,7 +64,7 @@ children:
 		}
 		b, _ := st.Find("it-closed/b")
 		c, _ := st.Find("it-closed/c")
-		now := runID(t, "it-closed/b")
+		now := runOf(t, "it-closed/b")
 		return b.State == "running" && now != before && c.State == "failed",
 			"b: " + b.State + " (" + now + "), c: " + c.State + " " + c.Reason
 	})

@@ -80,7 +80,7 @@ func (s *supervisorRun) carryOut(c supervise.Command) {
 			return
 		}
 		f := workflow.SignalExternalWorkflow(s.ctx, s.carry.Children[i].Path, "", SignalSupervise, SuperviseRequest{Seq: c.Seq, Op: c.Request, Reason: c.Reason})
-		s.send(f)
+		s.out.add(f)
 		s.stepSignal, s.stepSeq = f, c.Seq
 	case supervise.StartAnew:
 		if i := s.childIndex(c.Child); i >= 0 {

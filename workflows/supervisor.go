@@ -171,10 +171,8 @@ type supervisorRun struct {
 	lastReported []byte // the last report of its own record, as JSON
 	lastState    string
 	searchState  string
-	// sent holds the signals and cancel requests this run has sent: they
-	// must be delivered before it continues as new, or the server drops
-	// them with the closed run.
-	sent []workflow.Future
+	// out holds what this run sent until it is delivered.
+	out outbox
 
 	// The one timer of a plan's backoff or step, or of a cooldown.
 	wake deadline
@@ -192,25 +190,6 @@ type supervisorRun struct {
 type pendingCancel struct {
 	path string
 	fut  workflow.Future
-}
-
-// send records an outgoing signal or cancel request.
-func (s *supervisorRun) send(f workflow.Future) {
-	s.delivered() // drops what was delivered
-	s.sent = append(s.sent, f)
-}
-
-// delivered reports whether every outgoing request has completed, dropping
-// those that have.
-func (s *supervisorRun) delivered() bool {
-	pending := s.sent[:0]
-	for _, f := range s.sent {
-		if !f.IsReady() {
-			pending = append(pending, f)
-		}
-	}
-	s.sent = pending
-	return len(pending) == 0
 }
 
 func (s *supervisorRun) loop() error {
@@ -269,7 +248,7 @@ func (s *supervisorRun) loop() error {
 		if s.shouldContinueAsNew() && s.checking == nil {
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
 			// What this run sent must arrive before it closes.
-			if err := workflow.Await(ctx, func() bool { return s.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
+			if err := workflow.Await(ctx, func() bool { return s.out.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
 				return s.shutdown(childCh) // cancelled while waiting
 			}
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
@@ -278,7 +257,7 @@ func (s *supervisorRun) loop() error {
 			if ctx.Err() != nil {
 				return s.shutdown(childCh)
 			}
-			if !s.delivered() {
+			if !s.out.delivered() {
 				continue // the drain sent more: deliver it first
 			}
 			next := s.in
@@ -451,7 +430,7 @@ func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflo
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
 		rec.Status.Reason = "adopted"
 		rec.Adopted = true
-		s.send(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
+		s.out.add(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 	default:
 		rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
 		s.log.Error("could not start child", "path", rec.Path, "error", err.Error())
@@ -601,7 +580,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 			continue
 		}
 		f := workflow.RequestCancelExternalWorkflow(s.ctx, rec.Path, "")
-		s.send(f)
+		s.out.add(f)
 		s.cancels = append(s.cancels, pendingCancel{path: rec.Path, fut: f})
 		s.carry.Removing = append(s.carry.Removing, rec.Path)
 	}
@@ -628,7 +607,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 			case rec.Closed:
 				// Restarted by its plan with the node it has now.
 			default:
-				s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
+				s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 			}
 		}
 		s.carry.Children[j] = rec
@@ -677,7 +656,7 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 	}
 	for _, rec := range order {
 		if !rec.gone() {
-			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, d))
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, d))
 		}
 	}
 	s.restartClosedChildren("started by the operator")
@@ -688,7 +667,7 @@ func (s *supervisorRun) onRestart() {
 	s.decide(supervise.Snapshot{Kind: supervise.OperatorRestart})
 	for _, rec := range s.carry.Children {
 		if !rec.gone() {
-			s.send(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
 		}
 	}
 	s.restartClosedChildren("restarted by the operator")
@@ -888,7 +867,7 @@ func (s *supervisorRun) report(ended bool) {
 	s.carry.ReportSeq++
 	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild,
 		ChildReport{Seq: s.carry.ReportSeq, Run: workflow.GetInfo(s.ctx).FirstRunID, Status: st, Ended: ended})
-	s.send(f)
+	s.out.add(f)
 	if ended {
 		_ = f.Get(s.ctx, nil) // see workerRun.report
 	}

@@ -109,9 +109,8 @@ type workerRun struct {
 	outcomes map[int64]activities.RolloutOutcome
 	callSeq  int64
 	watch    *RolloutWatch
-	// sent holds the reports and rollout results this run sent that may not
-	// be delivered yet: they must be before the workflow continues as new.
-	sent []workflow.Future
+	// out holds what this run sent until it is delivered.
+	out outbox
 }
 
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {

@@ -21,7 +21,7 @@ func (w *workerRun) shouldContinueAsNew() bool {
 // meanwhile: the loop goes on and serves it first.
 func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh workflow.ReceiveChannel) (done bool, err error) {
 	if err := workflow.Await(w.ctx, func() bool {
-		return (workflow.AllHandlersFinished(w.ctx) && w.delivered()) || w.calls.Len() > 0
+		return (workflow.AllHandlersFinished(w.ctx) && w.out.delivered()) || w.calls.Len() > 0
 	}); err != nil {
 		return true, w.shutdown() // cancelled while waiting
 	}
@@ -36,19 +36,6 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	carry := w.carry
 	next.Carry = &carry
 	return true, workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
-}
-
-// delivered reports whether every signal this run sent has been delivered
-// (or failed), dropping those that have.
-func (w *workerRun) delivered() bool {
-	pending := w.sent[:0]
-	for _, f := range w.sent {
-		if !f.IsReady() {
-			pending = append(pending, f)
-		}
-	}
-	w.sent = pending
-	return len(pending) == 0
 }
 
 func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {

@@ -152,17 +152,10 @@ func (w *workerRun) report(ended bool) {
 	// in the same task may never be delivered.
 	w.carry.ReportSeq++
 	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.carry.ReportSeq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: st, Ended: ended})
-	w.track(f)
+	w.out.add(f)
 	if ended {
 		_ = f.Get(ctx, nil)
 	}
-}
-
-// track keeps a sent signal until it is delivered: continue-as-new waits
-// for every one (a signal initiated by a run that closes may be lost).
-func (w *workerRun) track(f workflow.Future) {
-	w.delivered() // drops what was delivered
-	w.sent = append(w.sent, f)
 }
 
 // sameReport reports whether two statuses agree on what the supervisor acts
