@@ -36,9 +36,15 @@ func (s *supervisorRun) config() supervise.Config {
 
 // children is the core's view of the children, in spec order.
 func (s *supervisorRun) children() []supervise.Child {
+	nodes := make(map[string]spec.Node, len(s.in.Spec.Children))
+	for _, c := range s.in.Spec.Children {
+		nodes[c.Name] = c
+	}
 	out := make([]supervise.Child, len(s.carry.Children))
 	for i, rec := range s.carry.Children {
-		n := s.childSpec(rec.Name).Resolved()
+		n := nodes[rec.Name]
+		n.Name = rec.Name
+		n = n.Resolved()
 		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.isSupervisor(), Restart: n.Restart, Backoff: backoffPolicy(n),
 			State: rec.Status.State, Reason: rec.Status.Reason, Desired: rec.Status.Desired, Completed: rec.Status.Completed,
 			SuperviseSeq: rec.Status.SuperviseSeq, Ended: rec.Ended, Closed: rec.Closed, Deferred: rec.Deferred}

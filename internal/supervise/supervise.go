@@ -1,7 +1,8 @@
 // Package supervise is the pure decision core of a supervisor, as
 // internal/tick is for a worker: Next(Snapshot) returns the supervisor's
 // next Memory and the Commands to carry out, each with its reason. It
-// imports nothing from Temporal; workflows.SupervisorWorkflow feeds it
+// imports nothing from Temporal (only internal/spec and internal/tick);
+// workflows.SupervisorWorkflow feeds it
 // events and carries its commands out (signals, child starts, metrics,
 // logs).
 //
@@ -38,17 +39,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
-)
-
-// Strategies and restart types (as in the spec).
-const (
-	OneForOne  = "one_for_one"
-	OneForAll  = "one_for_all"
-	RestForOne = "rest_for_one"
-
-	Permanent = "permanent"
-	Temporary = "temporary"
 )
 
 // Plan operations.
@@ -269,7 +261,7 @@ func WakeAt(m Memory) time.Time {
 func State(m Memory, desired string) string {
 	p := m.Plan
 	switch {
-	case desired == "stopped":
+	case desired == spec.DesiredStopped:
 		return "stopped"
 	case p != nil && p.Phase == PhaseBackoff:
 		return string(tick.Backoff)
@@ -285,7 +277,9 @@ func State(m Memory, desired string) string {
 
 // Coordinated reports whether a supervisor of this strategy restarts its
 // workers itself (they do not restart themselves).
-func Coordinated(strategy string) bool { return strategy == OneForAll || strategy == RestForOne }
+func Coordinated(strategy string) bool {
+	return strategy == spec.OneForAll || strategy == spec.RestForOne
+}
 
 type decider struct {
 	s    Snapshot
@@ -305,7 +299,7 @@ func (d *decider) terminated(i, n int) {
 		return
 	}
 	c := d.s.Children[i]
-	if c.Restart == Temporary || d.s.Desired == "stopped" || d.m.Failed || d.m.Held {
+	if c.Restart == spec.RestartTemporary || d.s.Desired == spec.DesiredStopped || d.m.Failed || d.m.Held {
 		return
 	}
 	if p := d.m.Plan; p != nil {
@@ -328,11 +322,11 @@ func (d *decider) terminated(i, n int) {
 	}
 	var targets []string
 	switch cfg.Strategy {
-	case OneForAll:
+	case spec.OneForAll:
 		for _, o := range d.s.Children {
 			targets = append(targets, o.Name)
 		}
-	case RestForOne:
+	case spec.RestForOne:
 		for _, o := range d.s.Children[i:] {
 			targets = append(targets, o.Name)
 		}
@@ -409,7 +403,7 @@ func (d *decider) restartable(name string) bool {
 		return false
 	}
 	c := d.s.Children[i]
-	return c.Restart != Temporary && c.Desired != "stopped" && !c.Completed
+	return c.Restart != spec.RestartTemporary && c.Desired != spec.DesiredStopped && !c.Completed
 }
 
 // giveUp stops every child in reverse order and then fails.
@@ -532,7 +526,7 @@ func (d *decider) stopped(p *Plan) {
 		d.m.Failed = true
 		d.m.Terminations++
 		d.m.Reason = p.Reason
-		if d.s.Config.Restart != Temporary {
+		if d.s.Config.Restart != spec.RestartTemporary {
 			d.m.CooldownUntil = now.Add(d.s.Config.Cooldown)
 		}
 	case OpHold:

@@ -6,17 +6,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func cfg(strategy string) Config {
-	return Config{Path: "root", Strategy: strategy, MaxRestarts: 2, Period: time.Minute, Cooldown: 5 * time.Minute, Restart: Permanent}
+	return Config{Path: "root", Strategy: strategy, MaxRestarts: 2, Period: time.Minute, Cooldown: 5 * time.Minute, Restart: spec.RestartPermanent}
 }
 
 func kid(name string) Child {
-	return Child{Name: name, Restart: Permanent, Backoff: tick.BackoffPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2},
+	return Child{Name: name, Restart: spec.RestartPermanent, Backoff: tick.BackoffPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2},
 		State: "running", Desired: "running"}
 }
 
@@ -62,7 +63,7 @@ func TestTerminated_ByStrategy(t *testing.T) {
 	closed.Closed = true
 	closed.State = "failed"
 	temp := kid("b")
-	temp.Restart = Temporary
+	temp.Restart = spec.RestartTemporary
 	for _, tc := range []struct {
 		name        string
 		strategy    string
@@ -71,12 +72,12 @@ func TestTerminated_ByStrategy(t *testing.T) {
 		first       []string
 		restarts    int
 	}{
-		{"one_for_one worker restarts itself", OneForOne, kid("b"), nil, nil, nil, 1},
-		{"one_for_one child supervisor", OneForOne, sup, []string{"b"}, []string{"b"}, []string{"stop b"}, 1},
-		{"one_for_one closed worker", OneForOne, closed, []string{"b"}, []string{"b"}, nil, 1},
-		{"one_for_all", OneForAll, kid("b"), []string{"c", "b", "a"}, []string{"a", "b", "c"}, []string{"stop c"}, 1},
-		{"rest_for_one", RestForOne, kid("b"), []string{"c", "b"}, []string{"b", "c"}, []string{"stop c"}, 1},
-		{"temporary is never restarted", OneForAll, temp, nil, nil, nil, 0},
+		{"one_for_one worker restarts itself", spec.OneForOne, kid("b"), nil, nil, nil, 1},
+		{"one_for_one child supervisor", spec.OneForOne, sup, []string{"b"}, []string{"b"}, []string{"stop b"}, 1},
+		{"one_for_one closed worker", spec.OneForOne, closed, []string{"b"}, []string{"b"}, nil, 1},
+		{"one_for_all", spec.OneForAll, kid("b"), []string{"c", "b", "a"}, []string{"a", "b", "c"}, []string{"stop c"}, 1},
+		{"rest_for_one", spec.RestForOne, kid("b"), []string{"c", "b"}, []string{"b", "c"}, []string{"stop c"}, 1},
+		{"temporary is never restarted", spec.OneForAll, temp, nil, nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kids := abc()
@@ -101,7 +102,7 @@ func TestTerminated_ByStrategy(t *testing.T) {
 // temporary supervisor), and the cooldown's end restarts all.
 func TestIntensity_GiveUpAndCooldown(t *testing.T) {
 	m := Memory{RestartTimes: []time.Time{t0.Add(-30 * time.Second), t0.Add(-10 * time.Second)}}
-	s := Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForOne), Children: abc()}
+	s := Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForOne), Children: abc()}
 	m, cmds := Next(s)
 	require.Equal(t, []string{"gave up", "stop c"}, sends(cmds))
 	require.Equal(t, OpGiveUp, m.Plan.Op)
@@ -113,7 +114,7 @@ func TestIntensity_GiveUpAndCooldown(t *testing.T) {
 		down[i].State, down[i].SuperviseSeq = "stopped", 99
 	}
 	m.Plan.Next, m.Plan.Sent = len(m.Plan.Stop), 0
-	m, _ = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForOne), Children: down})
+	m, _ = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForOne), Children: down})
 	require.True(t, m.Failed)
 	require.Equal(t, 1, m.Terminations)
 	require.Equal(t, t0.Add(5*time.Minute), m.CooldownUntil)
@@ -121,18 +122,18 @@ func TestIntensity_GiveUpAndCooldown(t *testing.T) {
 	require.Equal(t, t0.Add(5*time.Minute), WakeAt(m))
 
 	// Early wake: nothing. At the cooldown's end: restart all.
-	same, cmds := Next(Snapshot{Kind: Wake, Now: t0.Add(time.Minute), Desired: "running", Memory: m, Config: cfg(OneForOne), Children: down})
+	same, cmds := Next(Snapshot{Kind: Wake, Now: t0.Add(time.Minute), Desired: "running", Memory: m, Config: cfg(spec.OneForOne), Children: down})
 	require.True(t, same.Failed)
 	require.Empty(t, cmds)
-	m, cmds = Next(Snapshot{Kind: Wake, Now: t0.Add(5 * time.Minute), Desired: "running", Memory: m, Config: cfg(OneForOne), Children: down})
+	m, cmds = Next(Snapshot{Kind: Wake, Now: t0.Add(5 * time.Minute), Desired: "running", Memory: m, Config: cfg(spec.OneForOne), Children: down})
 	require.False(t, m.Failed)
 	require.Equal(t, 1, m.Restarts)
 	require.Equal(t, []string{"c", "b", "a"}, m.Plan.Stop)
 	require.Equal(t, []string{"a", "b", "c"}, m.Plan.Start)
 	require.Equal(t, []string{"stop c"}, sends(cmds), "c is down already but acknowledges first")
 
-	temp := cfg(OneForOne)
-	temp.Restart = Temporary
+	temp := cfg(spec.OneForOne)
+	temp.Restart = spec.RestartTemporary
 	g := Memory{Plan: &Plan{Op: OpGiveUp, Phase: PhaseStopping, Reason: "x"}}
 	g, _ = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: g, Config: temp, Children: down})
 	require.True(t, g.Failed)
@@ -143,34 +144,34 @@ func TestIntensity_GiveUpAndCooldown(t *testing.T) {
 // for its acknowledgement and state, backs off, then starts in order.
 func TestPlan_StepsThroughStopBackoffStart(t *testing.T) {
 	kids := abc()
-	m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "running", Config: cfg(OneForAll), Children: kids})
+	m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "running", Config: cfg(spec.OneForAll), Children: kids})
 	require.Equal(t, []string{"stop c"}, sends(cmds))
 	seq := cmds[len(cmds)-1].Seq
 
 	// Nothing new: nothing sent again.
-	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids})
+	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Empty(t, sends(cmds))
 
 	// c acknowledged and is down: b is next; then b and a.
 	kids[2].State, kids[2].SuperviseSeq = "stopped", seq
-	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids})
+	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Equal(t, []string{"stop b"}, sends(cmds))
 	for i := range kids {
 		kids[i].State, kids[i].SuperviseSeq = "stopped", 100
 	}
-	m = settle(t, m, cfg(OneForAll), kids, t0)
+	m = settle(t, m, cfg(spec.OneForAll), kids, t0)
 	require.Equal(t, PhaseBackoff, m.Plan.Phase)
 	require.Equal(t, "backoff", State(m, "running"))
 	require.Equal(t, m.Plan.Until, WakeAt(m))
 
 	// A spec change cuts the backoff short; the starts go in spec order.
-	m, cmds = Next(Snapshot{Kind: SpecChanged, Now: t0.Add(time.Millisecond), Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids})
+	m, cmds = Next(Snapshot{Kind: SpecChanged, Now: t0.Add(time.Millisecond), Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Equal(t, PhaseStarting, m.Plan.Phase)
 	require.Equal(t, []string{"restart a"}, sends(cmds))
 	for i := range kids {
 		kids[i].State, kids[i].SuperviseSeq = "running", 1000
 	}
-	m = settle(t, m, cfg(OneForAll), kids, t0.Add(time.Second))
+	m = settle(t, m, cfg(spec.OneForAll), kids, t0.Add(time.Second))
 	require.Nil(t, m.Plan)
 	require.Equal(t, "running", State(m, "running"))
 	require.Contains(t, m.Reason, "restarted: one_for_all: a")
@@ -180,19 +181,19 @@ func TestPlan_StepsThroughStopBackoffStart(t *testing.T) {
 // within StepWait is skipped; a closed one is started anew in its turn.
 func TestPlan_SkipsUnreachableAndStartsClosedAnew(t *testing.T) {
 	kids := abc()
-	m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "running", Config: cfg(OneForAll), Children: kids})
+	m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "running", Config: cfg(spec.OneForAll), Children: kids})
 	seq := cmds[len(cmds)-1].Seq
-	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids, Undeliverable: seq})
+	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids, Undeliverable: seq})
 	require.Equal(t, []string{"skipped c", "stop b"}, sends(cmds))
-	m, cmds = Next(Snapshot{Kind: Wake, Now: t0.Add(StepWait), Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids})
+	m, cmds = Next(Snapshot{Kind: Wake, Now: t0.Add(StepWait), Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Equal(t, []string{"skipped b", "stop a"}, sends(cmds))
 
 	kids[0].Closed, kids[0].State = true, "failed"
 	for i := 1; i < 3; i++ {
 		kids[i].State, kids[i].SuperviseSeq = "stopped", 100
 	}
-	m, _ = Next(Snapshot{Kind: Wake, Now: t0.Add(2 * StepWait), Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids})
-	_, cmds = Next(Snapshot{Kind: Wake, Now: m.Plan.Until, Desired: "running", Memory: m, Config: cfg(OneForAll), Children: kids})
+	m, _ = Next(Snapshot{Kind: Wake, Now: t0.Add(2 * StepWait), Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
+	_, cmds = Next(Snapshot{Kind: Wake, Now: m.Plan.Until, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Equal(t, []string{"anew a", "restart b"}, sends(cmds))
 }
 
@@ -201,12 +202,12 @@ func TestPlan_SkipsUnreachableAndStartsClosedAnew(t *testing.T) {
 // part of it.
 func TestPlan_SecondTerminationMerges(t *testing.T) {
 	kids := abc()
-	m, _ := Next(Snapshot{Kind: Terminated, Child: 2, N: 1, Now: t0, Desired: "running", Config: cfg(RestForOne), Children: kids})
+	m, _ := Next(Snapshot{Kind: Terminated, Child: 2, N: 1, Now: t0, Desired: "running", Config: cfg(spec.RestForOne), Children: kids})
 	require.Equal(t, []string{"c"}, m.Plan.Start)
-	m, _ = Next(Snapshot{Kind: Terminated, Child: 1, N: 1, Now: t0, Desired: "running", Memory: m, Config: cfg(RestForOne), Children: kids})
+	m, _ = Next(Snapshot{Kind: Terminated, Child: 1, N: 1, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.RestForOne), Children: kids})
 	require.Equal(t, []string{"b", "c"}, m.Plan.Start)
 	require.Len(t, m.RestartTimes, 2)
-	m, _ = Next(Snapshot{Kind: Terminated, Child: 2, N: 1, Now: t0, Desired: "running", Memory: m, Config: cfg(RestForOne), Children: kids})
+	m, _ = Next(Snapshot{Kind: Terminated, Child: 2, N: 1, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.RestForOne), Children: kids})
 	require.Len(t, m.RestartTimes, 2, "c is in the plan already")
 }
 
@@ -215,29 +216,29 @@ func TestPlan_SecondTerminationMerges(t *testing.T) {
 // termination.
 func TestSupervisedResetAndDesired(t *testing.T) {
 	kids := abc()
-	m, cmds := Next(Snapshot{Kind: Supervised, Request: Request{Seq: 7, Op: RequestStop, Reason: "group"}, Now: t0, Desired: "running", Config: cfg(OneForOne), Children: kids})
+	m, cmds := Next(Snapshot{Kind: Supervised, Request: Request{Seq: 7, Op: RequestStop, Reason: "group"}, Now: t0, Desired: "running", Config: cfg(spec.OneForOne), Children: kids})
 	require.Equal(t, int64(7), m.SuperviseSeq)
 	require.Equal(t, OpHold, m.Plan.Op)
 	require.Equal(t, []string{"stop c"}, sends(cmds))
 	for i := range kids {
 		kids[i].State, kids[i].SuperviseSeq = "stopped", 100
 	}
-	m = settle(t, m, cfg(OneForOne), kids, t0)
+	m = settle(t, m, cfg(spec.OneForOne), kids, t0)
 	require.True(t, m.Held)
 	require.Equal(t, "stopped", State(m, "running"))
 	reason, _, _ := OwnReason(m, "running", true)
 	require.Equal(t, "stopped by its supervisor: group", reason)
 
-	m, _ = Next(Snapshot{Kind: Supervised, Request: Request{Seq: 8, Op: RequestRestart, Reason: "group"}, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForOne), Children: kids})
+	m, _ = Next(Snapshot{Kind: Supervised, Request: Request{Seq: 8, Op: RequestRestart, Reason: "group"}, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForOne), Children: kids})
 	require.False(t, m.Held)
 	require.Equal(t, 1, m.Restarts)
 	require.Equal(t, OpRestart, m.Plan.Op)
 
-	m, _ = Next(Snapshot{Kind: OperatorRestart, Now: t0, Desired: "running", Memory: m, Config: cfg(OneForOne), Children: kids})
+	m, _ = Next(Snapshot{Kind: OperatorRestart, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForOne), Children: kids})
 	require.Nil(t, m.Plan)
 	require.Equal(t, 1, m.ManualRestarts)
 
-	m, cmds = Next(Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "stopped", Memory: m, Config: cfg(OneForAll), Children: kids})
+	m, cmds = Next(Snapshot{Kind: Terminated, Child: 0, N: 1, Now: t0, Desired: "stopped", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Nil(t, m.Plan)
 	require.Empty(t, cmds, "a stopped supervisor restarts nothing")
 	require.Equal(t, "stopped", State(m, "stopped"))
@@ -246,10 +247,10 @@ func TestSupervisedResetAndDesired(t *testing.T) {
 // Bad input never panics: an index out of range, no children.
 func TestBadInputIsIgnored(t *testing.T) {
 	for _, i := range []int{-1, 3, 99} {
-		m, cmds := Next(Snapshot{Kind: Terminated, Child: i, N: 1, Now: t0, Desired: "running", Config: cfg(OneForAll), Children: abc()})
+		m, cmds := Next(Snapshot{Kind: Terminated, Child: i, N: 1, Now: t0, Desired: "running", Config: cfg(spec.OneForAll), Children: abc()})
 		require.Nil(t, m.Plan)
 		require.Empty(t, cmds)
 	}
-	m, _ := Next(Snapshot{Kind: Wake, Now: t0, Desired: "running", Memory: Memory{Plan: &Plan{Op: OpRestart, Phase: PhaseStarting, Start: []string{"gone"}}}, Config: cfg(OneForAll)})
+	m, _ := Next(Snapshot{Kind: Wake, Now: t0, Desired: "running", Memory: Memory{Plan: &Plan{Op: OpRestart, Phase: PhaseStarting, Start: []string{"gone"}}}, Config: cfg(spec.OneForAll)})
 	require.Nil(t, m.Plan, "a plan over children that are gone finishes")
 }
