@@ -742,16 +742,6 @@ func (s *supervisorRun) apply(r ChildReport) {
 	}
 }
 
-// childSpec is the current spec of the child named name.
-func (s *supervisorRun) childSpec(name string) spec.Node {
-	for _, c := range s.in.Spec.Children {
-		if c.Name == name {
-			return c
-		}
-	}
-	return spec.Node{Name: name}
-}
-
 func reversed(rs []ChildRecord) []ChildRecord {
 	out := make([]ChildRecord, len(rs))
 	for i, r := range rs {

@@ -2,9 +2,8 @@
 // internal/tick is for a worker: Next(Snapshot) returns the supervisor's
 // next Memory and the Commands to carry out, each with its reason. It
 // imports nothing from Temporal (only internal/spec and internal/tick);
-// workflows.SupervisorWorkflow feeds it
-// events and carries its commands out (signals, child starts, metrics,
-// logs).
+// workflows.SupervisorWorkflow feeds it events and carries its commands out
+// (signals, child starts, metrics, logs).
 //
 // How a supervisor answers the end of a child, after Erlang/OTP:
 //
