@@ -191,9 +191,12 @@ func TestOutcomeTimeoutReturnsDeadline(t *testing.T) {
 	leakcheck.NoLeaks(t)
 	d := newDriver(t, nil)
 	s := &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomeTimeout}}}
+	// The deadline counts from the context's creation, so the clock starts
+	// before it (starting it after made the test fail under -race, when
+	// creating the context took longer than the margin).
+	begin := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	begin := time.Now()
 	id, err := d.Start(ctx, req("w", 1, 1, s))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Empty(t, id)
