@@ -37,12 +37,18 @@
 //
 // -eager turns on eager activity dispatch on both sides (the server's
 // dynamic config, the raw worker, and the steward worker's --eager-actions).
+//
+// -address runs the same scenarios against a server that already runs (a
+// cluster of scripts/cluster.sh, say) instead of a dev server of its own:
+// the server's CPU is measured only with -server-pid, and the bench ends
+// the trees and raw workflows it started there, before and after.
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -60,8 +66,11 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -80,6 +89,8 @@ const (
 
 type options struct {
 	temporal, workerBin, out    string
+	address, namespace          string
+	serverPid                   int
 	fleet, idle, samples, scale int
 	only, compression           string
 	eager                       bool
@@ -91,6 +102,9 @@ func main() {
 	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "the Temporal CLI (dev server)")
 	flag.StringVar(&o.workerBin, "worker", "bin/worker", "the steward worker binary")
 	flag.StringVar(&o.out, "out", "bench", "directory for the JSON result")
+	flag.StringVar(&o.address, "address", "", "run against this Temporal server (host:port) instead of a dev server of its own; the bench ends what it started there")
+	flag.StringVar(&o.namespace, "namespace", "default", "the namespace (with -address)")
+	flag.IntVar(&o.serverPid, "server-pid", 0, "with -address: the server's PID, for its CPU (scripts/cluster.sh writes it to <cluster dir>/server.pid); 0: not measured")
 	flag.IntVar(&o.fleet, "fleet", 100, "stub workers restarted by rollouts for the throughput")
 	flag.IntVar(&o.idle, "idle", 1000, "workers of the apply and idle scenarios")
 	flag.IntVar(&o.scale, "scale", 10000, "stub workers of the scale scenario (groups of 100)")
@@ -115,30 +129,42 @@ var rawEager bool
 func run(o options) error {
 	rawEager = o.eager
 	ctx := context.Background()
-	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath: o.temporal, LogLevel: "error",
-		ClientOptions: &client.Options{Logger: quiet{}},
-		ExtraArgs: []string{
-			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
-			"--dynamic-config-value", fmt.Sprintf("system.enableActivityEagerExecution=%t", o.eager),
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("dev server: %w", err)
+	addr, ns := o.address, o.namespace
+	if addr == "" {
+		server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+			ExistingPath: o.temporal, LogLevel: "error",
+			ClientOptions: &client.Options{Logger: quiet{}},
+			ExtraArgs: []string{
+				"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+				"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+				"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
+				"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+				"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+				"--dynamic-config-value", fmt.Sprintf("system.enableActivityEagerExecution=%t", o.eager),
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("dev server: %w", err)
+		}
+		defer server.Stop()
+		addr, ns = server.FrontendHostPort(), "default"
+		o.serverPid = devServerPid()
 	}
-	defer server.Stop()
-	addr := server.FrontendHostPort()
-	c, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Compression: o.compression}, quiet{}, nil)
+	c, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Namespace: ns, Compression: o.compression}, quiet{}, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := temporalclient.EnsureSearchAttributes(ctx, c, "default", workflows.SearchAttributeNames); err != nil {
+	if err := temporalclient.EnsureSearchAttributes(ctx, c, ns, workflows.SearchAttributeNames); err != nil {
 		return err
+	}
+	if o.address != "" {
+		// A server of its own dies with the bench; a shared one keeps what
+		// the bench started unless it is ended: before (a run that was
+		// interrupted) and after.
+		if err := endBenchWorkflows(ctx, c); err != nil {
+			return err
+		}
 	}
 
 	// The raw side: a worker in this process, on its own queue, with the
@@ -150,7 +176,7 @@ func run(o options) error {
 		return err
 	}
 	rawMetricsURL := "http://" + rawAddr.String() + "/metrics"
-	rawClient, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Compression: o.compression}, quiet{}, rawMetrics.Handler)
+	rawClient, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Namespace: ns, Compression: o.compression}, quiet{}, rawMetrics.Handler)
 	if err != nil {
 		return err
 	}
@@ -169,7 +195,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	wargs := []string{"--address", addr, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error", "--grpc-compression", o.compression}
+	wargs := []string{"--address", addr, "--namespace", ns, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error", "--grpc-compression", o.compression}
 	if o.eager {
 		wargs = append(wargs, "--eager-actions")
 	}
@@ -179,9 +205,18 @@ func run(o options) error {
 		return err
 	}
 	defer func() { _ = wcmd.Process.Signal(os.Interrupt); _ = wcmd.Wait() }()
+	if o.address != "" {
+		// Deferred after the worker's stop, so run before it: the trees
+		// stop while their worker still serves them.
+		defer func() {
+			if err := endBenchWorkflows(context.Background(), c); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: ending its workflows:", err)
+			}
+		}()
+	}
 	stewardMetrics := "http://" + metricsAddr + "/metrics"
 
-	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager, "grpc_compression": o.compression}
+	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager, "grpc_compression": o.compression, "server": serverKind(o)}
 	step := func(name string, f func() error) error {
 		fmt.Fprintf(os.Stderr, "bench: %s...\n", name)
 		began := time.Now()
@@ -198,7 +233,7 @@ func run(o options) error {
 		{"latency", "signal to action", func() error { return latency(ctx, c, o, res) }},
 		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
-		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid, server) }},
+		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
 	}
 	for _, s := range steps {
@@ -209,6 +244,13 @@ func run(o options) error {
 			return err
 		}
 	}
+	if o.serverPid == 0 { // not measured: missing, not zero
+		for k := range res {
+			if strings.Contains(k, "server_cpu") {
+				delete(res, k)
+			}
+		}
+	}
 	res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds", "")
 	res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", "")
 	res["tick_ratio_p99"] = ratio(res["tick_p99_ms"], res["raw_tick_p99_ms"])
@@ -216,6 +258,58 @@ func run(o options) error {
 		res["tick_p99_ms_"+wt] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", `workflow_type="`+wt+`"`)
 	}
 	return report(o, res)
+}
+
+// serverKind names the server a result was measured on.
+func serverKind(o options) string {
+	if o.address == "" {
+		return "dev server"
+	}
+	return "existing server at " + o.address + ", namespace " + o.namespace
+}
+
+// benchTrees are the roots of the steward trees the bench applies.
+var benchTrees = []string{"bench-cost", "bench-fleet", "bench-signal", "bench-pool", "bench-idle", "bench-scale"}
+
+// endBenchWorkflows ends, on a shared server, what a bench run started:
+// its trees are deleted (cancelled, as `starter delete` does, while the
+// steward worker serves them) and its raw workflows terminated (their types
+// are the bench's own).
+func endBenchWorkflows(ctx context.Context, c client.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	for _, id := range benchTrees {
+		err := c.CancelWorkflow(ctx, id, "")
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", id, err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: deleting the tree %s of an earlier run...\n", id)
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil && !temporal.IsCanceledError(err) {
+			return fmt.Errorf("delete %s: %w", id, err)
+		}
+	}
+	for {
+		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "ExecutionStatus='Running' AND (WorkflowType='RawLoop' OR WorkflowType='RawOnSignal')", PageSize: 1000})
+		if err != nil {
+			return err
+		}
+		if len(page.Executions) == 0 {
+			return nil
+		}
+		for _, e := range page.Executions {
+			err := c.TerminateWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId, "bench: ended")
+			var nf *serviceerror.NotFound
+			if err != nil && !errors.As(err, &nf) {
+				return err
+			}
+		}
+		time.Sleep(time.Second) // visibility catches up
+	}
 }
 
 // ---- raw Temporal ----
@@ -347,7 +441,7 @@ func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) 
 func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL string) error {
 	// Raw: 10 workflows x 200 activities. The server's CPU per action says
 	// what each side costs the server (the bottleneck here).
-	serverPid := devServerPid()
+	serverPid := o.serverPid
 	per := 2000 / pool
 	began := time.Now()
 	cpu0 := cpuSeconds(serverPid)
@@ -658,7 +752,7 @@ func maxHistory(ctx context.Context, c client.Client, o options, res Result) err
 	return nil
 }
 
-func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, workerPid int, server *testsuite.DevServer) error {
+func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, workerPid int) error {
 	// Raw: n workflows that each run one activity.
 	began := time.Now()
 	if err := rawLoops(ctx, c, "raw-one", o.idle, 1); err != nil {
@@ -697,7 +791,7 @@ func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, w
 		"supervisor": round(byKind["supervisor"] / float64(o.idle)), "worker": round(byKind["worker"] / float64(o.idle))}
 	// Idle CPU: let the start-up settle, then measure.
 	time.Sleep(10 * time.Second)
-	serverPid := devServerPid()
+	serverPid := o.serverPid
 	w0, s0 := cpuSeconds(workerPid), cpuSeconds(serverPid)
 	time.Sleep(o.idleFor)
 	w1, s1 := cpuSeconds(workerPid), cpuSeconds(serverPid)

@@ -76,7 +76,7 @@ func scale(ctx context.Context, c client.Client, o options, res Result, workerPi
 	res["scale_rollout_targets_per_second"] = round(float64(len(targets)) / time.Since(began).Seconds())
 
 	time.Sleep(10 * time.Second) // let the rollout's last tasks settle
-	serverPid := devServerPid()
+	serverPid := o.serverPid
 	w0, s0 := cpuSeconds(workerPid), cpuSeconds(serverPid)
 	time.Sleep(o.idleFor)
 	w1, s1 := cpuSeconds(workerPid), cpuSeconds(serverPid)
