@@ -6,11 +6,15 @@ BIN := $(CURDIR)/bin
 TEMPORAL := $(BIN)/temporal
 GO_PACKAGES := ./...
 
-.PHONY: run test test-browser fuzz build bench vet lint clean temporal-cli
+.PHONY: run test test-browser fuzz build bench vet lint clean temporal-cli cluster
 
 ## run: build everything, start the dev server (Web UI), a worker and the demo tree
 run: build temporal-cli
 	@./scripts/run.sh
+
+## cluster: a Temporal server on this machine's PostgreSQL (scripts/cluster.sh; README "Running on a Temporal cluster"); Ctrl-C takes it down
+cluster: build temporal-cli
+	@./scripts/cluster.sh up --foreground
 
 ## test: vet, workflowcheck, and every test (unit, workflow, integration) with coverage
 # The race detector needs cgo and a C compiler (gcc is on the machines we

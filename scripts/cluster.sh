@@ -7,7 +7,7 @@
 # shards, plus the Web UI server. What the dev server (one shard, SQLite) is
 # not: see README, "Running on a Temporal cluster".
 #
-#   STEWARD_CLUSTER_PORT     frontend gRPC port (7233). The cluster uses the
+#   STEWARD_CLUSTER_PORT     frontend gRPC port (7233; at most 32757). The cluster uses the
 #                            ports PORT..PORT+10: frontend, history, matching,
 #                            worker, frontend HTTP, PostgreSQL, metrics, and
 #                            the four membership ports. Two clusters whose
@@ -48,8 +48,10 @@ UI_BIN="$BIN/temporal-ui-server"
 die() { echo "cluster: $*" >&2; exit 1; }
 say() { echo "cluster: $*"; }
 
-[[ "$PORT" =~ ^[0-9]+$ ]] && ((PORT >= 1024 && PORT <= 65525)) ||
-  die "STEWARD_CLUSTER_PORT=$PORT: want a port from 1024 to 65525 (the cluster uses PORT..PORT+10)"
+# Temporal's SQL schema keeps membership ports (PORT+7..PORT+10) in a
+# smallint: the server dies at start with a port above 32767.
+[[ "$PORT" =~ ^[0-9]+$ ]] && ((PORT >= 1024 && PORT <= 32757)) ||
+  die "STEWARD_CLUSTER_PORT=$PORT: want a port from 1024 to 32757 (the cluster uses PORT..PORT+10, and Temporal on SQL keeps membership ports in a smallint, at most 32767)"
 [[ "$UI_PORT" == off || ( "$UI_PORT" =~ ^[0-9]+$ && UI_PORT -ge 1 && UI_PORT -le 65535 ) ]] ||
   die "STEWARD_CLUSTER_UI_PORT=$UI_PORT: want a port or \"off\""
 [[ "$SHARDS" =~ ^[0-9]+$ ]] && ((SHARDS >= 1 && SHARDS <= 16384)) ||
@@ -67,6 +69,8 @@ ADDRESS="127.0.0.1:$PORT"
 mkdir -p "$DIR"
 DIR="$(cd "$DIR" && pwd)"
 PGDATA="$DIR/postgres"
+# Out of the PostgreSQL user's reach, $DIR links to where the data is.
+if [ -L "$PGDATA" ]; then PGDATA="$(readlink "$PGDATA")"; fi
 SERVER_PID="$DIR/server.pid"
 UI_PID="$DIR/ui.pid"
 
@@ -97,7 +101,7 @@ pg_prepare_dir() {
   fi
   id "$PG_USER_WANTED" >/dev/null 2>&1 ||
     die "user $PG_USER_WANTED does not exist: PostgreSQL refuses to run as root (set STEWARD_CLUSTER_PG_USER to an unprivileged user)"
-  if [ -L "$PGDATA" ] || as_pg test -x "$DIR"; then
+  if [ "$PGDATA" != "$DIR/postgres" ] || as_pg test -x "$DIR"; then
     [ -e "$PGDATA" ] || { mkdir -p "$PGDATA"; chown "$PG_USER_WANTED:" "$PGDATA"; }
     return
   fi
@@ -110,6 +114,7 @@ pg_prepare_dir() {
   chmod 700 "$own"
   ln -sfn "$own" "$PGDATA"
   say "$DIR is not reachable by $PG_USER_WANTED: PostgreSQL's data is in $own (linked as $PGDATA)"
+  PGDATA="$own"
 }
 
 pg_start() {
