@@ -36,8 +36,10 @@ type HTTPRequest struct {
 	Method string `json:"method,omitempty"`
 	// URL, absolute, http or https.
 	URL string `json:"url"`
-	// Headers added to the request ("Host" sets the request's host).
-	Headers map[string]string `json:"headers,omitempty"`
+	// Headers added to the request ("Host" sets the request's host), each
+	// a literal or a secret reference ({file: PATH} or {env: NAME})
+	// resolved on the host at every request.
+	Headers map[string]Value `json:"headers,omitempty"`
 	// Body sent as is (empty: none).
 	Body string `json:"body,omitempty"`
 }
@@ -47,6 +49,8 @@ type HTTPRequest struct {
 type HTTPHealth struct {
 	// URL, absolute, http or https.
 	URL string `json:"url"`
+	// Headers of the check, as a control request's.
+	Headers map[string]Value `json:"headers,omitempty"`
 	// Timeout of one check (a Go duration; default 2s).
 	Timeout *Duration `json:"timeout,omitempty"`
 	// FailureThreshold is how many consecutive failed checks make the
@@ -84,6 +88,7 @@ func (v *validator) http(path string, m map[string]any) {
 	if h.Health.FailureThreshold != nil && *h.Health.FailureThreshold < 1 {
 		v.add(join(hp, "failureThreshold"), "must be >= 1")
 	}
+	v.headers(join(hp, "headers"), h.Health.Headers)
 }
 
 func (v *validator) httpRequest(path string, r *HTTPRequest) {
@@ -94,11 +99,18 @@ func (v *validator) httpRequest(path string, r *HTTPRequest) {
 		v.add(join(path, "method"), "%q is not a valid HTTP method", r.Method)
 	}
 	v.httpURL(join(path, "url"), r.URL)
-	for _, k := range sortedKeys(r.Headers) {
-		hp := join(join(path, "headers"), k)
-		if !IsHTTPToken(k) {
+	v.headers(join(path, "headers"), r.Headers)
+}
+
+func (v *validator) headers(path string, hs map[string]Value) {
+	for _, k := range sortedKeys(hs) {
+		hp := join(path, k)
+		switch h := hs[k]; {
+		case !IsHTTPToken(k):
 			v.add(hp, "%q is not a valid header name", k)
-		} else if strings.ContainsAny(r.Headers[k], "\r\n\x00") {
+		case h.IsRef():
+			h.check(v, hp)
+		case strings.ContainsAny(h.Literal, "\r\n\x00"):
 			v.add(hp, "a header value cannot contain CR, LF or NUL")
 		}
 	}

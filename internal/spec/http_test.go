@@ -20,7 +20,7 @@ func TestParseHTTP(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, &HTTPRequest{Method: "PUT", URL: "http://127.0.0.1:8080/start",
-		Headers: map[string]string{"Authorization": "Bearer x"}, Body: `{"a":1}`}, h.Start)
+		Headers: map[string]Value{"Authorization": Literal("Bearer x")}, Body: `{"a":1}`}, h.Start)
 	require.Equal(t, &HTTPRequest{URL: "http://127.0.0.1:8080/stop"}, h.Stop)
 	require.Equal(t, "https://svc/healthz", h.Health.URL)
 	require.Equal(t, 500*time.Millisecond, h.Health.Timeout.D())

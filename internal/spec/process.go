@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"regexp"
 	"time"
 )
 
@@ -18,8 +20,23 @@ type Process struct {
 	Command string `json:"command"`
 	// Args passed to the command.
 	Args []string `json:"args,omitempty"`
-	// Env is added to the worker's environment (and overrides it).
-	Env map[string]string `json:"env,omitempty"`
+	// Env: variables of the service, each a literal or a secret reference
+	// ({file: PATH} or {env: NAME}) resolved on the host at every start.
+	Env map[string]Value `json:"env,omitempty"`
+	// EnvFile: files of KEY=VALUE lines (# comments, blank lines), as
+	// systemd's EnvironmentFile reads them, read on the host at every start;
+	// later files, then Env, win.
+	EnvFile Paths `json:"envFile,omitempty"`
+	// InheritEnv names the variables of the worker's environment the
+	// service gets beside the base (BaseEnv); no other one reaches it.
+	InheritEnv []string `json:"inheritEnv,omitempty"`
+	// User and Group the service runs as (the worker must run as root);
+	// empty: the worker's. A user without a group runs with its own
+	// primary group and supplementary groups.
+	User  string `json:"user,omitempty"`
+	Group string `json:"group,omitempty"`
+	// Limits are resource limits (rlimits) of the service.
+	Limits *Limits `json:"limits,omitempty"`
 	// Dir is the working directory (empty: the worker's).
 	Dir string `json:"dir,omitempty"`
 	// StartSeconds is how long the process must stay up before its start
@@ -32,6 +49,21 @@ type Process struct {
 	// goes to state unknown and probes until the host is back.
 	UnreachableAfter *Duration `json:"unreachableAfter,omitempty"`
 }
+
+// Limits are a service's resource limits, soft and hard alike; unset:
+// the worker's own.
+type Limits struct {
+	// Nofile: open files (RLIMIT_NOFILE).
+	Nofile *uint64 `json:"nofile,omitempty"`
+	// Nproc: processes of the service's user (RLIMIT_NPROC).
+	Nproc *uint64 `json:"nproc,omitempty"`
+	// Core: core file size in bytes (RLIMIT_CORE; 0: no core files).
+	Core *uint64 `json:"core,omitempty"`
+}
+
+// BaseEnv are the variables of the worker's environment every service
+// gets (LC_* too: every variable whose name starts so).
+var BaseEnv = []string{"PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME"}
 
 // DefaultUnreachableAfter is the default of process.unreachableAfter.
 const DefaultUnreachableAfter = 10 * time.Second
@@ -112,4 +144,32 @@ func (v *validator) process(path string, m map[string]any) {
 	if p.Host != "" && !namePattern.MatchString(p.Host) {
 		v.add(join(path, "host"), "%q is not a valid host name (letters, digits, '.', '_' and '-')", p.Host)
 	}
+	for _, k := range sortedKeys(p.Env) {
+		if !envNamePattern.MatchString(k) {
+			v.add(join(join(path, "env"), k), "%q is not a variable name (letters, digits and '_', not starting with a digit)", k)
+			continue
+		}
+		p.Env[k].check(v, join(join(path, "env"), k))
+	}
+	for i, f := range p.EnvFile {
+		if !filepath.IsAbs(f) {
+			v.add(fmt.Sprintf("%s.envFile[%d]", path, i), "%q is not an absolute path", f)
+		}
+	}
+	for i, n := range p.InheritEnv {
+		if !envNamePattern.MatchString(n) {
+			v.add(fmt.Sprintf("%s.inheritEnv[%d]", path, i), "%q is not a variable name", n)
+		}
+	}
+	for _, f := range []struct{ name, val string }{{"user", p.User}, {"group", p.Group}} {
+		if f.val != "" && !accountPattern.MatchString(f.val) {
+			v.add(join(path, f.name), "%q is not a %s name or number", f.val, f.name)
+		}
+	}
+	if p.Group != "" && p.User == "" {
+		v.add(join(path, "group"), "needs user (a group alone is not a change of identity)")
+	}
 }
+
+// accountPattern: a user or group name (as useradd takes them) or an ID.
+var accountPattern = regexp.MustCompile(`^([a-z_][a-z0-9_.-]{0,31}\$?|[0-9]+)$`)

@@ -510,6 +510,57 @@ process: {command: /bin/true}
 		{"process bad fields", "name: a\nkind: process\nprocess: {command: sleep, startSeconds: 0s, host: 'a/b'}\n", []string{"process.startSeconds: must be > 0", `process.host: "a/b" is not a valid host name (letters, digits, '.', '_' and '-')`}},
 		{"process unknown field", "name: a\nkind: process\nprocess: {command: sleep, shell: true}\n", []string{`process: invalid process block: json: unknown field "shell"`}},
 		{"process ok", "name: a\nkind: process\nprocess: {command: sleep, args: ['60'], startSeconds: 500ms, host: web-1}\n", nil},
+		{"process secrets ok", `
+name: a
+kind: process
+process:
+  command: app
+  env: {A: plain, B: {file: /etc/app/b}, C: {env: APP_C}}
+  envFile: /etc/app/env
+  inheritEnv: [HTTP_PROXY]
+  user: app
+  group: app
+  limits: {nofile: 4096, nproc: 64, core: 0}
+`, nil},
+		{"envFile as a list", "name: a\nkind: process\nprocess: {command: app, envFile: [/a, /b]}\n", nil},
+		{"secret reference with both, neither, relative, bad names", `
+name: a
+kind: process
+process:
+  command: app
+  env:
+    A: {file: /x, env: Y}
+    B: {}
+    C: {file: relative/x}
+    D: {env: "1BAD"}
+    "E-F": x
+  envFile: [etc/env]
+  inheritEnv: ["A B"]
+  user: "Bad User"
+  group: wheel
+`, []string{
+			"process.env.A: a secret reference takes one of file and env, not both",
+			"process.env.B: a secret reference needs file (an absolute path) or env (a variable name)",
+			`process.env.C.file: "relative/x" is not an absolute path`,
+			`process.env.D.env: "1BAD" is not a variable name`,
+			`process.env.E-F: "E-F" is not a variable name (letters, digits and '_', not starting with a digit)`,
+			`process.envFile[0]: "etc/env" is not an absolute path`,
+			`process.inheritEnv[0]: "A B" is not a variable name`,
+			`process.user: "Bad User" is not a user name or number`,
+		}},
+		{"group without user", "name: a\nkind: process\nprocess: {command: app, group: wheel}\n", []string{"process.group: needs user (a group alone is not a change of identity)"}},
+		{"secret reference unknown key", "name: a\nkind: process\nprocess: {command: app, env: {A: {path: /x}}}\n",
+			[]string{`process: invalid process block: secret reference: unknown key "path" (want file or env)`}},
+		{"header secret reference", `
+name: a
+kind: http
+http:
+  start: {url: "http://h/start", headers: {Authorization: {file: /etc/t}, X-Bad: {file: t}}}
+  health: {url: "http://h/health", headers: {X-Token: {env: ""}}}
+`, []string{
+			`http.start.headers.X-Bad.file: "t" is not an absolute path`,
+			`http.health.headers.X-Token: a secret reference needs file (an absolute path) or env (a variable name)`,
+		}},
 		{"worker options on a supervisor", `
 name: plant
 timeouts: {start: 1s}

@@ -75,11 +75,12 @@ const (
 	drainLimit  = 64 << 10
 )
 
-// Request is a resolved control request.
+// Request is a control request with its defaults filled in; secret
+// references in its headers are resolved at every send.
 type Request struct {
 	Method  string
 	URL     string
-	Headers map[string]string
+	Headers map[string]spec.Value
 	Body    string
 }
 
@@ -88,6 +89,7 @@ type Config struct {
 	Start            *Request // nil: none
 	Stop             *Request // nil: none
 	HealthURL        string
+	HealthHeaders    map[string]spec.Value
 	HealthTimeout    time.Duration
 	FailureThreshold int
 }
@@ -113,7 +115,12 @@ func ParseConfig(m map[string]any) (Config, error) {
 	if !spec.IsHTTPURL(raw.Health.URL) {
 		return Config{}, fmt.Errorf("http: health.url %q is not an absolute http(s) URL", raw.Health.URL)
 	}
-	c.HealthURL = raw.Health.URL
+	c.HealthURL, c.HealthHeaders = raw.Health.URL, raw.Health.Headers
+	for k := range c.HealthHeaders {
+		if !spec.IsHTTPToken(k) {
+			return Config{}, fmt.Errorf("http: health.headers: %q is not a valid header name", k)
+		}
+	}
 	if raw.Health.Timeout != nil {
 		c.HealthTimeout = raw.Health.Timeout.D()
 	}
@@ -306,12 +313,8 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 	if err != nil {
 		return driver.Permanent(fmt.Errorf("http: %s request: %w", action, err))
 	}
-	for k, v := range rq.Headers {
-		if strings.EqualFold(k, "Host") {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
+	if err := setHeaders(req, "http."+action+".headers", rq.Headers); err != nil {
+		return fmt.Errorf("http: %w", err)
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
@@ -326,6 +329,24 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 		return err
 	}
 	return driver.Permanent(err)
+}
+
+// setHeaders resolves headers (secret references read now, on this host)
+// and sets them on req; "Host" sets the request's host. A reference that
+// cannot be resolved is a Permanent error naming it (what.NAME).
+func setHeaders(req *http.Request, what string, headers map[string]spec.Value) error {
+	hs, err := driver.ResolveAll(what, headers)
+	if err != nil {
+		return err
+	}
+	for k, v := range hs {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	return nil
 }
 
 // retryable reports whether a non-2xx status of a control request may
@@ -349,6 +370,9 @@ func (d *Driver) check(ctx context.Context, c Config) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.HealthURL, nil)
 	if err != nil {
+		return err
+	}
+	if err := setHeaders(req, "http.health.headers", c.HealthHeaders); err != nil {
 		return err
 	}
 	resp, err := d.client.Do(req)

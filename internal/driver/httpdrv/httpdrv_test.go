@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -212,6 +214,39 @@ func TestStartSendsMethodHeadersBody(t *testing.T) {
 	require.Equal(t, "application/json", got[0].Header.Get("Content-Type"))
 	require.Equal(t, "svc.example", got[0].Host)
 	require.Equal(t, `{"replicas":1}`, got[0].Body)
+}
+
+// Header values may be secret references, resolved at every request: from
+// a file on this host, from the worker's environment; the health check
+// takes headers too. A reference that cannot be resolved fails the action
+// for good, naming it and no value.
+func TestHeadersFromSecretReferences(t *testing.T) {
+	s := newServer(t)
+	d := newDriver(t)
+	token := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(token, []byte("Bearer from-file\n"), 0o600))
+	t.Setenv("STEWARD_TEST_HEADER", "from-env")
+	b := block(s)
+	b["start"] = map[string]any{"url": s.URL + "/start", "headers": map[string]any{
+		"Authorization": map[string]any{"file": token}, "X-Key": map[string]any{"env": "STEWARD_TEST_HEADER"}}}
+	b["health"] = map[string]any{"url": s.URL + "/health", "headers": map[string]any{"X-Key": map[string]any{"env": "STEWARD_TEST_HEADER"}}}
+	_, err := d.Start(ctxT(t, 5*time.Second), req("wf", b))
+	require.NoError(t, err)
+	_, err = d.Observe(ctxT(t, 5*time.Second), req("wf", b))
+	require.NoError(t, err)
+	got := s.requests()
+	require.GreaterOrEqual(t, len(got), 2)
+	require.Equal(t, "Bearer from-file", got[0].Header.Get("Authorization"))
+	require.Equal(t, "from-env", got[0].Header.Get("X-Key"))
+	require.Equal(t, "/health", got[1].Path)
+	require.Equal(t, "from-env", got[1].Header.Get("X-Key"))
+
+	require.NoError(t, os.Remove(token))
+	_, err = d.Start(ctxT(t, 5*time.Second), req("wf", b))
+	require.Error(t, err)
+	require.True(t, driver.IsPermanent(err), "%v", err)
+	require.Contains(t, err.Error(), "http.start.headers.Authorization: secret file "+token+": no such file")
+	require.NotContains(t, err.Error(), "from-file")
 }
 
 func TestStartWithoutRequestDoesNoIO(t *testing.T) {

@@ -20,8 +20,15 @@ type Config struct {
 	Command string
 	// Args passed to the command.
 	Args []string
-	// Env is added to the worker's environment (and overrides it).
-	Env map[string]string
+	// Env, EnvFile and InheritEnv make the service's environment (see
+	// environment); secret references are resolved at every start.
+	Env        map[string]spec.Value
+	EnvFile    []string
+	InheritEnv []string
+	// User and Group the service runs as (empty: the worker's).
+	User, Group string
+	// Limits of the service (nil: the worker's).
+	Limits *spec.Limits
 	// Dir is the working directory (empty: the worker's).
 	Dir string
 	// StartSeconds is how long the process must stay up before its start
@@ -46,6 +53,11 @@ func ParseConfig(m map[string]any) (Config, error) {
 		Command:      raw.Command,
 		Args:         raw.Args,
 		Env:          raw.Env,
+		EnvFile:      raw.EnvFile,
+		InheritEnv:   raw.InheritEnv,
+		User:         raw.User,
+		Group:        raw.Group,
+		Limits:       raw.Limits,
 		Dir:          raw.Dir,
 		StartSeconds: DefaultStartSeconds,
 		Host:         raw.Host,

@@ -55,7 +55,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -274,6 +273,21 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	cmd := exec.Command(c.Command, c.Args...)
+	if cmd.Err != nil {
+		return "", classify(c.Command, cmd.Err)
+	}
+	l, err := prepare(c, cmd)
+	if err != nil {
+		return "", err
+	}
+	cmd.Env = l.env
+	cmd.Dir = c.Dir
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr.Credential = l.credential
+	if l.path != "" {
+		cmd.Path, cmd.Args = l.path, l.args
+	}
 	path := ""
 	if d.logDir != "" {
 		path = filepath.Join(d.logDir, logName(wfID))
@@ -287,11 +301,7 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		out.Close()
 		return "", fmt.Errorf("process: output pipe: %w", err)
 	}
-	cmd := exec.Command(c.Command, c.Args...)
-	cmd.Env = environ(c.Env)
-	cmd.Dir = c.Dir
 	cmd.Stdout, cmd.Stderr = wr, wr
-	cmd.SysProcAttr = sysProcAttr()
 
 	err = d.fork(cmd)
 	wr.Close() // the child holds its own copy
@@ -501,20 +511,6 @@ func describe(id string, st *os.ProcessState, err error) (driver.Exit, driver.Ob
 		return exit, driver.Exited
 	}
 	return exit, driver.Crashed
-}
-
-// environ is the worker's environment with env added, in a stable order.
-func environ(env map[string]string) []string {
-	out := os.Environ()
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }
 
 // classify marks a start failure that retrying cannot fix as Permanent: a

@@ -157,7 +157,7 @@ func TestParseConfig(t *testing.T) {
 		"dir": "/tmp", "startSeconds": "250ms", "host": "db1",
 	})
 	require.NoError(t, err)
-	require.Equal(t, Config{Command: "app", Args: []string{"-a", "b"}, Env: map[string]string{"K": "v"},
+	require.Equal(t, Config{Command: "app", Args: []string{"-a", "b"}, Env: map[string]spec.Value{"K": spec.Literal("v")},
 		Dir: "/tmp", StartSeconds: 250 * time.Millisecond, Host: "db1"}, c)
 
 	for name, m := range map[string]map[string]any{

@@ -1,0 +1,116 @@
+package driver
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// Resolve returns what v stands for on this host, at this moment: a literal
+// as written, a file's content (one trailing newline, or CRLF, trimmed), a
+// variable of this process's environment. Its errors name the reference
+// and where it is (what: "process.env.DB_PASSWORD"), never a value, and are
+// Permanent: a missing secret is not fixed by retrying the action.
+func Resolve(what string, v spec.Value) (string, error) {
+	switch {
+	case !v.IsRef():
+		return v.Literal, nil
+	case v.File != "":
+		b, err := os.ReadFile(v.File)
+		if err != nil {
+			return "", Permanent(fmt.Errorf("%s: secret file %s: %s", what, v.File, reason(err)))
+		}
+		b = bytes.TrimSuffix(b, []byte("\n"))
+		b = bytes.TrimSuffix(b, []byte("\r"))
+		return string(b), nil
+	default:
+		s, ok := os.LookupEnv(v.Env)
+		if !ok {
+			return "", Permanent(fmt.Errorf("%s: variable %s is not set in the worker's environment on this host", what, v.Env))
+		}
+		return s, nil
+	}
+}
+
+// ResolveAll resolves every value of m (what.KEY names each).
+func ResolveAll(what string, m map[string]spec.Value) (map[string]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, err := Resolve(what+"."+k, m[k])
+		if err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ReadEnvFile reads KEY=VALUE lines as systemd's EnvironmentFile= does:
+// blank lines and lines starting with # or ; are skipped, whitespace
+// around the key and before the value is trimmed, and a value in matching
+// double or single quotes loses them. A line of another form is an error
+// naming the file and the line number (not the line: it may hold a secret).
+// The variables come back in file order (a later one wins).
+func ReadEnvFile(path string) ([][2]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("envFile %s: %s", path, reason(err)))
+	}
+	defer f.Close()
+	var out [][2]string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !envKey.MatchString(k) {
+			return nil, Permanent(fmt.Errorf("envFile %s line %d: not KEY=VALUE", path, n))
+		}
+		v = strings.TrimLeft(v, " \t")
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		out = append(out, [2]string{k, v})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, Permanent(fmt.Errorf("envFile %s: %s", path, reason(err)))
+	}
+	return out, nil
+}
+
+// reason is an I/O error without the path it repeats.
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied (the worker's user cannot read it)"
+	}
+	return err.Error()
+}
