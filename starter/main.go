@@ -49,11 +49,18 @@ func main() {
 	root.PersistentFlags().StringVar(&g.conn.Address, "address", "", "Temporal frontend address (default: TEMPORAL_ADDRESS, the profile's, or localhost:7233)")
 	root.PersistentFlags().StringVar(&g.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
 	root.PersistentFlags().StringVar(&g.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
+	root.PersistentFlags().StringVar(&g.conn.EncryptionKeyFiles, "encryption-key-file", "", "the workers' payload encryption keys: files of 64 hex characters, comma-separated, the first encrypts (default: "+temporalclient.EncryptionKeyEnv+")")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if _, err := g.conn.Codec(); err != nil {
+			return badInput("%v", err)
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput("%v", err) })
 	root.AddCommand(applyCmd(g), statusCmd(g), deleteCmd(g),
 		desiredCmd(g, "start", "running", "Start the service(s) at PATH (desired running)"),
 		desiredCmd(g, "stop", "stopped", "Stop the service(s) at PATH (desired stopped)"),
-		restartCmd(g), rolloutCmd(g))
+		restartCmd(g), rolloutCmd(g), codecServerCmd(g))
 	err := root.Execute()
 	if err == nil {
 		return

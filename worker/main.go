@@ -44,6 +44,7 @@ func main() {
 	flag.StringVar(&o.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
 	flag.StringVar(&o.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
 	flag.StringVar(&o.conn.Compression, "grpc-compression", "gzip", "compression of requests to Temporal: gzip or none (none saves CPU on both sides when the server is near)")
+	flag.StringVar(&o.conn.EncryptionKeyFiles, "encryption-key-file", "", "encrypt every payload with AES-256-GCM: key files of 64 hex characters (openssl rand -hex 32), comma-separated, the first encrypts and all decrypt (default: "+temporalclient.EncryptionKeyEnv+")")
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
 	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
@@ -57,6 +58,10 @@ func main() {
 	}
 	if c := o.conn.Compression; c != temporalclient.CompressionGzip && c != temporalclient.CompressionNone {
 		fmt.Fprintf(os.Stderr, "worker: --grpc-compression %q: use gzip or none\n", c)
+		os.Exit(2)
+	}
+	if _, err := o.conn.Codec(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(2)
 	}
 	if !hostPattern.MatchString(o.host) {

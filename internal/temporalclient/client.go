@@ -6,6 +6,8 @@ package temporalclient
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -14,6 +16,7 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/encryption"
 )
 
 // Defaults when neither a flag, an environment variable nor a profile says
@@ -34,6 +37,31 @@ type Config struct {
 	// empty) or "none" (cheaper on CPU, on both sides, where bandwidth is
 	// not the limit, e.g. a server on the same machine).
 	Compression string
+	// EncryptionKeyFiles: key files of the payload codec, comma-separated
+	// (the first encrypts, all decrypt; see internal/encryption). Empty:
+	// STEWARD_ENCRYPTION_KEY_FILE, or no encryption.
+	EncryptionKeyFiles string
+}
+
+// EncryptionKeyEnv names the environment variable of the key files.
+const EncryptionKeyEnv = "STEWARD_ENCRYPTION_KEY_FILE"
+
+// Codec returns the payload codec c names (nil: none).
+func (c Config) Codec() (*encryption.Codec, error) {
+	files := c.EncryptionKeyFiles
+	if files == "" {
+		files = os.Getenv(EncryptionKeyEnv)
+	}
+	if files == "" {
+		return nil, nil
+	}
+	var list []string
+	for _, f := range strings.Split(files, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			list = append(list, f)
+		}
+	}
+	return encryption.Load(list...)
 }
 
 // Compression values.
@@ -60,6 +88,13 @@ func (c Config) Options() (client.Options, error) {
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
+	}
+	codec, err := c.Codec()
+	if err != nil {
+		return client.Options{}, err
+	}
+	if codec != nil {
+		opts.DataConverter = codec.DataConverter()
 	}
 	switch c.Compression {
 	case "", CompressionGzip:

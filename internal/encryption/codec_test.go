@@ -1,0 +1,129 @@
+package encryption
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+func keyFile(t *testing.T, b byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "key")
+	require.NoError(t, os.WriteFile(p, []byte(hex.EncodeToString(bytes.Repeat([]byte{b}, 32))+"\n"), 0o600))
+	return p
+}
+
+func TestRoundTripHidesThePlainText(t *testing.T) {
+	c, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	dc := c.DataConverter()
+	p, err := dc.ToPayload(map[string]string{"token": "s3cret"})
+	require.NoError(t, err)
+	require.NotContains(t, string(p.Data), "s3cret")
+	require.Equal(t, Encoding, string(p.Metadata[converter.MetadataEncoding]))
+	var back map[string]string
+	require.NoError(t, dc.FromPayload(p, &back))
+	require.Equal(t, "s3cret", back["token"])
+}
+
+func TestRotatedKeysStillDecrypt(t *testing.T) {
+	old, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	p, err := old.DataConverter().ToPayload("written with the old key")
+	require.NoError(t, err)
+
+	rotated, err := Load(keyFile(t, 2), keyFile(t, 1))
+	require.NoError(t, err)
+	var s string
+	require.NoError(t, rotated.DataConverter().FromPayload(p, &s))
+	require.Equal(t, "written with the old key", s)
+	q, err := rotated.DataConverter().ToPayload("new")
+	require.NoError(t, err)
+	require.Equal(t, KeyID(bytes.Repeat([]byte{2}, 32)), string(q.Metadata[MetadataKeyID]), "the first key encrypts")
+
+	newOnly, err := Load(keyFile(t, 2))
+	require.NoError(t, err)
+	err = newOnly.DataConverter().FromPayload(p, &s)
+	require.ErrorContains(t, err, "not among the keys given")
+}
+
+func TestPlainPayloadsPassThrough(t *testing.T) {
+	c, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	plain, err := converter.GetDefaultDataConverter().ToPayload("plain json")
+	require.NoError(t, err)
+	out, err := c.Decode([]*commonpb.Payload{plain})
+	require.NoError(t, err)
+	require.Same(t, plain, out[0])
+}
+
+func TestTamperedPayloadFails(t *testing.T) {
+	c, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	p, err := c.DataConverter().ToPayload("x")
+	require.NoError(t, err)
+	p.Data[len(p.Data)-1] ^= 1
+	_, err = c.Decode([]*commonpb.Payload{p})
+	require.ErrorContains(t, err, "does not decrypt")
+}
+
+func TestBadKeyFilesAreNamed(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	require.NoError(t, os.WriteFile(short, []byte("abcd\n"), 0o600))
+	nothex := filepath.Join(dir, "nothex")
+	require.NoError(t, os.WriteFile(nothex, []byte(strings.Repeat("zz", 32)), 0o600))
+	_, err := Load(short)
+	require.EqualError(t, err, "encryption key file "+short+": want 32 bytes as 64 hex characters (openssl rand -hex 32), found 4 characters")
+	_, err = Load(nothex)
+	require.EqualError(t, err, "encryption key file "+nothex+": want 32 bytes as 64 hex characters (openssl rand -hex 32), found 64 characters that are not all hex")
+	_, err = Load(filepath.Join(dir, "missing"))
+	require.ErrorContains(t, err, "encryption key file "+filepath.Join(dir, "missing"))
+}
+
+// The codec server decodes what the codec encoded, passes plain payloads
+// through, and answers the Web UI's CORS preflight for its origin only.
+func TestCodecServer(t *testing.T) {
+	c, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	srv := httptest.NewServer(Handler(c, "http://ui.example:8233"))
+	defer srv.Close()
+	enc, err := c.DataConverter().ToPayload(map[string]string{"state": "running"})
+	require.NoError(t, err)
+	plain, err := converter.GetDefaultDataConverter().ToPayload("plain")
+	require.NoError(t, err)
+	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{enc, plain}})
+	require.NoError(t, err)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/decode", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "http://ui.example:8233")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "http://ui.example:8233", resp.Header.Get("Access-Control-Allow-Origin"))
+	var out commonpb.Payloads
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	require.NoError(t, protojson.Unmarshal(buf.Bytes(), &out))
+	require.Len(t, out.Payloads, 2)
+	require.JSONEq(t, `{"state":"running"}`, string(out.Payloads[0].Data))
+	require.Equal(t, `"plain"`, string(out.Payloads[1].Data))
+
+	pre, _ := http.NewRequest(http.MethodOptions, srv.URL+"/decode", nil)
+	pre.Header.Set("Origin", "http://evil.example")
+	resp2, err := http.DefaultClient.Do(pre)
+	require.NoError(t, err)
+	resp2.Body.Close()
+	require.Empty(t, resp2.Header.Get("Access-Control-Allow-Origin"), "another origin gets no CORS grant")
+}
