@@ -8,7 +8,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -81,4 +80,56 @@ children:
 	require.Equal(t, 0, r.code, r.stderr)
 	waitState(t, "it-ui/web", "stopped", time.Minute)
 	browse(t, ctx, list("stopped"), "it-ui/web")
+}
+
+// With payloads encrypted, the Web UI shows a workflow's input decoded,
+// through the codec server the dev server's UI is configured with
+// (--ui-codec-endpoint); the history itself holds ciphertext (see
+// TestEncryptedPayloads).
+func TestBrowserWebUIDecodesEncryptedPayloads(t *testing.T) {
+	needServer(t)
+	exe := chromium(t)
+	const ns = "encrypted-ui"
+	r := temporalCLI(t, "operator", "namespace", "create", "-n", ns)
+	require.True(t, r.code == 0 || strings.Contains(r.stderr, "already"), r.stderr)
+	eventually(t, time.Minute, func() (bool, string) {
+		r := temporalCLI(t, "workflow", "list", "-n", ns, "--limit", "1")
+		return r.code == 0, r.stderr
+	})
+	w, err := startWorker("worker-encrypted-ui", "--namespace", ns, "--encryption-key-file", codecKey)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	const marker = "decoded-marker-81f2"
+	r = starter(t, "--namespace", ns, "--encryption-key-file", codecKey, "apply", "-f", writeSpec(t, `
+name: it-ui-enc
+children:
+  - name: p
+    kind: process
+    process: {command: sleep, args: ["300"], startSeconds: 200ms, env: {NOTE: `+marker+`}}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "--namespace", ns, "--encryption-key-file", codecKey, "delete", "it-ui-enc") })
+	runID := temporalCLI(t, "workflow", "describe", "-n", ns, "-w", "it-ui-enc/p", "-o", "json")
+	require.Equal(t, 0, runID.code, runID.stderr)
+	id := between(runID.stdout, `"runId": "`, `"`)
+	require.NotEmpty(t, id, runID.stdout)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	browse(t, ctx, "/namespaces/"+ns+"/workflows/"+url.PathEscape("it-ui-enc/p")+"/"+id+"/history", marker)
+}
+
+// between is the text of s after the first from, up to the next to.
+func between(s, from, to string) string {
+	_, rest, ok := strings.Cut(s, from)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, to)
+	return v
 }

@@ -77,11 +77,20 @@ func run(m *testing.M) int {
 		}
 	}
 	serverLog, _ := os.Create(filepath.Join(workDir, "server.log"))
+	extra := []string{}
 	if withUI { // the browser tests (build tag browser)
 		if uiAddr, err = freePort(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		// The UI decodes encrypted payloads through a codec server.
+		stop, err := startCodecServer()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "integration:", err)
+			return 1
+		}
+		defer stop()
+		extra = append(extra, "--ui-codec-endpoint", "http://"+codecAddr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	_, uiPortOnly, _ := strings.Cut(uiAddr, ":")
@@ -94,13 +103,13 @@ func run(m *testing.M) int {
 			Logger: quiet{},
 		},
 		// The settings of DESIGN.md's table: fast dispatch, WAL, one partition.
-		ExtraArgs: []string{
+		ExtraArgs: append([]string{
 			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
 			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
 			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
-		},
+		}, extra...),
 		Stdout: serverLog, Stderr: serverLog,
 	})
 	cancel()
@@ -181,10 +190,13 @@ func (w *workerProc) kill() {
 }
 
 // withUI (set by the browser tests' build) starts the dev server with its
-// Web UI, at uiAddr.
+// Web UI, at uiAddr, and a codec server at codecAddr with the key in
+// codecKey.
 var (
-	withUI bool
-	uiAddr string
+	withUI    bool
+	uiAddr    string
+	codecAddr string
+	codecKey  string
 )
 
 // mainWorker serves every test; a test that kills it starts a replacement.
@@ -338,3 +350,22 @@ func (quiet) Debug(string, ...any) {}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
+
+// startCodecServer writes a key and runs `starter codec-server` with it,
+// for the Web UI (the browser tests).
+func startCodecServer() (stop func(), err error) {
+	codecKey = filepath.Join(workDir, "codec.key")
+	key := strings.Repeat("5a", 32)
+	if err := os.WriteFile(codecKey, []byte(key+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	if codecAddr, err = freePort(); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(starterBin, "codec-server", "--listen", codecAddr, "--encryption-key-file", codecKey,
+		"--ui-origin", "http://"+uiAddr)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
+}

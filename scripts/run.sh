@@ -33,6 +33,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 0' INT TERM
 
+# With STEWARD_ENCRYPTION_KEY_FILE set, worker and starter encrypt every
+# payload (they read the variable themselves), and the Web UI decodes them
+# through a codec server on loopback.
+CODEC_ARGS=()
+if [ -n "${STEWARD_ENCRYPTION_KEY_FILE:-}" ]; then
+  CODEC_PORT="${STEWARD_CODEC_PORT:-$((UI_PORT + 1))}"
+  port_busy "$CODEC_PORT" && { echo "port $CODEC_PORT (the codec server) is in use: set STEWARD_CODEC_PORT." >&2; exit 1; }
+  echo "Starting the codec server on 127.0.0.1:$CODEC_PORT (payloads encrypted with $STEWARD_ENCRYPTION_KEY_FILE)..."
+  bin/starter codec-server --listen "127.0.0.1:$CODEC_PORT" \
+    --ui-origin "http://localhost:$UI_PORT,http://127.0.0.1:$UI_PORT" >"$DATA/codec-server.log" 2>&1 &
+  pids+=($!)
+  CODEC_ARGS=(--ui-codec-endpoint "http://127.0.0.1:$CODEC_PORT")
+fi
+
 # The server settings measured in DESIGN.md: faster dispatch, SQLite WAL (it
 # survives a process crash, not a power cut), one task-queue partition.
 echo "Starting the Temporal dev server on $ADDRESS (Web UI on http://localhost:$UI_PORT)..."
@@ -45,12 +59,13 @@ bin/temporal server start-dev \
   --dynamic-config-value history.timerProcessorMaxPollRPS=1000 \
   --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
   --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
+  "${CODEC_ARGS[@]}" \
   >"$DATA/server.log" 2>&1 &
 pids+=($!)
 
 for i in $(seq 1 120); do
   if bin/temporal operator cluster health --address "$ADDRESS" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "${pids[0]}" 2>/dev/null; then
+  if ! kill -0 "${pids[-1]}" 2>/dev/null; then
     echo "The dev server exited; see $DATA/server.log:" >&2; tail -20 "$DATA/server.log" >&2; exit 1
   fi
   sleep 0.5
@@ -85,7 +100,7 @@ Logs: $DATA/server.log, $DATA/worker.log. Press Ctrl-C to stop everything.
 TXT
 
 # Wait until Ctrl-C or until the server or the worker exits.
-while kill -0 "${pids[0]}" 2>/dev/null && kill -0 "${pids[1]}" 2>/dev/null; do
+while kill -0 "${pids[-2]}" 2>/dev/null && kill -0 "${pids[-1]}" 2>/dev/null; do
   sleep 1
 done
 echo "The dev server or the worker exited; see $DATA/*.log." >&2

@@ -51,7 +51,7 @@ func codecServerCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8234", "address to serve on (keep it where only those who may read the payloads reach it)")
-	cmd.Flags().StringVar(&uiOrigin, "ui-origin", "", "the Web UI's origin (scheme://host:port) that browsers may call it from; empty: none, * any")
+	cmd.Flags().StringVar(&uiOrigin, "ui-origin", "", "the Web UI's origins (scheme://host:port, comma-separated) that browsers may call it from; empty: none, * any (any web page then can)")
 	return cmd
 }
 
