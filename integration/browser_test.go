@@ -32,6 +32,17 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// newBrowser starts headless Chromium for the test (4 minutes at most).
+func newBrowser(t *testing.T, exe string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
 // browse opens page in headless Chromium and waits (with a deadline) until
 // its text contains want.
 func browse(t *testing.T, ctx context.Context, page, want string) {
@@ -60,13 +71,7 @@ children:
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() { deleteTree(t, "it-ui") })
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
+	ctx := newBrowser(t, exe)
 
 	list := func(state string) string {
 		return "/namespaces/default/workflows?query=" + url.QueryEscape(fmt.Sprintf(`StewardPath="it-ui/web" AND StewardState="%s"`, state))
@@ -114,13 +119,7 @@ children:
 	id := between(runID.stdout, `"runId": "`, `"`)
 	require.NotEmpty(t, id, runID.stdout)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
+	ctx := newBrowser(t, exe)
 	browse(t, ctx, "/namespaces/"+ns+"/workflows/"+url.PathEscape("it-ui-enc/p")+"/"+id+"/history", marker)
 }
 
