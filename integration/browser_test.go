@@ -53,7 +53,7 @@ func browse(t *testing.T, ctx context.Context, page, want string) {
 		if err := chromedp.Run(ctx, chromedp.Text("body", &text, chromedp.ByQuery)); err != nil {
 			return false, err.Error()
 		}
-		return strings.Contains(text, want), fmt.Sprintf("%s: no %q in %.400s", page, want, text)
+		return strings.Contains(text, want), fmt.Sprintf("%s: no %q in %.3000s", page, want, text)
 	})
 }
 
@@ -87,7 +87,8 @@ children:
 	browse(t, ctx, list("stopped"), "it-ui/web")
 }
 
-// With payloads encrypted, the Web UI shows a workflow's input decoded,
+// With payloads encrypted, the Web UI shows a workflow's input (its spec)
+// decoded,
 // through the codec server the dev server's UI is configured with
 // (--ui-codec-endpoint); the history itself holds ciphertext (see
 // TestEncryptedPayloads).
@@ -121,6 +122,7 @@ children:
 
 	ctx := newBrowser(t, exe)
 	browse(t, ctx, "/namespaces/"+ns+"/workflows/"+url.PathEscape("it-ui-enc/p")+"/"+id+"/history", marker)
+
 }
 
 // between is the text of s after the first from, up to the next to.
