@@ -369,3 +369,48 @@ func TestGrafanaProvisioningPointsAtTheMounts(t *testing.T) {
 	require.Contains(t, vols, "./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro")
 	require.Contains(t, vols, "./deploy/grafana/provisioning:/etc/grafana/provisioning:ro")
 }
+
+// The alerting rules: loaded by the compose Prometheus, each a named alert
+// with an expression over metrics steward emits, a severity and a summary;
+// `promtool check rules` agrees where promtool is installed (Debian's
+// package prometheus).
+func TestAlertRules(t *testing.T) {
+	cfg := loadYAML(t, filepath.Join("prometheus", "prometheus.yml"))
+	require.Contains(t, strs(t, cfg["rule_files"], "rule_files"), "/etc/prometheus/alerts.yml")
+	compose, err := os.ReadFile(filepath.Join("..", "docker-compose.yml"))
+	require.NoError(t, err)
+	require.Contains(t, string(compose), "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro")
+
+	rules := loadYAML(t, filepath.Join("prometheus", "alerts.yml"))
+	emitted := emittedMetrics(t)
+	alerts := map[string]bool{}
+	for _, g := range asList(t, rules["groups"], "groups") {
+		group := asMap(t, g, "group")
+		for i, r := range asList(t, group["rules"], "rules") {
+			rule := asMap(t, r, "rules["+strconv.Itoa(i)+"]")
+			name, _ := rule["alert"].(string)
+			require.NotEmpty(t, name, "rule %d has no alert name", i)
+			alerts[name] = true
+			expr, _ := rule["expr"].(string)
+			require.NotEmpty(t, strings.TrimSpace(expr), "%s has no expr", name)
+			ms := metricName.FindAllString(expr, -1)
+			require.NotEmpty(t, ms, "%s queries no steward metric", name)
+			for _, m := range ms {
+				require.True(t, emitted[m], "%s queries %s, which steward does not emit", name, m)
+			}
+			labels := asMap(t, rule["labels"], name+".labels")
+			require.Contains(t, []any{"page", "ticket"}, labels["severity"], "%s severity", name)
+			ann := asMap(t, rule["annotations"], name+".annotations")
+			require.NotEmpty(t, ann["summary"], "%s has no summary", name)
+		}
+	}
+	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated"} {
+		require.True(t, alerts[want], "no alert %s", want)
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		out, err := exec.Command(promtool, "check", "rules", filepath.Join("prometheus", "alerts.yml")).CombinedOutput()
+		require.NoError(t, err, "promtool check rules: %s", out)
+	} else {
+		t.Log("promtool not installed (Debian: apt-get install prometheus): the structure checks above only")
+	}
+}

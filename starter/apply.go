@@ -28,13 +28,18 @@ func applyCmd(g *globals) *cobra.Command {
 	var wait bool
 	var timeout time.Duration
 	var historyLimit int
+	var dryRun bool
+	var output string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
-		Short: "Validate a spec, then start its tree or hand the running tree the new spec",
+		Short: "Validate a spec, then start its tree or hand the running tree the new spec (--dry-run: only say what would change)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return badInput("apply needs -f FILE")
+			}
+			if output != "text" && output != "json" {
+				return badInput("-o must be text or json, not %q", output)
 			}
 			if historyLimit < 0 {
 				return badInput("--history-limit must be >= 0, not %d", historyLimit)
@@ -49,6 +54,13 @@ func applyCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			ctx := cmd.Context()
+			if dryRun {
+				running, err := runningTree(ctx, c, node.Name)
+				if err != nil {
+					return err
+				}
+				return printPlan(cmd.OutOrStdout(), spec.Diff(running, node), output)
+			}
 			if err := temporalclient.EnsureSearchAttributes(ctx, c, g.namespace, workflows.SearchAttributeNames); err != nil {
 				return failure("%v", err)
 			}
@@ -74,6 +86,8 @@ func applyCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "spec file (YAML)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every worker is at its desired state (or one fails), showing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "compare the file with the running tree and print what apply would add, remove and change, field by field; start and signal nothing")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format of --dry-run: text or json")
 	cmd.Flags().IntVar(&historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
 	return cmd
 }

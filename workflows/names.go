@@ -45,6 +45,11 @@ const (
 	SignalSupervise = "supervise"
 	// QueryStatus answers Status as JSON.
 	QueryStatus = "status"
+	// QuerySpec answers the node's spec as the workflow holds it (as
+	// written, templates unrendered): a supervisor its own level (its
+	// children without their subtrees), a worker its node. `starter apply
+	// --dry-run` assembles the running tree from it.
+	QuerySpec = "spec"
 )
 
 // Custom search attributes, upserted on change.

@@ -132,6 +132,9 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return w.status(), nil }); err != nil {
 		return nil, err
 	}
+	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return w.in.Spec, nil }); err != nil {
+		return nil, err
+	}
 	if err := w.setupRolloutUpdate(ctx); err != nil {
 		return nil, err
 	}
