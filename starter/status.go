@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -27,6 +28,8 @@ const exactUpTo = 1000
 
 func statusCmd(g *globals) *cobra.Command {
 	var output, exact string
+	var watch bool
+	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "status [PATH]",
 		Short: "Show the status of the tree at PATH (every running tree when omitted)",
@@ -38,32 +41,44 @@ func statusCmd(g *globals) *cobra.Command {
 			if exact != "auto" && exact != "true" && exact != "false" {
 				return badInput("--exact must be auto, true or false, not %q", exact)
 			}
+			if watch && interval <= 0 {
+				return badInput("--interval must be > 0, not %s", interval)
+			}
 			c, err := g.dial()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			sts := []workflows.Status{}
-			if len(a) == 1 {
-				st, err := sizedStatus(cmd.Context(), c, a[0], exact)
-				if err != nil {
-					return err
+			collect := func(ctx context.Context) ([]workflows.Status, error) {
+				sts := []workflows.Status{}
+				if len(a) == 1 {
+					st, err := sizedStatus(ctx, c, a[0], exact)
+					if err != nil {
+						return nil, err
+					}
+					return append(sts, st), nil
 				}
-				sts = append(sts, st)
-			} else {
-				roots, err := listRoots(cmd.Context(), c, g.namespace)
+				roots, err := listRoots(ctx, c, g.namespace)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				for _, r := range roots {
-					st, err := sizedStatus(cmd.Context(), c, r, exact)
+					st, err := sizedStatus(ctx, c, r, exact)
 					if err != nil {
-						return err
+						return nil, err
 					}
 					sts = append(sts, st)
 				}
+				return sts, nil
 			}
 			out := cmd.OutOrStdout()
+			if watch {
+				return watchStatus(cmd.Context(), out, cmd.ErrOrStderr(), collect, output, interval, strings.Join(append([]string{"starter status"}, a...), " "))
+			}
+			sts, err := collect(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if output == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -81,6 +96,8 @@ func statusCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "watch until interrupted: redraw on change on a terminal, otherwise print a line per change (-o json: a JSON object per change)")
+	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --watch asks")
 	cmd.Flags().StringVar(&exact, "exact", "auto", fmt.Sprintf("ask every worker for its row: true, false (the supervisors' records: state, desired state and generation current, counters as of the last report), or auto (true up to %d workers)", exactUpTo))
 	return cmd
 }
