@@ -65,6 +65,7 @@ children:
 			strings.Contains(out.String(), "it-watch/a: stopping -> stopped"), out.String()
 	})
 	require.NotContains(t, out.String(), "it-watch/b: running ->", "an unchanged node prints no line")
+	t.Logf("status -w printed:\n%s", out.String())
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	select {
