@@ -45,6 +45,23 @@ type WorkerCarry struct {
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
 	// ReportSeq numbers the reports to the parent.
 	ReportSeq int64 `json:"reportSeq,omitempty"`
+	// Journal is the worker's last JournalLimit state transitions, oldest
+	// first, carried over continue-as-new (the `history` query).
+	Journal []JournalEntry `json:"journal,omitempty"`
+}
+
+// JournalLimit bounds a worker's journal: about 180 bytes an entry as JSON
+// with its action, 18 KB carried over continue-as-new at most (measured).
+const JournalLimit = 100
+
+// JournalEntry is one state transition: when, from which state to which,
+// the reason status gave, and the action whose end caused it (if one did).
+type JournalEntry struct {
+	Time   time.Time     `json:"time"`
+	From   string        `json:"from"`
+	State  string        `json:"state"`
+	Reason string        `json:"reason"`
+	Action *ActionStatus `json:"action,omitempty"`
 }
 
 // WorkerWorkflow supervises one service.
@@ -85,12 +102,15 @@ type inflight struct {
 }
 
 type workerRun struct {
-	ctx    workflow.Context
-	log    log.Logger
-	in     WorkerInput
-	node   spec.Node // resolved
-	carry  WorkerCarry
-	flight *inflight
+	ctx   workflow.Context
+	log   log.Logger
+	in    WorkerInput
+	node  spec.Node // resolved
+	carry WorkerCarry
+	// actionEnded: the event being handled is an action's result (the
+	// journal names the action that caused a transition).
+	actionEnded bool
+	flight      *inflight
 
 	backoff       deadline // the pending automatic restart
 	observeTimer  workflow.Future
@@ -133,6 +153,9 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		return nil, err
 	}
 	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return w.in.Spec, nil }); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryHistory, func() ([]JournalEntry, error) { return w.carry.Journal, nil }); err != nil {
 		return nil, err
 	}
 	if err := w.setupRolloutUpdate(ctx); err != nil {

@@ -43,6 +43,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 			attempts = 1
 		}
 		w.carry.LastAction = ActionStatus{Name: string(f.action), Status: string(r.Outcome), Attempts: attempts, Error: r.Error}
+		w.actionEnded = true
 	}
 	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
 	w.replayPendingExits()

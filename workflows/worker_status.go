@@ -26,8 +26,10 @@ func (w *workerRun) afterEvent() {
 			count(w.ctx, name, map[string]string{"host": host})
 		}
 		w.carry.Since = workflow.Now(w.ctx)
+		w.journal(m)
 		w.lastState = m.State
 	}
+	w.actionEnded = false
 	// Backoff timer: exactly one, for the current BackoffUntil.
 	if m.State == tick.Backoff && w.flight == nil {
 		w.backoff.set(w.ctx, m.BackoffUntil)
@@ -51,6 +53,20 @@ func (w *workerRun) afterEvent() {
 	w.publish()
 	w.armWake()
 	workflow.SetCurrentDetails(w.ctx, w.details())
+}
+
+// journal records the transition from w.lastState to m.State, with the
+// action whose end caused it, keeping the last JournalLimit.
+func (w *workerRun) journal(m *tick.Memory) {
+	e := JournalEntry{Time: w.carry.Since, From: string(w.lastState), State: string(m.State), Reason: m.Reason}
+	if w.actionEnded {
+		a := w.carry.LastAction
+		e.Action = &a
+	}
+	w.carry.Journal = append(w.carry.Journal, e)
+	if n := len(w.carry.Journal) - JournalLimit; n > 0 {
+		w.carry.Journal = append([]JournalEntry(nil), w.carry.Journal[n:]...)
+	}
 }
 
 // publish makes a change of status known: the search attributes and the
