@@ -88,7 +88,7 @@ children:
 }
 
 // With payloads encrypted, the Web UI shows a workflow's input (its spec)
-// decoded,
+// and a query's answer (its state transitions) decoded,
 // through the codec server the dev server's UI is configured with
 // (--ui-codec-endpoint); the history itself holds ciphertext (see
 // TestEncryptedPayloads).
@@ -122,7 +122,18 @@ children:
 
 	ctx := newBrowser(t, exe)
 	browse(t, ctx, "/namespaces/"+ns+"/workflows/"+url.PathEscape("it-ui-enc/p")+"/"+id+"/history", marker)
-
+	// Its state, as a query answers it (encrypted by the worker): the
+	// Queries tab runs the first query type, history (the journal of
+	// transitions), and shows the answer decoded.
+	browse(t, ctx, "/namespaces/"+ns+"/workflows/"+url.PathEscape("it-ui-enc/p")+"/"+id+"/query", "Run Query")
+	require.NoError(t, chromedp.Run(ctx, chromedp.Click(`//button[contains(normalize-space(.), "Run Query")]`, chromedp.BySearch)))
+	var text string
+	eventually(t, time.Minute, func() (bool, string) {
+		if err := chromedp.Run(ctx, chromedp.Text("body", &text, chromedp.ByQuery)); err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(text, `"state": "running"`) && strings.Contains(text, `"reason": "started"`), fmt.Sprintf("no decoded answer in %.3000s", text)
+	})
 }
 
 // between is the text of s after the first from, up to the next to.
