@@ -76,19 +76,28 @@ UI_PID="$DIR/ui.pid"
 
 # --- PostgreSQL -------------------------------------------------------------
 
-pg_bindir() {
-  if command -v pg_ctl >/dev/null 2>&1; then dirname "$(command -v pg_ctl)"; return; fi
-  local d
-  d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
-  [ -n "$d" ] && [ -x "$d/pg_ctl" ] && { echo "$d"; return; }
+# find_pg sets PG_BIN, the directory of pg_ctl and initdb, once. (Outside
+# any trap: a command substitution in bash's INT trap handler ends with
+# status 130, which set -e turns into an exit midway through down.)
+PG_BIN=""
+find_pg() {
+  [ -z "$PG_BIN" ] || return 0
+  local p
+  if p="$(command -v pg_ctl 2>/dev/null)" && [ -n "$p" ]; then PG_BIN="${p%/*}"; return 0; fi
+  p="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
+  if [ -n "$p" ] && [ -x "$p/pg_ctl" ]; then PG_BIN="$p"; return 0; fi
   die "PostgreSQL not found (no pg_ctl on PATH or in /usr/lib/postgresql/*/bin). On Debian: apt-get install postgresql (the server package; postgresql-client alone is not enough)"
 }
+
+IS_ROOT=0
+[ "$(id -u)" != 0 ] || IS_ROOT=1
+PG_GID="$(id -g "$PG_USER_WANTED" 2>/dev/null || true)"
 
 # as_pg runs a command as the PostgreSQL user: that user when we are root,
 # ourselves otherwise.
 as_pg() {
-  if [ "$(id -u)" = 0 ]; then
-    setpriv --reuid="$PG_USER_WANTED" --regid="$(id -g "$PG_USER_WANTED")" --init-groups -- "$@"
+  if [ "$IS_ROOT" = 1 ]; then
+    setpriv --reuid="$PG_USER_WANTED" --regid="$PG_GID" --init-groups -- "$@"
   else
     "$@"
   fi
@@ -118,8 +127,8 @@ pg_prepare_dir() {
 }
 
 pg_start() {
-  local bindir
-  bindir="$(pg_bindir)"
+  find_pg
+  local bindir="$PG_BIN"
   pg_prepare_dir
   if [ ! -s "$DIR/pg-password" ]; then
     (umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$DIR/pg-password")
@@ -146,8 +155,8 @@ pg_start() {
 
 pg_stop() {
   [ -f "$PGDATA/PG_VERSION" ] || return 0
-  local bindir
-  bindir="$(pg_bindir)"
+  find_pg
+  local bindir="$PG_BIN"
   if as_pg "$bindir/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     as_pg "$bindir/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null && say "PostgreSQL stopped"
   fi
@@ -391,7 +400,11 @@ cmd_up() {
   [ "$UI_PORT" = off ] || say "Web UI: http://127.0.0.1:$UI_PORT/namespaces/default/workflows"
   say "use it: bin/worker --address $ADDRESS; bin/starter --address $ADDRESS apply -f examples/demo.yaml"
   if [ "$foreground" = --foreground ]; then
-    trap 'echo; cmd_down; exit 0' INT TERM
+    # The handler ignores further INT and TERM: a Ctrl-C reaches the whole
+    # process group, and bash would otherwise end itself midway through the
+    # down (seen: PostgreSQL left running).
+    trap 'trap "" INT TERM; echo; cmd_down; exit 0' INT TERM
+    find_pg
     say "Ctrl-C takes it down. Logs: $DIR/server.log"
     while running "$SERVER_PID" "$SERVER_BIN"; do sleep 1; done
     say "the server exited; see $DIR/server.log"
@@ -430,7 +443,8 @@ cmd_status() {
   else
     say "server: not running"; rc=1
   fi
-  if [ -f "$PGDATA/PG_VERSION" ] && as_pg "$(pg_bindir)/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+  find_pg
+  if [ -f "$PGDATA/PG_VERSION" ] && as_pg "$PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "PostgreSQL: running on 127.0.0.1:$PG_PORT, data in $PGDATA"
   else
     say "PostgreSQL: not running"; rc=1
