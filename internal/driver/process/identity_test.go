@@ -21,7 +21,7 @@ import (
 // environOf reads /proc/PID/environ of a running process.
 func environOf(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "environ"))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, kv := range strings.Split(string(b), "\x00") {
@@ -31,8 +31,6 @@ func environOf(t *testing.T, pid int) map[string]string {
 	}
 	return out
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // ownerName is the user name of the owner of a /proc entry.
 func ownerName(t *testing.T, st os.FileInfo) string {
@@ -133,7 +131,7 @@ func TestLimitsApplyToTheService(t *testing.T) {
 		b, err := os.ReadFile(out)
 		return err == nil && strings.TrimSpace(string(b)) == "123 0"
 	}, 10*time.Second, 20*time.Millisecond)
-	cmdline, err := os.ReadFile(filepath.Join("/proc", itoa(pidOf(id)), "cmdline"))
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pidOf(id)), "cmdline"))
 	require.NoError(t, err)
 	require.Equal(t, "sleep\x0030\x00", string(cmdline), "the instance's PID is the service itself")
 }
@@ -151,7 +149,7 @@ func TestUserChangesIdentity(t *testing.T) {
 		return
 	}
 	require.NoError(t, err)
-	st, err := os.Stat(filepath.Join("/proc", itoa(pidOf(id))))
+	st, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pidOf(id))))
 	require.NoError(t, err)
 	require.Equal(t, "nobody", ownerName(t, st))
 	env := environOf(t, pidOf(id))
