@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
@@ -50,6 +51,9 @@ type SupervisorCarry struct {
 	supervise.Memory
 	// ReportSeq numbers the reports to the parent.
 	ReportSeq int64 `json:"reportSeq,omitempty"`
+	// Troubled and Notifications: as a worker's (notify.go).
+	Troubled      bool                          `json:"troubled,omitempty"`
+	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 }
 
 // ChildRecord is what a supervisor knows of one child: a few hundred bytes,
@@ -176,6 +180,8 @@ type supervisorRun struct {
 	searchState  string
 	// out holds what this run sent until it is delivered.
 	out outbox
+	// notes holds the notifications not yet delivered.
+	notes notifier
 
 	// The one timer of a plan's backoff or step, or of a cooldown.
 	wake deadline
@@ -204,6 +210,8 @@ func (s *supervisorRun) loop() error {
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 
 	s.upsertSearch()
+	s.notes.resend(ctx, s.carry.Notifications)
+	s.carry.Notifications = nil
 	if s.in.Carry == nil {
 		s.carry.Children = s.startChildren(s.full.Children)
 		s.in.Spec = pruneSpec(s.full)
@@ -235,6 +243,7 @@ func (s *supervisorRun) loop() error {
 		}
 		s.watchChildren(sel)
 		s.watchCheck(sel)
+		s.notes.watch(ctx, s.log, sel)
 		if f := s.stepSignal; f != nil && !f.IsReady() {
 			sel.AddFuture(f, func(workflow.Future) {}) // advance() sees a failed delivery
 		}
@@ -265,6 +274,7 @@ func (s *supervisorRun) loop() error {
 			}
 			next := s.in
 			carry := s.carry
+			carry.Notifications = s.notes.undelivered()
 			next.Carry = &carry
 			return workflow.NewContinueAsNewError(ctx, SupervisorWorkflow, next)
 		}
@@ -317,8 +327,9 @@ func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh
 
 func (s *supervisorRun) childPath(name string) string { return s.in.Path + "/" + name }
 
-// inherit is a child's node with this supervisor's vars inherited.
-func (s *supervisorRun) inherit(c spec.Node) spec.Node { return spec.Inherit(s.in.Spec.Vars, c) }
+// inherit is a child's node with what it inherits of this supervisor (vars,
+// notify).
+func (s *supervisorRun) inherit(c spec.Node) spec.Node { return spec.Inherit(s.in.Spec, c) }
 
 // childNode is the node handed to a child: with its inherited vars, and
 // stopped when this supervisor is (a stopped supervisor stops its subtree).
@@ -811,6 +822,8 @@ func detailsOf(st Status) string {
 func (s *supervisorRun) publish() {
 	if state := s.ownState(); state != s.lastState {
 		s.carry.Since = workflow.Now(s.ctx)
+		s.notes.transition(s.ctx, s.in.Spec.Notify, &s.carry.Troubled, true, activities.Notification{
+			Path: s.in.Path, State: state, Reason: s.own().Reason, Time: s.carry.Since, Generation: s.in.Generation}, s.lastState)
 		s.lastState = state
 	}
 	st := s.status()

@@ -48,6 +48,11 @@ type WorkerCarry struct {
 	// Journal is the worker's last JournalLimit state transitions, oldest
 	// first, carried over continue-as-new (the `history` query).
 	Journal []JournalEntry `json:"journal,omitempty"`
+	// Troubled: the worker failed or its host was unknown since it last
+	// ran (its next running is "recovered"); Notifications are those not
+	// delivered by the run that sent them (notify.go).
+	Troubled      bool                          `json:"troubled,omitempty"`
+	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 }
 
 // JournalLimit bounds a worker's journal: about 180 bytes an entry as JSON
@@ -131,6 +136,8 @@ type workerRun struct {
 	watch    *RolloutWatch
 	// out holds what this run sent until it is delivered.
 	out outbox
+	// notes holds the notifications not yet delivered.
+	notes notifier
 }
 
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
@@ -174,6 +181,8 @@ func (w *workerRun) loop() error {
 	slowCh := workflow.GetSignalChannel(ctx, SignalSlow)
 
 	w.upsertSearch()
+	w.notes.resend(ctx, w.carry.Notifications)
+	w.carry.Notifications = nil
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
 	w.replayPendingExits()
 
@@ -192,6 +201,7 @@ func (w *workerRun) loop() error {
 			w.onRolloutCall(call)
 		})
 		sel.AddReceive(slowCh, func(c workflow.ReceiveChannel, _ bool) { w.onSlow(receiveRaw(ctx, c)) })
+		w.notes.watch(ctx, w.log, sel)
 		if t := w.wake.fut; t != nil {
 			sel.AddFuture(t, func(fut workflow.Future) { w.wake.fired(fut) }) // afterEvent checks the budget
 		}

@@ -34,6 +34,7 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	}
 	next := w.in
 	carry := w.carry
+	carry.Notifications = w.notes.undelivered()
 	next.Carry = &carry
 	return true, workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
 }

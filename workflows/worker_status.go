@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/tick"
 )
 
@@ -27,6 +28,8 @@ func (w *workerRun) afterEvent() {
 		}
 		w.carry.Since = workflow.Now(w.ctx)
 		w.journal(m)
+		w.notes.transition(w.ctx, w.node.Notify, &w.carry.Troubled, false, activities.Notification{
+			Path: w.in.Path, State: string(m.State), Reason: m.Reason, Time: w.carry.Since, Generation: w.in.Generation}, string(w.lastState))
 		w.lastState = m.State
 	}
 	w.actionEnded = false

@@ -45,9 +45,9 @@ func FuzzParse(f *testing.F) {
 		b2, err := json.Marshal(back)
 		require.NoError(t, err)
 		require.JSONEq(t, string(b), string(b2), "the JSON round trip changes nothing")
-		var walk func(vars map[string]string, n Node)
-		walk = func(vars map[string]string, n Node) {
-			n = Inherit(vars, n)
+		var walk func(parent, n Node)
+		walk = func(parent, n Node) {
+			n = Inherit(parent, n)
 			if !n.IsSupervisor() {
 				_, ps := Render(n, "")
 				require.Empty(t, ps, "a valid spec renders")
@@ -55,9 +55,9 @@ func FuzzParse(f *testing.F) {
 				return
 			}
 			for _, c := range n.Children {
-				walk(n.Vars, c)
+				walk(n, c)
 			}
 		}
-		walk(nil, n)
+		walk(Node{}, n)
 	})
 }

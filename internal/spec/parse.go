@@ -40,7 +40,11 @@ func Parse(data []byte) (Node, error) {
 	if err := yaml.UnmarshalWithOptions(data, &n, yaml.Strict()); err != nil {
 		return Node{}, Problems{{Msg: "invalid YAML: " + yaml.FormatError(err, false, false)}}
 	}
-	if ps := Validate(n); len(ps) > 0 {
+	ps := Validate(n)
+	if len(n.DependsOn) > 0 {
+		ps = append(ps, Problem{Path: "dependsOn", Msg: "the root has no siblings to depend on"})
+	}
+	if len(ps) > 0 {
 		return Node{}, ps
 	}
 	return n, nil

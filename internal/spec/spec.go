@@ -54,6 +54,11 @@ type Node struct {
 	Strategy  string            `yaml:"strategy,omitempty" json:"strategy,omitempty"`
 	Intensity *Intensity        `yaml:"intensity,omitempty" json:"intensity,omitempty"`
 	Vars      map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
+	// Notify is the node's webhook, inherited by its descendants (notify.go).
+	Notify *Notify `yaml:"notify,omitempty" json:"notify,omitempty"`
+	// DependsOn names siblings that must be running before this node starts;
+	// it stops before them (depends.go).
+	DependsOn []string `yaml:"dependsOn,omitempty" json:"dependsOn,omitempty"`
 
 	Kind     string    `yaml:"kind,omitempty" json:"kind,omitempty"`
 	Desired  string    `yaml:"desired,omitempty" json:"desired,omitempty"`

@@ -630,6 +630,49 @@ children:
 			`vars.bad key: "bad key" is not a valid variable name`,
 			`children[0].vars.a/b: "a/b" is not a valid variable name`,
 		}},
+		{"notify ok, inherited, with a header secret", `
+name: plant
+notify: {webhook: "https://hooks.example.com/steward", on: [failed, gaveUp], headers: {Authorization: {file: /etc/hook-token}}}
+children:
+  - {name: a, kind: stub, notify: {webhook: "http://127.0.0.1:9000/x"}}
+`, nil},
+		{"bad notify", `
+name: plant
+notify: {webhook: "ftp://x", on: [failed, exploded], headers: {"Bad Header": x}}
+children:
+  - {name: a, kind: stub, notify: {on: [recovered]}}
+`, []string{
+			`notify.webhook: "ftp://x" is not an absolute http(s) URL`,
+			`notify.on[1]: unknown event "exploded" (failed, gaveUp, unknown or recovered)`,
+			`notify.headers.Bad Header: "Bad Header" is not a valid header name`,
+			"children[0].notify.webhook: required",
+		}},
+		{"dependsOn ok", `
+name: plant
+children:
+  - {name: web, kind: stub, dependsOn: [db, cache]}
+  - {name: db, kind: stub}
+  - {name: cache, kind: stub, dependsOn: [db]}
+`, nil},
+		{"dependsOn unknown, self, twice", `
+name: plant
+children:
+  - {name: web, kind: stub, dependsOn: [db, web, dbx, db]}
+  - {name: db, kind: stub}
+`, []string{
+			`children[0].dependsOn[1]: "web" cannot depend on itself`,
+			`children[0].dependsOn[2]: no sibling named "dbx"`,
+			`children[0].dependsOn[3]: "db" is named twice`,
+		}},
+		{"dependsOn cycle", `
+name: plant
+children:
+  - {name: a, kind: stub, dependsOn: [c]}
+  - {name: b, kind: stub, dependsOn: [a]}
+  - {name: c, kind: stub, dependsOn: [b]}
+  - {name: d, kind: stub}
+`, []string{"children[0].dependsOn: dependency cycle: a -> c -> b -> a"}},
+		{"dependsOn on the root", "name: a\nkind: stub\ndependsOn: [b]\n", []string{"dependsOn: the root has no siblings to depend on"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -863,4 +906,32 @@ func TestResolvedMaximaNeverFallBelowExplicitInitials(t *testing.T) {
 	require.Equal(t, 20*time.Second, r.Retry.MaxInterval.D())
 	require.Equal(t, 2*time.Minute, r.Backoff.Max.D())
 	require.Empty(t, Validate(n))
+}
+
+// StartOrder puts each child after what it depends on, otherwise in spec
+// order; without dependsOn it keeps spec order exactly.
+func TestStartOrder(t *testing.T) {
+	names := func(ns []Node) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.Name)
+		}
+		return out
+	}
+	plain := []Node{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	require.Equal(t, []string{"a", "b", "c"}, names(StartOrder(plain)))
+	deps := []Node{{Name: "web", DependsOn: []string{"db", "cache"}}, {Name: "db"}, {Name: "worker"}, {Name: "cache", DependsOn: []string{"db"}}}
+	require.Equal(t, []string{"db", "worker", "cache", "web"}, names(StartOrder(deps)))
+	require.Equal(t, []string{"web", "db", "worker", "cache"}, names(deps), "its input is left alone")
+}
+
+// A child inherits its parent's notify unless it has its own, as vars.
+func TestInheritNotify(t *testing.T) {
+	parent := Node{Name: "p", Notify: &Notify{Webhook: "http://h/p"}}
+	require.Equal(t, "http://h/p", Inherit(parent, Node{Name: "a"}).Notify.Webhook)
+	own := &Notify{Webhook: "http://h/a", On: []string{EventFailed}}
+	require.Same(t, own, Inherit(parent, Node{Name: "a", Notify: own}).Notify)
+	require.True(t, own.Wants(EventFailed))
+	require.False(t, own.Wants(EventRecovered))
+	require.True(t, parent.Notify.Wants(EventRecovered), "on defaults to every event")
 }

@@ -53,6 +53,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string) {
 	v.oneOf(join(p, "desired"), n.Desired, DesiredRunning, DesiredStopped)
 	v.oneOf(join(p, "restart"), n.Restart, RestartPermanent, RestartTransient, RestartTemporary)
 	v.vars(p, n.Vars)
+	v.notify(p, n.Notify)
 	n.Vars = MergeVars(inherited, n.Vars)
 
 	switch {
@@ -106,6 +107,7 @@ func (v *validator) supervisor(p string, n Node) {
 		}
 		v.node(cp, c, n.Vars)
 	}
+	v.dependsOn(p, n.Children)
 	v.backoff(p, n.Backoff)
 }
 

@@ -38,10 +38,14 @@ func MergeVars(parent, own map[string]string) map[string]string {
 	return out
 }
 
-// Inherit returns the child as its supervisor (with effective vars
-// parentVars) hands it down: with its effective vars.
-func Inherit(parentVars map[string]string, child Node) Node {
-	child.Vars = MergeVars(parentVars, child.Vars)
+// Inherit returns the child as its supervisor parent (as it was handed
+// down itself) hands it down: with its effective vars, and with the
+// parent's notify unless it has its own.
+func Inherit(parent Node, child Node) Node {
+	child.Vars = MergeVars(parent.Vars, child.Vars)
+	if child.Notify == nil {
+		child.Notify = parent.Notify
+	}
 	return child
 }
 

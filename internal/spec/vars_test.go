@@ -19,9 +19,9 @@ func TestVarsInheritOverrideAndRender(t *testing.T) {
 		}},
 	}}
 	require.Empty(t, Validate(root))
-	line := Inherit(root.Vars, root.Children[0])
+	line := Inherit(root, root.Children[0])
 	require.Equal(t, map[string]string{"host": "h", "port": "8080"}, line.Vars, "overridden")
-	web := Inherit(line.Vars, line.Children[0])
+	web := Inherit(line, line.Children[0])
 	out, ps := Render(web, "")
 	require.Empty(t, ps)
 	require.Equal(t, []any{"--addr", "h:8080", "--name=web"}, out.Process["args"])
@@ -43,7 +43,7 @@ func TestExampleDemoSpecIsValid(t *testing.T) {
 	n, err := Load("../../examples/demo.yaml")
 	require.NoError(t, err)
 	require.Equal(t, 3, len(n.Children[2].Children), "the shop group")
-	hello, ps := Render(Inherit(n.Vars, n.Children[0]), "children[0]")
+	hello, ps := Render(Inherit(n, n.Children[0]), "children[0]")
 	require.Empty(t, ps)
 	require.Equal(t, []any{"--addr", "127.0.0.1:18081"}, hello.Process["args"])
 }

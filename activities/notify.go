@@ -1,0 +1,88 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// NotifyName is the activity that POSTs one notification to a node's
+// webhook (spec.Notify). It runs on the control task queue, never in the
+// action pool, and its workflow does not wait for it: a receiver that is
+// down delays nothing. Temporal retries it (workflows.NotifyRetry) until
+// the receiver answers 2xx, so delivery is at least once; the receiver
+// dedupes on the IdempotencyHeader.
+const NotifyName = Prefix + "Notify"
+
+// IdempotencyHeader carries a key that is the same on every delivery of one
+// notification (retries and re-sends after continue-as-new) and different
+// for every other.
+const IdempotencyHeader = "Idempotency-Key"
+
+// Notification is one event of a node, the body POSTed (Event is
+// spec.EventFailed etc.).
+type Notification struct {
+	Path       string    `json:"path"`
+	Event      string    `json:"event"`
+	State      string    `json:"state"`
+	Reason     string    `json:"reason"`
+	Time       time.Time `json:"time"`
+	Generation int64     `json:"generation"`
+}
+
+// NotificationTask is the activity's input: the body and where to send it.
+type NotificationTask struct {
+	Notification Notification          `json:"notification"`
+	Webhook      string                `json:"webhook"`
+	Headers      map[string]spec.Value `json:"headers,omitempty"`
+	Key          string                `json:"key"`
+}
+
+// notifyTimeout bounds one delivery attempt.
+const notifyTimeout = 10 * time.Second
+
+var notifyClient = &http.Client{Timeout: notifyTimeout}
+
+// Notify POSTs the notification as JSON. A 2xx answer delivers it; anything
+// else (refused, timed out, another status) is an error Temporal retries. A
+// header whose secret cannot be resolved on this worker is an error too
+// (retried: another worker of the pool may have it, or the file may come).
+func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
+	body, err := json.Marshal(t.Notification)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("encode notification", ErrPermanent, err)
+	}
+	headers, err := driver.ResolveAll("notify.headers", t.Headers)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Webhook, bytes.NewReader(body))
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("notify: bad webhook URL", ErrPermanent, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "steward")
+	req.Header.Set(IdempotencyHeader, t.Key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := notifyClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("notify %s: %w", t.Notification.Event, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status)
+	}
+	return nil
+}

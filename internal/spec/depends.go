@@ -1,0 +1,134 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Dependencies between siblings.
+//
+// `dependsOn: [names]` on a child of a supervisor names siblings that must
+// be running before it starts (systemd's After= plus Requires= at start).
+// Its supervisor keeps its children in start order (StartOrder): a
+// dependency before its dependants, otherwise spec order. It starts a child
+// once each named sibling reports running, starts siblings without
+// dependencies together, stops in reverse start order, and its group
+// restarts (one_for_all, rest_for_one) stop and start in that order, one
+// child after the other. rest_for_one restarts the child that ended and
+// every child after it in start order, so a dependency's crash restarts its
+// dependants too.
+
+func (v *validator) dependsOn(p string, children []Node) {
+	names := map[string]bool{}
+	for _, c := range children {
+		names[c.Name] = true
+	}
+	for i, c := range children {
+		for j, d := range c.DependsOn {
+			dp := fmt.Sprintf("%s[%d].dependsOn[%d]", join(p, "children"), i, j)
+			switch {
+			case d == c.Name:
+				v.add(dp, "%q cannot depend on itself", d)
+			case !names[d]:
+				v.add(dp, "no sibling named %q", d)
+			case slices.Index(c.DependsOn, d) < j:
+				v.add(dp, "%q is named twice", d)
+			}
+		}
+	}
+	if cycle := dependencyCycle(children); cycle != nil {
+		i := slices.IndexFunc(children, func(c Node) bool { return c.Name == cycle[0] })
+		v.add(fmt.Sprintf("%s[%d].dependsOn", join(p, "children"), i), "dependency cycle: %s", strings.Join(cycle, " -> "))
+	}
+}
+
+// dependencyCycle returns a cycle among children's dependencies (its first
+// name repeated at its end), or nil. Unknown names and self-dependencies
+// are left to the validator's other checks.
+func dependencyCycle(children []Node) []string {
+	deps := map[string][]string{}
+	for _, c := range children {
+		deps[c.Name] = c.DependsOn
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	mark := map[string]int{}
+	var path []string
+	var visit func(n string) []string
+	visit = func(n string) []string {
+		mark[n] = onPath
+		path = append(path, n)
+		for _, d := range deps[n] {
+			if _, ok := deps[d]; !ok || d == n {
+				continue
+			}
+			switch mark[d] {
+			case onPath:
+				i := slices.Index(path, d)
+				return append(slices.Clone(path[i:]), d)
+			case unseen:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		mark[n] = done
+		return nil
+	}
+	for _, c := range children {
+		if mark[c.Name] == unseen {
+			if cycle := visit(c.Name); cycle != nil {
+				return cycle
+			}
+		}
+	}
+	return nil
+}
+
+// StartOrder returns children in the order their supervisor starts them:
+// each after the siblings it depends on, otherwise in spec order (a stable
+// topological order). Children without dependsOn keep spec order exactly.
+// It expects a validated spec (no cycle); a cycle's members come last, in
+// spec order.
+func StartOrder(children []Node) []Node {
+	if !slices.ContainsFunc(children, func(c Node) bool { return len(c.DependsOn) > 0 }) {
+		return children
+	}
+	placed := map[string]bool{}
+	out := make([]Node, 0, len(children))
+	for len(out) < len(children) {
+		progress := false
+		for _, c := range children {
+			if placed[c.Name] {
+				continue
+			}
+			ready := true
+			for _, d := range c.DependsOn {
+				if !placed[d] && d != c.Name && slices.ContainsFunc(children, func(o Node) bool { return o.Name == d }) {
+					ready = false
+					break
+				}
+			}
+			if ready {
+				placed[c.Name] = true
+				out = append(out, c)
+				progress = true
+				break // the earliest ready child in spec order goes next
+			}
+		}
+		if !progress {
+			for _, c := range children {
+				if !placed[c.Name] {
+					placed[c.Name] = true
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}

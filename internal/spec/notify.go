@@ -1,0 +1,73 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Notifications.
+//
+// `notify: {webhook: URL, on: [events], headers: {...}}` on any node is
+// inherited by its descendants; a descendant's own notify replaces it
+// whole. The events:
+//
+//   - failed: a worker entered `failed` (it will not be started again
+//     without an operator or a spec change);
+//   - gaveUp: a supervisor gave up (more restarts than its intensity
+//     allows) and stopped its children;
+//   - unknown: a process worker's host became unreachable;
+//   - recovered: a node that was failed, gave up or was unknown is running
+//     again.
+//
+// `on` defaults to all four. Each event is POSTed as JSON by an activity
+// with retries (durable, at least once); headers may be secret references,
+// resolved by the worker process that sends it.
+
+// Notification events.
+const (
+	EventFailed    = "failed"
+	EventGaveUp    = "gaveUp"
+	EventUnknown   = "unknown"
+	EventRecovered = "recovered"
+)
+
+// NotifyEvents are every event, the default of `on`.
+var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered}
+
+// Notify is a node's webhook.
+type Notify struct {
+	Webhook string           `yaml:"webhook" json:"webhook"`
+	On      []string         `yaml:"on,omitempty" json:"on,omitempty"`
+	Headers map[string]Value `yaml:"headers,omitempty" json:"headers,omitempty"`
+}
+
+// Wants reports whether the webhook takes event.
+func (n *Notify) Wants(event string) bool {
+	return n != nil && (len(n.On) == 0 || slices.Contains(n.On, event))
+}
+
+func (v *validator) notify(p string, n *Notify) {
+	if n == nil {
+		return
+	}
+	np := join(p, "notify")
+	v.httpURL(join(np, "webhook"), n.Webhook)
+	for i, e := range n.On {
+		if !slices.Contains(NotifyEvents, e) {
+			v.add(fmt.Sprintf("%s.on[%d]", np, i), "unknown event %q (failed, gaveUp, unknown or recovered)", e)
+		}
+	}
+	v.headers(join(np, "headers"), n.Headers)
+}
+
+// UnmarshalYAML reads a value as UnmarshalJSON does (a string, or
+// {file: PATH} / {env: NAME}), for fields decoded from YAML directly.
+func (v *Value) UnmarshalYAML(b []byte) error {
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return err
+	}
+	return v.UnmarshalJSON(j)
+}

@@ -1,0 +1,132 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// notifyLog records what the mocked Notify activity was asked, failing the
+// first failFirst attempts of every notification (a receiver that is down).
+type notifyLog struct {
+	mu        sync.Mutex
+	failFirst int
+	attempts  map[string]int
+	delivered []activities.NotificationTask
+}
+
+func (l *notifyLog) notify(_ context.Context, t activities.NotificationTask) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.attempts == nil {
+		l.attempts = map[string]int{}
+	}
+	l.attempts[t.Key]++
+	if l.attempts[t.Key] <= l.failFirst {
+		return errors.New("connection refused")
+	}
+	l.delivered = append(l.delivered, t)
+	return nil
+}
+
+func (l *notifyLog) events() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, t := range l.delivered {
+		out = append(out, t.Notification.Event)
+	}
+	return out
+}
+
+// A worker that fails notifies "failed"; once running again, "recovered".
+// A receiver that is down at first gets each one when it is back, with the
+// same idempotency key on every attempt.
+func TestNotify_FailedThenRecoveredRetriedUntilDelivered(t *testing.T) {
+	env := newEnv(t)
+	log := &notifyLog{failFirst: 2}
+	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
+	failing := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomePermanent}}})
+	failing.Notify = &spec.Notify{Webhook: "http://127.0.0.1:1/hook", Headers: map[string]spec.Value{"Authorization": spec.FileRef("/etc/token")}}
+	fixed := stubNode("w", nil)
+	fixed.Notify = failing.Notify
+	at(env, time.Minute, func() {
+		require.Equal(t, "failed", queryOwn(t, env).State)
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: fixed})
+	})
+	endAt(env, 5*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "plant/w", Spec: failing, Generation: 1})
+	require.True(t, temporal.IsCanceledError(env.GetWorkflowError()))
+
+	require.Equal(t, []string{spec.EventFailed, spec.EventRecovered}, log.events())
+	failed := log.delivered[0]
+	require.Equal(t, "plant/w", failed.Notification.Path)
+	require.Equal(t, "failed", failed.Notification.State)
+	require.Contains(t, failed.Notification.Reason, "start failed")
+	require.EqualValues(t, 1, failed.Notification.Generation)
+	require.Equal(t, "http://127.0.0.1:1/hook", failed.Webhook)
+	require.Equal(t, spec.FileRef("/etc/token"), failed.Headers["Authorization"], "the reference travels, never a value")
+	require.Equal(t, 3, log.attempts[failed.Key], "two refused attempts, then delivered, under one key")
+	require.NotEqual(t, failed.Key, log.delivered[1].Key)
+	require.EqualValues(t, 2, log.delivered[1].Notification.Generation)
+}
+
+// `on` filters the events, and a node without notify schedules nothing.
+func TestNotify_OnFiltersAndNoneWithoutNotify(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		notify *spec.Notify
+		want   []string
+	}{
+		{"recovered only", &spec.Notify{Webhook: "http://h/x", On: []string{spec.EventRecovered}}, []string{spec.EventRecovered}},
+		{"no notify", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			log := &notifyLog{}
+			env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify).Maybe()
+			failing := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomePermanent}}})
+			failing.Notify = tc.notify
+			fixed := stubNode("w", nil)
+			fixed.Notify = tc.notify
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: fixed}) })
+			endAt(env, 5*time.Minute)
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: failing, Generation: 1})
+			require.True(t, temporal.IsCanceledError(env.GetWorkflowError()))
+			require.Equal(t, tc.want, log.events())
+		})
+	}
+}
+
+// A notification not delivered when the worker continues as new is carried
+// to the next run (which sends it again).
+func TestNotify_UndeliveredIsCarriedOverContinueAsNew(t *testing.T) {
+	env := newEnv(t)
+	log := &notifyLog{failFirst: 1000}
+	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
+	failing := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomePermanent}}})
+	failing.Notify = &spec.Notify{Webhook: "http://h/x"}
+	at(env, time.Minute, func() {
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(SignalDesired, "sideways") // an event (rejected), for the loop to see the suggestion
+	})
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: failing, Generation: 1})
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "got %v", env.GetWorkflowError())
+	var next WorkerInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Len(t, next.Carry.Notifications, 1)
+	require.Equal(t, spec.EventFailed, next.Carry.Notifications[0].Notification.Event)
+	require.True(t, next.Carry.Troubled)
+}
