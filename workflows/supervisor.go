@@ -79,10 +79,16 @@ type ChildRecord struct {
 	// WantGeneration is the generation last sent to the child; until it
 	// reports it, the child counts as not yet at its desired state.
 	WantGeneration int64 `json:"wantGeneration,omitempty"`
-	// Deferred: the child waits for a removed run of the same path to end
-	// before it starts; Node is its whole node until then.
+	// Deferred: the child waits for a removed run of the same path to end,
+	// or for its dependencies to run, before it starts; Node is its whole
+	// node until then.
 	Deferred bool       `json:"deferred,omitempty"`
 	Node     *spec.Node `json:"node,omitempty"`
+	// Held: the operator's start waits for the child's dependencies to run;
+	// PendingStop: the operator's stop waits for its dependants to be down
+	// (dependencies.go).
+	Held        bool `json:"held,omitempty"`
+	PendingStop bool `json:"pendingStop,omitempty"`
 	// SeenTerminations is the child's Terminations already answered.
 	SeenTerminations int `json:"seenTerminations,omitempty"`
 	// Adopted: the child's workflow was running already; its first report
@@ -133,6 +139,8 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 			}
 			return temporal.NewNonRetryableApplicationError("invalid supervisor spec:\n"+msg, "InvalidSpec", nil)
 		}
+		in.Spec.Children = spec.StartOrder(in.Spec.Children)
+		s.in = in
 		s.full = in.Spec
 		s.carry.Desired = in.Spec.Resolved().Desired
 		s.carry.Since = workflow.Now(ctx)
@@ -253,6 +261,7 @@ func (s *supervisorRun) loop() error {
 		}
 		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise)
 		s.advance()
+		s.release()
 		s.armWake()
 		s.armCheck()
 		s.gauges()
@@ -408,6 +417,11 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 		rec.Status.Reason = "waiting for the removed run to end"
 		return rec, nil
 	}
+	if w := s.waitingFor(c.DependsOn); len(w) > 0 {
+		rec.Deferred, rec.Node = true, &c
+		rec.Status.Reason = waitingReason(w)
+		return rec, nil
+	}
 	// A disconnected context: cancelling this supervisor must not cancel
 	// the children all at once (the SDK would); shutdown stops them in
 	// reverse order, one after the other.
@@ -503,14 +517,7 @@ func (s *supervisorRun) released(path string) {
 		return
 	}
 	s.carry.Removing = slices.Delete(s.carry.Removing, i, i+1)
-	if s.shuttingDown {
-		return
-	}
-	for j := range s.carry.Children {
-		if rec := s.carry.Children[j]; rec.Path == path && rec.Deferred && rec.Node != nil {
-			s.carry.Children[j] = s.startChildren([]spec.Node{*rec.Node})[0]
-		}
-	}
+	s.release() // a child re-added meanwhile starts now (if nothing else holds it)
 }
 
 // restartClosed starts anew the workflow of a child that closed: false when
@@ -557,6 +564,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		s.reject(SignalSpec, err)
 		return
 	}
+	u.Spec.Children = spec.StartOrder(u.Spec.Children)
 	if u.Generation > 0 {
 		s.in.Generation = u.Generation
 	} else {
@@ -664,15 +672,16 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 	}
 	s.carry.Desired = d
 	s.resetSupervision()
-	order := s.carry.Children
-	if d == spec.DesiredStopped {
-		order = reversed(order)
-	}
-	for _, rec := range order {
+	// Every child gets the desired state: starts in start order once its
+	// dependencies run, stops in reverse once its dependants are down.
+	for i := range s.carry.Children {
+		rec := &s.carry.Children[i]
+		rec.Held, rec.PendingStop = false, false
 		if !rec.gone() {
-			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, d))
+			rec.Held, rec.PendingStop = d == spec.DesiredRunning, d == spec.DesiredStopped
 		}
 	}
+	s.release()
 	s.restartClosedChildren("started by the operator")
 }
 
@@ -754,14 +763,6 @@ func (s *supervisorRun) apply(r ChildReport) {
 		}
 		return
 	}
-}
-
-func reversed(rs []ChildRecord) []ChildRecord {
-	out := make([]ChildRecord, len(rs))
-	for i, r := range rs {
-		out[len(rs)-1-i] = r
-	}
-	return out
 }
 
 // ownState is the supervisor's state by its own record.

@@ -38,9 +38,16 @@ type FieldChange struct {
 
 // Diff compares the running tree (nil: none runs) with the wanted one, as
 // written: fields are compared as given, not with defaults filled in, so a
-// field written out with its default value counts as a change.
+// field written out with its default value counts as a change. What a node
+// inherits (vars, notify) is compared as its supervisor hands it down, on
+// both sides (Effective).
 func Diff(running *Node, wanted Node) Plan {
 	p := Plan{Added: []string{}, Removed: []string{}, Changed: []Change{}}
+	wanted = Effective(wanted)
+	if running != nil {
+		r := Effective(*running)
+		running = &r
+	}
 	if running == nil || running.Name != wanted.Name {
 		walkPaths("", wanted, func(path string) { p.Added = append(p.Added, path) })
 		if running != nil {
@@ -77,6 +84,21 @@ func (p *Plan) diff(prefix string, old, new Node) {
 			walkPaths(path, c, func(q string) { p.Removed = append(p.Removed, q) })
 		}
 	}
+}
+
+// Effective returns the tree with every descendant as its supervisor hands
+// it down (Inherit): with its effective vars and notify. Its input is left
+// alone; applying it twice changes nothing.
+func Effective(n Node) Node {
+	if len(n.Children) == 0 {
+		return n
+	}
+	kids := make([]Node, len(n.Children))
+	for i, c := range n.Children {
+		kids[i] = Effective(Inherit(n, c))
+	}
+	n.Children = kids
+	return n
 }
 
 func joinPath(prefix, name string) string {

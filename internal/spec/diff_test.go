@@ -72,3 +72,22 @@ func TestDiffOfAnotherRootReplacesIt(t *testing.T) {
 	require.Equal(t, []string{"b"}, p.Added)
 	require.Equal(t, []string{"a"}, p.Removed)
 }
+
+// What a child inherits is compared as handed down: the running side holds
+// a child's effective vars and notify (its own query answers them), the
+// file holds them once at the parent; both mean the same tree.
+func TestDiffComparesInheritedFieldsAsHandedDown(t *testing.T) {
+	file := Node{Name: "plant", Vars: map[string]string{"port": "80"}, Notify: &Notify{Webhook: "http://h/x"},
+		Children: []Node{{Name: "g", Children: []Node{{Name: "w", Kind: KindStub}}}}}
+	running := Effective(file)
+	require.Equal(t, "80", running.Children[0].Children[0].Vars["port"])
+	require.Equal(t, "http://h/x", running.Children[0].Children[0].Notify.Webhook)
+	p := Diff(&running, file)
+	require.Empty(t, p.Changed)
+	require.Equal(t, 3, p.Unchanged)
+
+	file.Vars = map[string]string{"port": "81"}
+	p = Diff(&running, file)
+	require.Len(t, p.Changed, 3, "a var of the root changes every node that inherits it")
+	require.Nil(t, file.Children[0].Vars, "its input is left alone")
+}

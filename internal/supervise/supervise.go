@@ -440,8 +440,12 @@ func (d *decider) restartAll(reason string) {
 	d.m.Plan = p
 }
 
-func isDown(c Child) bool {
-	return c.State == "stopped" || c.State == "failed" || c.State == string(tick.Unknown)
+func isDown(c Child) bool { return IsDown(c.State) }
+
+// IsDown reports whether a child in state runs nothing: stopped, failed, or
+// on a host that cannot be reached.
+func IsDown(state string) bool {
+	return state == "stopped" || state == "failed" || state == string(tick.Unknown)
 }
 
 func isSettled(c Child) bool {
