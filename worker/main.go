@@ -139,6 +139,7 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.WorkerWorkflow)
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
 	w.RegisterWorkflow(workflows.RolloutWorkflow)
+	w.RegisterWorkflow(workflows.LogsWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	// The control queue: a rollout's chunks and a supervisor's look at its
@@ -158,6 +159,7 @@ func run(o options) error {
 	hostOpts.DisableWorkflowWorker = true
 	hw := worker.New(c, workflows.HostTaskQueue(o.host), hostOpts)
 	hw.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
+	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := hw.Start(); err != nil {
 		return fmt.Errorf("host task queue: %w", err)
 	}

@@ -53,7 +53,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -290,7 +289,7 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	}
 	path := ""
 	if d.logDir != "" {
-		path = filepath.Join(d.logDir, logName(wfID))
+		path = LogPath(d.logDir, wfID)
 	}
 	out, err := openSink(path, d.LogMaxBytes)
 	if err != nil {

@@ -1,0 +1,52 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/steward-sh/steward/internal/driver/process"
+)
+
+func TestReadLogTailsAndFollows(t *testing.T) {
+	dir := t.TempDir()
+	l := &Logs{Dir: dir, Poll: 10 * time.Millisecond}
+	_, err := l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Lines: 10})
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	require.Equal(t, ErrNoLog, app.Type())
+	require.True(t, app.NonRetryable())
+	require.Contains(t, app.Message(), "no log file")
+
+	path := process.LogPath(dir, "p/w")
+	require.NoError(t, os.WriteFile(path, []byte("a\nb\nc\n"), 0o644))
+	res, err := l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Lines: 2})
+	require.NoError(t, err)
+	require.Equal(t, "b\nc\n", res.Text)
+	require.EqualValues(t, 6, res.Offset)
+
+	// A follow read waits for new output and returns it.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.WriteString("d\n")
+			f.Close()
+		}
+	}()
+	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Follow: true, Offset: res.Offset, Wait: 5 * time.Second})
+	require.NoError(t, err)
+	require.Equal(t, "d\n", res.Text)
+	require.EqualValues(t, 8, res.Offset)
+
+	// Nothing new within Wait: an empty answer at the same offset.
+	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Follow: true, Offset: res.Offset, Wait: 30 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, "", res.Text)
+	require.EqualValues(t, 8, res.Offset)
+}

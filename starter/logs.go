@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	ossignal "os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/workflows"
+)
+
+// followWait is how long one follow read waits for new output on the host:
+// new lines show within about this long plus a round trip.
+const followWait = 500 * time.Millisecond
+
+func logsCmd(g *globals) *cobra.Command {
+	var n int
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs PATH",
+		Short: "Print the last lines of a process service's output (stdout and stderr), read on its host through that host's worker; -f follows",
+		Long: `Print the last lines of the output (stdout and stderr) of the process
+service at PATH, read from its log file on its host by that host's worker
+(worker --host). With -f, go on printing new output as it is written, until
+interrupted (Ctrl-C or SIGTERM).
+
+The output passes through Temporal in a short workflow per read
+(` + workflows.LogsWorkflowIDPrefix + `*), which is deleted as soon as the read is answered;
+it never enters the history of the service's own workflow.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if n < 1 {
+				return badInput("-n must be >= 1, not %d", n)
+			}
+			ctx, stop := ossignal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			host, err := processHost(ctx, c, a[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			res, err := readLog(ctx, c, g.namespace, host, activities.ReadLogRequest{WorkflowID: a[0], Lines: n})
+			if err != nil {
+				return err
+			}
+			printLog(out, res.Text)
+			for follow {
+				res, err = readLog(ctx, c, g.namespace, host, activities.ReadLogRequest{WorkflowID: a[0], Follow: true, Offset: res.Offset, Wait: followWait})
+				if ctx.Err() != nil {
+					return nil // interrupted: the normal end of a follow
+				}
+				if err != nil {
+					return err
+				}
+				printLog(out, res.Text)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&n, "lines", "n", 100, "how many of the last lines")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing new output until interrupted")
+	return cmd
+}
+
+func printLog(out io.Writer, text string) {
+	if text != "" {
+		fmt.Fprint(out, text)
+	}
+}
+
+// processHost is the host of the process service at path, or why it has no
+// log to read.
+func processHost(ctx context.Context, c client.Client, path string) (string, error) {
+	n, err := querySpec(ctx, c, path)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return "", failure("no workflow at %q (see `starter status`)", path)
+	}
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case n.IsSupervisor():
+		return "", badInput("%s is a supervisor: logs are a process service's (see `starter status %s` for its workers)", path, path)
+	case n.Kind != spec.KindProcess:
+		return "", badInput("%s is a %s worker: only process services have logs", path, n.Kind)
+	}
+	r, ps := spec.Render(n, "")
+	if len(ps) > 0 {
+		return "", failure("%s: %v", path, ps)
+	}
+	return r.ProcessHost(), nil
+}
+
+// readLog runs one read through the host's worker and deletes its workflow.
+func readLog(ctx context.Context, c client.Client, namespace, host string, req activities.ReadLogRequest) (activities.ReadLogResult, error) {
+	var res activities.ReadLogResult
+	id := workflows.LogsWorkflowIDPrefix + strconv.FormatInt(time.Now().UnixNano(), 36)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: workflows.TaskQueue,
+		WorkflowExecutionTimeout: workflows.LogHostWait + req.Wait + time.Minute,
+		StaticSummary:            "steward logs " + req.WorkflowID,
+	}, workflows.LogsWorkflow, workflows.LogsRequest{Host: host, Read: req})
+	if err != nil {
+		return res, failure("start the log read: %v", err)
+	}
+	err = run.Get(ctx, &res)
+	// The answer holds the service's output: do not keep it.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if ctx.Err() != nil {
+		_ = c.TerminateWorkflow(dctx, id, run.GetRunID(), "starter logs interrupted")
+	}
+	// The server deletes it a little later (measured here: 10-60 s).
+	_, _ = c.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()}})
+	if err != nil {
+		var app *temporal.ApplicationError
+		if errors.As(err, &app) {
+			return res, failure("%s", app.Message())
+		}
+		return res, failure("read the log: %v", err)
+	}
+	return res, nil
+}
