@@ -130,3 +130,29 @@ func TestNotify_UndeliveredIsCarriedOverContinueAsNew(t *testing.T) {
 	require.Equal(t, spec.EventFailed, next.Carry.Notifications[0].Notification.Event)
 	require.True(t, next.Carry.Troubled)
 }
+
+// A supervisor that gives up notifies "gaveUp" (with its reason); after its
+// cooldown, running again, "recovered". Its workers inherit its webhook.
+func TestNotify_SupervisorGaveUpThenRecovered(t *testing.T) {
+	env := newEnv(t)
+	mockActions(env)
+	log := &notifyLog{}
+	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
+	root := tree("root", stubNode("a", nil))
+	root.Intensity = &spec.Intensity{MaxRestarts: 1, Period: spec.Dur(time.Hour), Cooldown: spec.Dur(10 * time.Minute)}
+	root.Notify = &spec.Notify{Webhook: "http://h/x", On: []string{spec.EventGaveUp, spec.EventRecovered}}
+	at(env, time.Minute, func() { crashChild(env, "root/a") })
+	at(env, 2*time.Minute, func() { crashChild(env, "root/a") })
+	var gaveUp Status
+	at(env, 5*time.Minute, func() { gaveUp = queryOwn(t, env) })
+	endAt(env, 20*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1})
+
+	require.Equal(t, "failed", gaveUp.State)
+	require.Equal(t, []string{spec.EventGaveUp, spec.EventRecovered}, log.events())
+	n := log.delivered[0].Notification
+	require.Equal(t, "root", n.Path)
+	require.Contains(t, n.Reason, "gave up: more than 1 restarts")
+	require.Equal(t, "root", log.delivered[1].Notification.Path)
+	require.Equal(t, "running", log.delivered[1].Notification.State)
+}
