@@ -42,7 +42,7 @@ type Notification struct {
 // NotificationTask is the activity's input: the body and where to send it.
 type NotificationTask struct {
 	Notification Notification          `json:"notification"`
-	Webhook      string                `json:"webhook"`
+	Webhook      spec.Value            `json:"webhook"`
 	Headers      map[string]spec.Value `json:"headers,omitempty"`
 	Key          string                `json:"key"`
 }
@@ -52,20 +52,25 @@ const notifyTimeout = 10 * time.Second
 
 var notifyClient = &http.Client{Timeout: notifyTimeout}
 
-// Notify POSTs the notification as JSON. A 2xx answer delivers it; anything
-// else (refused, timed out, another status) is an error Temporal retries. A
-// header whose secret cannot be resolved on this worker is an error too
-// (retried: another worker of the pool may have it, or the file may come).
+// Notify POSTs the notification as JSON. A 2xx answer delivers it; a 4xx
+// (but 408 and 429) is a permanent failure, as for the http driver;
+// anything else (refused, timed out, 5xx) is an error Temporal retries. A
+// webhook or header whose secret cannot be resolved on this worker is an
+// error too (permanent, as a process's missing secret).
 func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	body, err := json.Marshal(t.Notification)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("encode notification", ErrPermanent, err)
 	}
+	webhook, err := driver.Resolve("notify.webhook", t.Webhook)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, nil)
+	}
 	headers, err := driver.ResolveAll("notify.headers", t.Headers)
 	if err != nil {
-		return err
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, nil)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Webhook, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, webhook, bytes.NewReader(body))
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("notify: bad webhook URL", ErrPermanent, err)
 	}
@@ -81,8 +86,13 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status)
+	switch {
+	case resp.StatusCode/100 == 2:
+		return nil
+	case resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
+		// The receiver refuses this request: sending it again will not help.
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status), ErrPermanent, nil)
 	}
-	return nil
+	return fmt.Errorf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status)
 }

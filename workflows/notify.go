@@ -59,19 +59,19 @@ type pendingNote struct {
 }
 
 // transition sends the notification a transition is, if the node's webhook
-// takes it; troubled is the node's carried trouble flag.
-func (n *notifier) transition(ctx workflow.Context, cfg *spec.Notify, troubled *bool, supervisor bool, body activities.Notification, from string) {
-	if cfg == nil {
-		return
-	}
+// takes it. troubled is the node's carried trouble flag (kept up to date
+// with or without a webhook: one added later still hears "recovered"), seq
+// numbers its notifications (the idempotency key's).
+func (n *notifier) transition(ctx workflow.Context, cfg *spec.Notify, troubled *bool, seq *int64, supervisor bool, body activities.Notification, from string) {
 	event, after := notifyEvent(from, body.State, *troubled, supervisor)
 	*troubled = after
 	if event == "" || !cfg.Wants(event) {
 		return
 	}
+	*seq++
 	body.Event = event
 	n.send(ctx, activities.NotificationTask{Notification: body, Webhook: cfg.Webhook, Headers: cfg.Headers,
-		Key: fmt.Sprintf("%s/%s/%d", body.Path, event, body.Time.UnixNano())})
+		Key: fmt.Sprintf("%s/%d/%s", body.Path, *seq, event)})
 }
 
 func (n *notifier) send(ctx workflow.Context, t activities.NotificationTask) {

@@ -58,7 +58,7 @@ func TestNotify_FailedThenRecoveredRetriedUntilDelivered(t *testing.T) {
 	log := &notifyLog{failFirst: 2}
 	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
 	failing := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomePermanent}}})
-	failing.Notify = &spec.Notify{Webhook: "http://127.0.0.1:1/hook", Headers: map[string]spec.Value{"Authorization": spec.FileRef("/etc/token")}}
+	failing.Notify = &spec.Notify{Webhook: spec.Literal("http://127.0.0.1:1/hook"), Headers: map[string]spec.Value{"Authorization": spec.FileRef("/etc/token")}}
 	fixed := stubNode("w", nil)
 	fixed.Notify = failing.Notify
 	at(env, time.Minute, func() {
@@ -75,7 +75,7 @@ func TestNotify_FailedThenRecoveredRetriedUntilDelivered(t *testing.T) {
 	require.Equal(t, "failed", failed.Notification.State)
 	require.Contains(t, failed.Notification.Reason, "start failed")
 	require.EqualValues(t, 1, failed.Notification.Generation)
-	require.Equal(t, "http://127.0.0.1:1/hook", failed.Webhook)
+	require.Equal(t, spec.Literal("http://127.0.0.1:1/hook"), failed.Webhook)
 	require.Equal(t, spec.FileRef("/etc/token"), failed.Headers["Authorization"], "the reference travels, never a value")
 	require.Equal(t, 3, log.attempts[failed.Key], "two refused attempts, then delivered, under one key")
 	require.NotEqual(t, failed.Key, log.delivered[1].Key)
@@ -89,7 +89,7 @@ func TestNotify_OnFiltersAndNoneWithoutNotify(t *testing.T) {
 		notify *spec.Notify
 		want   []string
 	}{
-		{"recovered only", &spec.Notify{Webhook: "http://h/x", On: []string{spec.EventRecovered}}, []string{spec.EventRecovered}},
+		{"recovered only", &spec.Notify{Webhook: spec.Literal("http://h/x"), On: []string{spec.EventRecovered}}, []string{spec.EventRecovered}},
 		{"no notify", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestNotify_UndeliveredIsCarriedOverContinueAsNew(t *testing.T) {
 	log := &notifyLog{failFirst: 1000}
 	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
 	failing := stubNode("w", &spec.Stub{Outcomes: map[string][]string{"start": {spec.OutcomePermanent}}})
-	failing.Notify = &spec.Notify{Webhook: "http://h/x"}
+	failing.Notify = &spec.Notify{Webhook: spec.Literal("http://h/x")}
 	at(env, time.Minute, func() {
 		env.SetContinueAsNewSuggested(true)
 		env.SignalWorkflow(SignalDesired, "sideways") // an event (rejected), for the loop to see the suggestion
@@ -140,7 +140,7 @@ func TestNotify_SupervisorGaveUpThenRecovered(t *testing.T) {
 	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
 	root := tree("root", stubNode("a", nil))
 	root.Intensity = &spec.Intensity{MaxRestarts: 1, Period: spec.Dur(time.Hour), Cooldown: spec.Dur(10 * time.Minute)}
-	root.Notify = &spec.Notify{Webhook: "http://h/x", On: []string{spec.EventGaveUp, spec.EventRecovered}}
+	root.Notify = &spec.Notify{Webhook: spec.Literal("http://h/x"), On: []string{spec.EventGaveUp, spec.EventRecovered}}
 	at(env, time.Minute, func() { crashChild(env, "root/a") })
 	at(env, 2*time.Minute, func() { crashChild(env, "root/a") })
 	var gaveUp Status

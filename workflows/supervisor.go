@@ -53,6 +53,7 @@ type SupervisorCarry struct {
 	ReportSeq int64 `json:"reportSeq,omitempty"`
 	// Troubled and Notifications: as a worker's (notify.go).
 	Troubled      bool                          `json:"troubled,omitempty"`
+	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 }
 
@@ -823,7 +824,7 @@ func detailsOf(st Status) string {
 func (s *supervisorRun) publish() {
 	if state := s.ownState(); state != s.lastState {
 		s.carry.Since = workflow.Now(s.ctx)
-		s.notes.transition(s.ctx, s.in.Spec.Notify, &s.carry.Troubled, true, activities.Notification{
+		s.notes.transition(s.ctx, s.in.Spec.Notify, &s.carry.Troubled, &s.carry.NotifySeq, true, activities.Notification{
 			Path: s.in.Path, State: state, Reason: s.own().Reason, Time: s.carry.Since, Generation: s.in.Generation}, s.lastState)
 		s.lastState = state
 	}

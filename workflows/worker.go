@@ -52,6 +52,7 @@ type WorkerCarry struct {
 	// ran (its next running is "recovered"); Notifications are those not
 	// delivered by the run that sent them (notify.go).
 	Troubled      bool                          `json:"troubled,omitempty"`
+	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 }
 

@@ -28,7 +28,7 @@ func (w *workerRun) afterEvent() {
 		}
 		w.carry.Since = workflow.Now(w.ctx)
 		w.journal(m)
-		w.notes.transition(w.ctx, w.node.Notify, &w.carry.Troubled, false, activities.Notification{
+		w.notes.transition(w.ctx, w.node.Notify, &w.carry.Troubled, &w.carry.NotifySeq, false, activities.Notification{
 			Path: w.in.Path, State: string(m.State), Reason: m.Reason, Time: w.carry.Since, Generation: w.in.Generation}, string(w.lastState))
 		w.lastState = m.State
 	}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,43 +93,64 @@ func dependencyCycle(children []Node) []string {
 
 // StartOrder returns children in the order their supervisor starts them:
 // each after the siblings it depends on, otherwise in spec order (a stable
-// topological order). Children without dependsOn keep spec order exactly.
-// It expects a validated spec (no cycle); a cycle's members come last, in
-// spec order.
+// topological order: of the children whose dependencies are placed, the
+// first in spec order goes next). Children without dependsOn keep spec
+// order exactly, and the input is returned as it is. It expects a validated
+// spec; the members of a cycle come last, in spec order.
 func StartOrder(children []Node) []Node {
 	if !slices.ContainsFunc(children, func(c Node) bool { return len(c.DependsOn) > 0 }) {
 		return children
 	}
-	placed := map[string]bool{}
-	out := make([]Node, 0, len(children))
-	for len(out) < len(children) {
-		progress := false
-		for _, c := range children {
-			if placed[c.Name] {
-				continue
-			}
-			ready := true
-			for _, d := range c.DependsOn {
-				if !placed[d] && d != c.Name && slices.ContainsFunc(children, func(o Node) bool { return o.Name == d }) {
-					ready = false
-					break
-				}
-			}
-			if ready {
-				placed[c.Name] = true
-				out = append(out, c)
-				progress = true
-				break // the earliest ready child in spec order goes next
-			}
-		}
-		if !progress {
-			for _, c := range children {
-				if !placed[c.Name] {
-					placed[c.Name] = true
-					out = append(out, c)
-				}
+	index := make(map[string]int, len(children))
+	for i, c := range children {
+		index[c.Name] = i
+	}
+	waiting := make([]int, len(children))      // unplaced dependencies of each child
+	dependants := make([][]int, len(children)) // who waits for each child
+	for i, c := range children {
+		for _, d := range c.DependsOn {
+			if j, ok := index[d]; ok && j != i {
+				waiting[i]++
+				dependants[j] = append(dependants[j], i)
 			}
 		}
 	}
+	ready := &intHeap{}
+	for i := range children {
+		if waiting[i] == 0 {
+			heap.Push(ready, i)
+		}
+	}
+	placed := make([]bool, len(children))
+	out := make([]Node, 0, len(children))
+	for ready.Len() > 0 {
+		i := heap.Pop(ready).(int)
+		placed[i] = true
+		out = append(out, children[i])
+		for _, k := range dependants[i] {
+			if waiting[k]--; waiting[k] == 0 {
+				heap.Push(ready, k)
+			}
+		}
+	}
+	for i, c := range children {
+		if !placed[i] {
+			out = append(out, c)
+		}
+	}
 	return out
+}
+
+// intHeap is a min-heap of spec indexes.
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

@@ -77,11 +77,11 @@ func TestDiffOfAnotherRootReplacesIt(t *testing.T) {
 // a child's effective vars and notify (its own query answers them), the
 // file holds them once at the parent; both mean the same tree.
 func TestDiffComparesInheritedFieldsAsHandedDown(t *testing.T) {
-	file := Node{Name: "plant", Vars: map[string]string{"port": "80"}, Notify: &Notify{Webhook: "http://h/x"},
+	file := Node{Name: "plant", Vars: map[string]string{"port": "80"}, Notify: &Notify{Webhook: Literal("http://h/x")},
 		Children: []Node{{Name: "g", Children: []Node{{Name: "w", Kind: KindStub}}}}}
 	running := Effective(file)
 	require.Equal(t, "80", running.Children[0].Children[0].Vars["port"])
-	require.Equal(t, "http://h/x", running.Children[0].Children[0].Notify.Webhook)
+	require.Equal(t, "http://h/x", running.Children[0].Children[0].Notify.Webhook.Literal)
 	p := Diff(&running, file)
 	require.Empty(t, p.Changed)
 	require.Equal(t, 3, p.Unchanged)

@@ -21,9 +21,10 @@ import (
 //   - recovered: a node that was failed, gave up or was unknown is running
 //     again.
 //
-// `on` defaults to all four. Each event is POSTed as JSON by an activity
-// with retries (durable, at least once); headers may be secret references,
-// resolved by the worker process that sends it.
+// `on` defaults to all four (an empty list too). Each event is POSTed as
+// JSON by an activity with retries (durable, at least once); the webhook
+// URL (Slack's and others' carry their secret in it) and the headers may be
+// secret references, resolved by the worker process that sends it.
 
 // Notification events.
 const (
@@ -38,7 +39,7 @@ var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecover
 
 // Notify is a node's webhook.
 type Notify struct {
-	Webhook string           `yaml:"webhook" json:"webhook"`
+	Webhook Value            `yaml:"webhook" json:"webhook"`
 	On      []string         `yaml:"on,omitempty" json:"on,omitempty"`
 	Headers map[string]Value `yaml:"headers,omitempty" json:"headers,omitempty"`
 }
@@ -53,7 +54,11 @@ func (v *validator) notify(p string, n *Notify) {
 		return
 	}
 	np := join(p, "notify")
-	v.httpURL(join(np, "webhook"), n.Webhook)
+	if n.Webhook.IsRef() {
+		n.Webhook.check(v, join(np, "webhook"))
+	} else {
+		v.httpURL(join(np, "webhook"), n.Webhook.Literal)
+	}
 	for i, e := range n.On {
 		if !slices.Contains(NotifyEvents, e) {
 			v.add(fmt.Sprintf("%s.on[%d]", np, i), "unknown event %q (failed, gaveUp, unknown or recovered)", e)

@@ -635,7 +635,10 @@ name: plant
 notify: {webhook: "https://hooks.example.com/steward", on: [failed, gaveUp], headers: {Authorization: {file: /etc/hook-token}}}
 children:
   - {name: a, kind: stub, notify: {webhook: "http://127.0.0.1:9000/x"}}
+  - {name: b, kind: stub, notify: {webhook: {env: SLACK_WEBHOOK_URL}, on: []}}
 `, nil},
+		{"notify webhook reference", "name: a\nkind: stub\nnotify: {webhook: {file: hook-url}}\n",
+			[]string{`notify.webhook.file: "hook-url" is not an absolute path`}},
 		{"bad notify", `
 name: plant
 notify: {webhook: "ftp://x", on: [failed, exploded], headers: {"Bad Header": x}}
@@ -927,9 +930,9 @@ func TestStartOrder(t *testing.T) {
 
 // A child inherits its parent's notify unless it has its own, as vars.
 func TestInheritNotify(t *testing.T) {
-	parent := Node{Name: "p", Notify: &Notify{Webhook: "http://h/p"}}
-	require.Equal(t, "http://h/p", Inherit(parent, Node{Name: "a"}).Notify.Webhook)
-	own := &Notify{Webhook: "http://h/a", On: []string{EventFailed}}
+	parent := Node{Name: "p", Notify: &Notify{Webhook: Literal("http://h/p")}}
+	require.Equal(t, "http://h/p", Inherit(parent, Node{Name: "a"}).Notify.Webhook.Literal)
+	own := &Notify{Webhook: Literal("http://h/a"), On: []string{EventFailed}}
 	require.Same(t, own, Inherit(parent, Node{Name: "a", Notify: own}).Notify)
 	require.True(t, own.Wants(EventFailed))
 	require.False(t, own.Wants(EventRecovered))
