@@ -18,20 +18,21 @@ const ReadLogName = Prefix + "ReadLog"
 const ErrNoLog = "NoLog"
 
 // ReadLogRequest asks for the last Lines lines of a workflow's log (Follow
-// false), or for what was written from Offset on (Follow true), waiting up
+// false), or for what was written from From on (Follow true), waiting up
 // to Wait for something new.
 type ReadLogRequest struct {
-	WorkflowID string        `json:"workflowId"`
-	Lines      int           `json:"lines,omitempty"`
-	Follow     bool          `json:"follow,omitempty"`
-	Offset     int64         `json:"offset,omitempty"`
-	Wait       time.Duration `json:"wait,omitempty"`
+	WorkflowID string              `json:"workflowId"`
+	Lines      int                 `json:"lines,omitempty"`
+	Follow     bool                `json:"follow,omitempty"`
+	From       process.LogPosition `json:"from"`
+	Wait       time.Duration       `json:"wait,omitempty"`
 }
 
-// ReadLogResult is the text read and the offset to go on from.
+// ReadLogResult is the output read (bytes as written: a service's output
+// need not be UTF-8) and the position to go on from.
 type ReadLogResult struct {
-	Text   string `json:"text"`
-	Offset int64  `json:"offset"`
+	Data []byte              `json:"data"`
+	Next process.LogPosition `json:"next"`
 }
 
 // Logs reads the logs the host's process driver writes under Dir. It runs
@@ -45,12 +46,12 @@ type Logs struct {
 // ReadLog reads a log (see ReadLogRequest).
 func (l *Logs) ReadLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, error) {
 	if !req.Follow {
-		text, end, err := process.TailLog(l.Dir, req.WorkflowID, req.Lines)
+		data, end, err := process.TailLog(l.Dir, req.WorkflowID, req.Lines)
 		if errors.Is(err, process.ErrNoLog) {
 			return ReadLogResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("%v: the service has not run on this host, or its worker's --log-dir changed", err), ErrNoLog, nil)
 		}
-		return ReadLogResult{Text: text, Offset: end}, err
+		return ReadLogResult{Data: data, Next: end}, err
 	}
 	poll := l.Poll
 	if poll <= 0 {
@@ -58,23 +59,22 @@ func (l *Logs) ReadLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, 
 	}
 	deadline := time.Now().Add(req.Wait)
 	for {
-		text, next, err := process.ReadLogFrom(l.Dir, req.WorkflowID, req.Offset)
-		if err == nil && text != "" {
+		data, next, err := process.ReadLogFrom(l.Dir, req.WorkflowID, req.From)
+		if err == nil && len(data) > 0 {
 			// Output comes in bursts: take what follows within a moment
 			// too, for fewer reads.
 			if sleepCtx(ctx, min(followLinger, time.Until(deadline))) == nil {
-				more, after, err := process.ReadLogFrom(l.Dir, req.WorkflowID, next)
-				if err == nil && after >= next {
-					text, next = text+more, after
+				if more, after, err := process.ReadLogFrom(l.Dir, req.WorkflowID, next); err == nil {
+					data, next = append(data, more...), after
 				}
 			}
-			return ReadLogResult{Text: text, Offset: next}, nil
+			return ReadLogResult{Data: data, Next: next}, nil
 		}
 		if err != nil || !time.Now().Before(deadline) {
-			return ReadLogResult{Text: text, Offset: next}, err
+			return ReadLogResult{Data: data, Next: next}, err
 		}
 		if err := sleepCtx(ctx, poll); err != nil {
-			return ReadLogResult{Offset: next}, err
+			return ReadLogResult{Next: next}, err
 		}
 	}
 }

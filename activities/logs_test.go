@@ -27,8 +27,8 @@ func TestReadLogTailsAndFollows(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("a\nb\nc\n"), 0o644))
 	res, err := l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Lines: 2})
 	require.NoError(t, err)
-	require.Equal(t, "b\nc\n", res.Text)
-	require.EqualValues(t, 6, res.Offset)
+	require.Equal(t, "b\nc\n", string(res.Data))
+	require.EqualValues(t, 6, res.Next.Offset)
 
 	// A follow read waits for new output and returns it.
 	go func() {
@@ -39,14 +39,14 @@ func TestReadLogTailsAndFollows(t *testing.T) {
 			f.Close()
 		}
 	}()
-	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Follow: true, Offset: res.Offset, Wait: 5 * time.Second})
+	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Follow: true, From: res.Next, Wait: 5 * time.Second})
 	require.NoError(t, err)
-	require.Equal(t, "d\n", res.Text)
-	require.EqualValues(t, 8, res.Offset)
+	require.Equal(t, "d\n", string(res.Data))
+	require.EqualValues(t, 8, res.Next.Offset)
 
 	// Nothing new within Wait: an empty answer at the same offset.
-	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Follow: true, Offset: res.Offset, Wait: 30 * time.Millisecond})
+	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Follow: true, From: res.Next, Wait: 30 * time.Millisecond})
 	require.NoError(t, err)
-	require.Equal(t, "", res.Text)
-	require.EqualValues(t, 8, res.Offset)
+	require.Empty(t, res.Data)
+	require.EqualValues(t, 8, res.Next.Offset)
 }

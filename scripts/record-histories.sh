@@ -3,7 +3,9 @@
 # of its own (free ports), drives it through starts with retries, crashes,
 # group restarts, a give-up and its cooldown, a manual restart, stop/start,
 # a rollout, a child workflow terminated by hand, a re-applied spec and a
-# delete, and writes each workflow's history to workflows/testdata.
+# delete, and (scripts/testdata/record-ops.yaml) a supervisor through the
+# operator's stop, start and restart; it writes each workflow's history to
+# workflows/testdata.
 # Usage: make build temporal-cli && scripts/record-histories.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,9 @@ bin/worker --address "$addr" --metrics "" --log-dir "$work/logs" >"$work/worker.
 pids+=($!)
 s() { bin/starter --address "$addr" "$@"; }
 t() { bin/temporal --address "$addr" "$@"; }
+s apply -f scripts/testdata/record-ops.yaml --wait
+s stop ops; sleep 3; s start ops; sleep 3; s restart ops; sleep 3
+s stop ops/sub; sleep 2; s start ops/sub; sleep 2
 s apply -f scripts/testdata/record.yaml
 sleep 4
 s restart rec/flaky
@@ -47,6 +52,8 @@ show rec/group/crasher crasher
 show rec/chain chain
 show rec/chain/y y
 show rollout:rec/chain rollout
+show ops ops
+show ops/sub ops-sub
 s delete rec
 sleep 5
 show rec root

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	ossignal "os/signal"
 	"strconv"
@@ -58,33 +56,28 @@ it never enters the history of the service's own workflow.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			res, err := readLog(ctx, c, g.namespace, host, activities.ReadLogRequest{WorkflowID: a[0], Lines: n})
-			if err != nil {
-				return err
-			}
-			printLog(out, res.Text)
-			for follow {
-				res, err = readLog(ctx, c, g.namespace, host, activities.ReadLogRequest{WorkflowID: a[0], Follow: true, Offset: res.Offset, Wait: followWait})
+			req := activities.ReadLogRequest{WorkflowID: a[0], Lines: n}
+			for {
+				res, err := readLog(ctx, c, g.namespace, host, req)
 				if ctx.Err() != nil {
-					return nil // interrupted: the normal end of a follow
+					return nil // interrupted: the normal end of a follow (or of a read)
 				}
 				if err != nil {
 					return err
 				}
-				printLog(out, res.Text)
+				if _, err := out.Write(res.Data); err != nil {
+					return err
+				}
+				if !follow {
+					return nil
+				}
+				req = activities.ReadLogRequest{WorkflowID: a[0], Follow: true, From: res.Next, Wait: followWait}
 			}
-			return nil
 		},
 	}
 	cmd.Flags().IntVarP(&n, "lines", "n", 100, "how many of the last lines")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing new output until interrupted")
 	return cmd
-}
-
-func printLog(out io.Writer, text string) {
-	if text != "" {
-		fmt.Fprint(out, text)
-	}
 }
 
 // processHost is the host of the process service at path, or why it has no

@@ -103,3 +103,50 @@ func childNames(st Status) []string {
 	}
 	return out
 }
+
+// The operator's restart of a supervisor with dependencies stops the
+// dependant first and starts it last (without dependencies, it signals
+// every child at once, as before).
+func TestDependsOn_OperatorRestartInOrder(t *testing.T) {
+	env := newEnv(t)
+	l := mockActions(env)
+	root := tree("root", dependsOn(stubNode("web", nil), "db"), stubNode("db", nil))
+	var before int
+	at(env, time.Minute, func() {
+		before = len(l.get())
+		env.SignalWorkflow(SignalRestart, nil)
+	})
+	var actions []string
+	var st Status
+	at(env, 3*time.Minute, func() { actions, st = since(l, before), query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1})
+	require.Equal(t, []string{"stop root/web", "stop root/db", "start root/db", "start root/web"}, actions)
+	require.Equal(t, "running", childState(st, "web").State)
+	require.Equal(t, "running", childState(st, "db").State)
+	require.Equal(t, 1, st.ManualRestarts)
+}
+
+// A child supervisor a sibling depends on counts as running only once its
+// whole subtree runs.
+func TestDependsOn_ChildSupervisorCountsWhenItsSubtreeRuns(t *testing.T) {
+	env := newEnv(t)
+	l := &actionLog{}
+	record := func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		l.add("start " + r.Path)
+		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+	}
+	env.OnActivity(activities.StartName, mock.Anything, mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path == "root/grp/db" })).
+		Return(record).After(30 * time.Second)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(record)
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1}, nil).Maybe()
+	root := tree("root", dependsOn(stubNode("web", nil), "grp"), tree("grp", stubNode("db", nil)))
+	var waiting, final Status
+	at(env, 10*time.Second, func() { waiting = query(t, env) })
+	at(env, 2*time.Minute, func() { final = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1})
+	require.Equal(t, "waiting for grp to be running", childState(waiting, "web").Reason, "grp runs, its db does not yet")
+	require.Equal(t, []string{"start root/grp/db", "start root/web"}, l.get())
+	require.Equal(t, "running", childState(final, "web").State)
+}

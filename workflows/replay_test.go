@@ -15,7 +15,9 @@ import (
 // its cooldown; its crashing worker; a rest_for_one chain whose first child
 // was terminated by hand and started anew; a worker through a manual
 // restart, stop/start and a rollout; the rollout; a worker whose starts
-// fail. A change to workflow logic that is not behind workflow.GetVersion
+// fail; a supervisor and a child supervisor through the operator's stop,
+// start and restart (history-ops*, recorded by the code before dependsOn
+// and notify, which must replay them unchanged). A change to workflow logic that is not behind workflow.GetVersion
 // fails here; re-run it on every SDK upgrade, and record anew (the script)
 // when a change is meant to break old histories (as round 2 did).
 func TestReplayRecordedHistories(t *testing.T) {

@@ -123,4 +123,7 @@ func (s *supervisorRun) onSupervise(r SuperviseRequest) {
 
 // resetSupervision drops what the operator's desired state overrides: a
 // plan in progress, a give-up and its cooldown, a hold.
-func (s *supervisorRun) resetSupervision() { s.decide(supervise.Snapshot{Kind: supervise.Reset}) }
+func (s *supervisorRun) resetSupervision() {
+	s.decide(supervise.Snapshot{Kind: supervise.Reset})
+	s.clearQueued()
+}

@@ -33,6 +33,9 @@ type SupervisorInput struct {
 	Generation   int64            `json:"generation"`
 	HistoryLimit int              `json:"historyLimit,omitempty"`
 	Carry        *SupervisorCarry `json:"carry,omitempty"`
+	// ReportSubtree: its record says how its subtree is (Status.Subtree),
+	// for its supervisor's dependency order (dependencies.go).
+	ReportSubtree bool `json:"reportSubtree,omitempty"`
 }
 
 // SupervisorCarry is the state of a supervisor that survives continue-as-new.
@@ -90,6 +93,10 @@ type ChildRecord struct {
 	// (dependencies.go).
 	Held        bool `json:"held,omitempty"`
 	PendingStop bool `json:"pendingStop,omitempty"`
+	// Restart: the operator's restart of the supervisor stops this child
+	// and starts it again; its start waits until every child so marked is
+	// down.
+	Restart bool `json:"restart,omitempty"`
 	// SeenTerminations is the child's Terminations already answered.
 	SeenTerminations int `json:"seenTerminations,omitempty"`
 	// Adopted: the child's workflow was running already; its first report
@@ -440,7 +447,8 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	})
 	parent := workflow.GetInfo(s.ctx).WorkflowExecution.ID
 	if node.IsSupervisor() {
-		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit})
+		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
+			ReportSubtree: s.reportsSubtree(c.Name)})
 	}
 	return rec, workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
 		Coordinated: coordinated(s.strategy())})
@@ -566,6 +574,9 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		return
 	}
 	u.Spec.Children = spec.StartOrder(u.Spec.Children)
+	if u.ReportSubtree != nil {
+		s.in.ReportSubtree = *u.ReportSubtree
+	}
 	if u.Generation > 0 {
 		s.in.Generation = u.Generation
 	} else {
@@ -650,7 +661,12 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 // whether this supervisor restarts it (a worker under a sibling strategy).
 func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
 	co := coordinated(s.strategy())
-	return spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co, Origin: s.origin, Depth: s.depth}
+	u := spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co, Origin: s.origin, Depth: s.depth}
+	if n.IsSupervisor() && s.reportsSubtree(n.Name) {
+		report := true
+		u.ReportSubtree = &report
+	}
+	return u
 }
 
 func (s *supervisorRun) onSuperviseSignal(raw converter.RawValue) {
@@ -689,6 +705,12 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 func (s *supervisorRun) onRestart() {
 	s.carry.Desired = spec.DesiredRunning
 	s.decide(supervise.Snapshot{Kind: supervise.OperatorRestart})
+	s.clearQueued()
+	if s.hasDependencies() {
+		s.restartInOrder()
+		s.restartClosedChildren("restarted by the operator")
+		return
+	}
 	for _, rec := range s.carry.Children {
 		if !rec.gone() {
 			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
@@ -781,6 +803,9 @@ func (s *supervisorRun) own() Status {
 		RecentRestarts: len(s.carry.RestartTimes),
 	}
 	st.Reason, st.BackoffUntil, st.AwaitingRestart = supervise.OwnReason(s.carry.Memory, s.carry.Desired, s.in.Parent != "")
+	if s.in.ReportSubtree {
+		st.Subtree = s.subtree()
+	}
 	return st
 }
 
@@ -796,7 +821,7 @@ func (s *supervisorRun) status() Status {
 		cs.Children = nil
 		// A child that has not yet reported the spec it was sent is not at
 		// its desired state, whatever it last said.
-		cs.Applying = c.Deferred || c.WantGeneration > cs.Generation
+		cs.Applying = c.Deferred || c.Held || c.PendingStop || c.WantGeneration > cs.Generation
 		cs.WorkflowClosed = c.Closed
 		if cs.Settled() {
 			at++

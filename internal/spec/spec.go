@@ -186,6 +186,10 @@ type Update struct {
 	// propagation metrics.
 	Origin time.Time `json:"origin,omitzero"`
 	Depth  int       `json:"depth,omitempty"`
+	// ReportSubtree, set by a supervisor handing a child supervisor its
+	// spec, asks it to report its subtree's state (a sibling depends on it,
+	// or it on one); nil leaves it as it is.
+	ReportSubtree *bool `json:"reportSubtree,omitempty"`
 }
 
 // Workers counts the workers (leaves) of a tree.

@@ -72,6 +72,11 @@ type Status struct {
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
 	// Strategy describes a supervisor.
 	Strategy string `json:"strategy,omitempty"`
+	// Subtree, in the record of a supervisor a sibling depends on (or that
+	// depends on one), says whether its whole subtree is "running" (every
+	// worker up or completed), "stopped" (every worker down) or
+	// "changing"; empty for other supervisors.
+	Subtree string `json:"subtree,omitempty"`
 	// RecentRestarts is how many restarts a supervisor counts in its
 	// current intensity period.
 	RecentRestarts int `json:"recentRestarts,omitempty"`

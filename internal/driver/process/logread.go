@@ -24,17 +24,34 @@ func LogPath(dir, workflowID string) string { return filepath.Join(dir, logName(
 // ErrNoLog says the log file does not exist on this host.
 var ErrNoLog = errors.New("no log file")
 
+// LogPosition is where a follow read of a log goes on: the offset in the
+// file with identity File (its inode; 0 where unknown).
+type LogPosition struct {
+	Offset int64  `json:"offset"`
+	File   uint64 `json:"file,omitempty"`
+}
+
 // TailLog returns the last n lines of the log of workflowID under dir (from
 // its rotated backup too, when the file holds fewer), at most MaxLogRead
-// bytes of them, and the file's size: where a follow read goes on.
-func TailLog(dir, workflowID string, n int) (text string, end int64, err error) {
+// bytes of them, and the position of the file's end: where a follow read
+// goes on.
+func TailLog(dir, workflowID string, n int) ([]byte, LogPosition, error) {
 	path := LogPath(dir, workflowID)
-	cur, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", 0, fmt.Errorf("%w %s", ErrNoLog, path)
+		return nil, LogPosition{}, fmt.Errorf("%w %s", ErrNoLog, path)
 	}
 	if err != nil {
-		return "", 0, err
+		return nil, LogPosition{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, LogPosition{}, err
+	}
+	cur, err := io.ReadAll(f)
+	if err != nil {
+		return nil, LogPosition{}, err
 	}
 	out := lastLines(cur, n)
 	if k := countLines(out); k < n {
@@ -48,38 +65,58 @@ func TailLog(dir, workflowID string, n int) (text string, end int64, err error) 
 			out = out[i+1:]
 		}
 	}
-	return string(out), int64(len(cur)), nil
+	return out, LogPosition{Offset: int64(len(cur)), File: fileID(fi)}, nil
 }
 
-// ReadLogFrom returns what the log holds from offset on (at most
-// MaxLogRead bytes) and the offset after it. A file shorter than offset was
-// rotated: it is read from its start.
-func ReadLogFrom(dir, workflowID string, offset int64) (text string, next int64, err error) {
+// ReadLogFrom returns what the log holds from pos on (at most MaxLogRead
+// bytes) and the position after it. When the file was rotated since pos
+// (its backup ".1" is now the file pos was in), the rest of the backup comes
+// first, then the new file from its start; a file shorter than pos's offset
+// (truncated) is read from its start.
+func ReadLogFrom(dir, workflowID string, pos LogPosition) ([]byte, LogPosition, error) {
 	path := LogPath(dir, workflowID)
-	f, err := os.Open(path)
+	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", 0, nil // rotated away this instant, or not written yet
+		return nil, pos, nil // rotated away this instant, or not written yet
 	}
 	if err != nil {
-		return "", offset, err
+		return nil, pos, err
+	}
+	if id := fileID(fi); pos.File != 0 && id != pos.File {
+		if old, err := os.Stat(path + ".1"); err == nil && fileID(old) == pos.File && old.Size() > pos.Offset {
+			b, next, err := readFrom(path+".1", pos.Offset)
+			return b, LogPosition{Offset: next, File: pos.File}, err
+		}
+		pos = LogPosition{File: id}
+	}
+	pos.File = fileID(fi)
+	if fi.Size() < pos.Offset {
+		pos.Offset = 0
+	}
+	if fi.Size() == pos.Offset {
+		return nil, pos, nil // nothing new: the common case of a follow
+	}
+	b, next, err := readFrom(path, pos.Offset)
+	return b, LogPosition{Offset: next, File: pos.File}, err
+}
+
+// readFrom reads the file at path from offset, at most MaxLogRead bytes.
+func readFrom(path string, offset int64) ([]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, offset, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
-		return "", offset, err
+		return nil, offset, err
 	}
-	if st.Size() < offset {
-		offset = 0
-	}
-	if st.Size() == offset {
-		return "", offset, nil
-	}
-	buf := make([]byte, min(st.Size()-offset, MaxLogRead))
+	buf := make([]byte, max(0, min(fi.Size()-offset, MaxLogRead)))
 	k, err := f.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return "", offset, err
+		return nil, offset, err
 	}
-	return string(buf[:k]), offset + int64(k), nil
+	return buf[:k], offset + int64(k), nil
 }
 
 // lastLines returns the last n lines of b (a final line without its

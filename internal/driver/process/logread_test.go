@@ -20,12 +20,13 @@ func TestTailLogTakesTheLastLinesAcrossTheBackup(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("new 1\nnew 2\npartial"), 0o644))
 	text, end, err := TailLog(dir, "plant/web", 2)
 	require.NoError(t, err)
-	require.Equal(t, "new 2\npartial", text)
-	require.EqualValues(t, len("new 1\nnew 2\npartial"), end)
+	require.Equal(t, "new 2\npartial", string(text))
+	require.EqualValues(t, len("new 1\nnew 2\npartial"), end.Offset)
+	require.NotZero(t, end.File)
 
 	text, _, err = TailLog(dir, "plant/web", 5)
 	require.NoError(t, err)
-	require.Equal(t, "old 2\nold 3\nnew 1\nnew 2\npartial", text, "the backup fills in what the file lacks")
+	require.Equal(t, "old 2\nold 3\nnew 1\nnew 2\npartial", string(text), "the backup fills in what the file lacks")
 }
 
 func TestTailLogIsBounded(t *testing.T) {
@@ -35,25 +36,53 @@ func TestTailLogIsBounded(t *testing.T) {
 	text, _, err := TailLog(dir, "w", 1000)
 	require.NoError(t, err)
 	require.LessOrEqual(t, len(text), MaxLogRead)
-	require.True(t, strings.HasPrefix(text, "xxx"), "cut at a line's start")
+	require.True(t, strings.HasPrefix(string(text), "xxx"), "cut at a line's start")
 }
 
-func TestReadLogFromFollowsAndSeesRotation(t *testing.T) {
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	_, err = f.WriteString(s)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// A follow loses nothing across a rotation: the rest of the renamed file
+// comes first, then the new file from its start.
+func TestReadLogFromFollowsAcrossRotation(t *testing.T) {
 	dir := t.TempDir()
 	path := LogPath(dir, "w")
-	text, next, err := ReadLogFrom(dir, "w", 0)
+	text, pos, err := ReadLogFrom(dir, "w", LogPosition{})
 	require.NoError(t, err)
-	require.Equal(t, "", text, "not written yet")
-	require.NoError(t, os.WriteFile(path, []byte("a\nb\n"), 0o644))
-	text, next, err = ReadLogFrom(dir, "w", next)
+	require.Empty(t, text, "not written yet")
+	appendTo(t, path, "a\nb\n")
+	text, pos, err = ReadLogFrom(dir, "w", pos)
 	require.NoError(t, err)
-	require.Equal(t, "a\nb\n", text)
-	text, next2, err := ReadLogFrom(dir, "w", next)
+	require.Equal(t, "a\nb\n", string(text))
+	text, pos2, err := ReadLogFrom(dir, "w", pos)
 	require.NoError(t, err)
-	require.Equal(t, "", text)
-	require.Equal(t, next, next2)
-	require.NoError(t, os.WriteFile(path, []byte("c\n"), 0o644)) // rotated: shorter than the offset
-	text, _, err = ReadLogFrom(dir, "w", next)
+	require.Empty(t, text)
+	require.Equal(t, pos, pos2)
+
+	// Written after the last read, then rotated, then the new file grows
+	// past the old offset.
+	appendTo(t, path, "c\n")
+	require.NoError(t, os.Rename(path, path+".1"))
+	appendTo(t, path, "d\ne\nf\ng\n")
+	text, pos, err = ReadLogFrom(dir, "w", pos)
 	require.NoError(t, err)
-	require.Equal(t, "c\n", text)
+	require.Equal(t, "c\n", string(text), "the rest of the rotated file")
+	text, pos, err = ReadLogFrom(dir, "w", pos)
+	require.NoError(t, err)
+	require.Equal(t, "d\ne\nf\ng\n", string(text), "then the new file from its start")
+	text, _, err = ReadLogFrom(dir, "w", pos)
+	require.NoError(t, err)
+	require.Empty(t, text)
+
+	// Truncated in place: read from the start.
+	require.NoError(t, os.WriteFile(path, []byte("h\n"), 0o644))
+	text, _, err = ReadLogFrom(dir, "w", pos)
+	require.NoError(t, err)
+	require.Equal(t, "h\n", string(text))
 }
