@@ -48,6 +48,14 @@ type Process struct {
 	// within this long finds the host unreachable (default 10s): the worker
 	// goes to state unknown and probes until the host is back.
 	UnreachableAfter *Duration `json:"unreachableAfter,omitempty"`
+	// Ready and Health are probes (probe.go).
+	Ready  *Probe `json:"ready,omitempty"`
+	Health *Probe `json:"health,omitempty"`
+	// StopSignal is the signal a stop sends first (default TERM).
+	StopSignal string `json:"stopSignal,omitempty"`
+	// SuccessExitCodes are the exit statuses that are a normal end (default
+	// [0]): what a transient service is not restarted after.
+	SuccessExitCodes []int `json:"successExitCodes,omitempty"`
 }
 
 // Limits are a service's resource limits, soft and hard alike; unset:
@@ -169,6 +177,10 @@ func (v *validator) process(path string, m map[string]any) {
 	if p.Group != "" && p.User == "" {
 		v.add(join(path, "group"), "needs user (a group alone is not a change of identity)")
 	}
+	v.probe(join(path, "ready"), p.Ready, false)
+	v.probe(join(path, "health"), p.Health, true)
+	v.stopSignal(join(path, "stopSignal"), p.StopSignal)
+	v.exitCodes(join(path, "successExitCodes"), p.SuccessExitCodes)
 }
 
 // accountPattern: a user or group name (as useradd takes them) or an ID.

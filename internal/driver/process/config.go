@@ -3,6 +3,7 @@ package process
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -37,6 +38,18 @@ type Config struct {
 	// Host names the worker that runs the process (default "local"); the
 	// driver itself does not use it: routing to the host's task queue does.
 	Host string
+	// Ready and Health are the probes (nil: none).
+	Ready, Health *Probe
+	// StopSignal is what a stop sends first (default SIGTERM).
+	StopSignal syscall.Signal
+	// SuccessExitCodes are the normal exits (default [0]).
+	SuccessExitCodes []int
+}
+
+// stopSignals maps process.stopSignal's names to signals.
+var stopSignals = map[string]syscall.Signal{
+	"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT, "HUP": syscall.SIGHUP,
+	"USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2, "KILL": syscall.SIGKILL,
 }
 
 // ParseConfig decodes a process block strictly (spec.ParseProcess) and fills
@@ -70,6 +83,20 @@ func ParseConfig(m map[string]any) (Config, error) {
 	}
 	if c.Host == "" {
 		c.Host = DefaultHost
+	}
+	c.Ready = probeOf(raw.Ready, spec.DefaultReadyInterval, 0, 0)
+	c.Health = probeOf(raw.Health, spec.DefaultHealthInterval, spec.DefaultProbeHealthTimeout, spec.DefaultHealthFailureThreshold)
+	c.StopSignal = syscall.SIGTERM
+	if raw.StopSignal != "" {
+		sig, ok := stopSignals[raw.StopSignal]
+		if !ok {
+			return Config{}, fmt.Errorf("process: unknown stopSignal %q", raw.StopSignal)
+		}
+		c.StopSignal = sig
+	}
+	c.SuccessExitCodes = raw.SuccessExitCodes
+	if len(c.SuccessExitCodes) == 0 {
+		c.SuccessExitCodes = []int{0}
 	}
 	return c, nil
 }

@@ -54,6 +54,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -102,11 +103,18 @@ type proc struct {
 	copied chan struct{} // closed when the output copier is done
 	exited chan struct{} // closed (under Driver.mu) when the process ended
 
+	// stopSignal is what a stop sends first; success the normal exits.
+	stopSignal syscall.Signal
+	success    []int
+
 	// Guarded by Driver.mu.
 	exit     driver.Exit
 	obs      driver.Observation
 	started  bool // its start succeeded: an exit from now on is pushed
 	stopping bool // we are ending it: its exit is not pushed
+	// unhealthy: its health probe failed too often and the driver ended
+	// it; the reason is its exit's (a crash, pushed).
+	unhealthy string
 }
 
 type spawnReq struct {
@@ -319,6 +327,9 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		rd:     rd,
 		copied: make(chan struct{}),
 		exited: make(chan struct{}),
+
+		stopSignal: c.StopSignal,
+		success:    c.SuccessExitCodes,
 	}
 	d.mu.Lock()
 	if d.closed {
@@ -336,19 +347,20 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	go d.wait(p)
 	d.log.Debug("process: started", zap.String("instance", p.id), zap.String("command", c.Command))
 
-	timer := time.NewTimer(c.StartSeconds)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-	case <-timer.C:
-	case <-ctx.Done():
-		d.mu.Lock()
-		p.stopping = true
-		d.mu.Unlock()
-		signalGroup(p.pid, syscall.SIGKILL)
-		<-p.exited
-		d.forget(p)
-		return "", fmt.Errorf("process: start of %s abandoned: %w", c.Command, ctx.Err())
+	if c.Ready != nil {
+		if err := d.awaitReady(ctx, p, c); err != nil {
+			return "", err
+		}
+	} else {
+		timer := time.NewTimer(c.StartSeconds)
+		defer timer.Stop()
+		select {
+		case <-p.exited:
+		case <-timer.C:
+		case <-ctx.Done():
+			d.kill(p)
+			return "", fmt.Errorf("process: start of %s abandoned: %w", c.Command, ctx.Err())
+		}
 	}
 
 	d.mu.Lock()
@@ -361,8 +373,12 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		case <-time.After(500 * time.Millisecond):
 		}
 		d.forget(p)
-		msg := fmt.Sprintf("process: %s ended within its start period (%s after start, startSeconds %s): %s",
-			c.Command, time.Since(startedAt).Round(time.Millisecond), c.StartSeconds, exit.Reason)
+		period := fmt.Sprintf("startSeconds %s", c.StartSeconds)
+		if c.Ready != nil {
+			period = "before its readiness probe passed"
+		}
+		msg := fmt.Sprintf("process: %s ended within its start period (%s after start, %s): %s",
+			c.Command, time.Since(startedAt).Round(time.Millisecond), period, exit.Reason)
 		if tail := out.Tail(tailLines); tail != "" {
 			msg += "; last output:\n" + tail
 		}
@@ -370,6 +386,10 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	default:
 	}
 	p.started = true
+	if c.Health != nil {
+		d.wg.Add(1)
+		go d.watchHealth(p, c.Health)
+	}
 	// Forget this workflow's earlier instances that ended: an unknown
 	// instance observes as Crashed anyway, and this bounds the map.
 	for id, q := range d.procs {
@@ -414,8 +434,11 @@ func (d *Driver) wait(p *proc) {
 	defer d.wg.Done()
 	err := p.cmd.Wait()
 	signalGroup(p.pid, syscall.SIGKILL) // leftover children
-	exit, obs := describe(p.id, p.cmd.ProcessState, err)
+	exit, obs := describe(p.id, p.cmd.ProcessState, err, p.success)
 	d.mu.Lock()
+	if p.unhealthy != "" {
+		exit.Normal, exit.Reason, obs = false, p.unhealthy, driver.Crashed
+	}
 	p.exit, p.obs = exit, obs
 	close(p.exited)
 	push := p.started && !p.stopping && !d.closed && d.notifier != nil
@@ -443,7 +466,7 @@ func (d *Driver) terminate(ctx context.Context, p *proc) error {
 		return nil
 	default:
 	}
-	signalGroup(p.pid, syscall.SIGTERM)
+	signalGroup(p.pid, p.stopSignal)
 	grace := time.NewTimer(graceFor(ctx))
 	defer grace.Stop()
 	select {
@@ -452,7 +475,7 @@ func (d *Driver) terminate(ctx context.Context, p *proc) error {
 	case <-grace.C:
 	case <-ctx.Done():
 	}
-	d.log.Info("process: no exit after SIGTERM, killing", zap.String("instance", p.id))
+	d.log.Info("process: no exit after the stop signal, killing", zap.String("instance", p.id), zap.String("signal", p.stopSignal.String()))
 	signalGroup(p.pid, syscall.SIGKILL)
 	// SIGKILL cannot be caught; bound the wait only against a process stuck
 	// in the kernel, whatever is left of ctx.
@@ -497,7 +520,7 @@ func signalGroup(pid int, sig syscall.Signal) {
 }
 
 // describe turns the end of a process into its exit and observation.
-func describe(id string, st *os.ProcessState, err error) (driver.Exit, driver.Observation) {
+func describe(id string, st *os.ProcessState, err error, success []int) (driver.Exit, driver.Observation) {
 	if st == nil {
 		reason := "gone"
 		if err != nil {
@@ -505,7 +528,12 @@ func describe(id string, st *os.ProcessState, err error) (driver.Exit, driver.Ob
 		}
 		return driver.Exit{Instance: id, Reason: reason}, driver.Crashed
 	}
-	exit := driver.Exit{Instance: id, Normal: st.Success(), Reason: st.String()}
+	code := st.ExitCode() // -1 when a signal ended it
+	normal := code >= 0 && slices.Contains(success, code)
+	if len(success) == 0 {
+		normal = st.Success()
+	}
+	exit := driver.Exit{Instance: id, Normal: normal, Reason: st.String()}
 	if exit.Normal {
 		return exit, driver.Exited
 	}
@@ -528,4 +556,15 @@ func classify(command string, err error) error {
 		return driver.Permanent(err)
 	}
 	return err
+}
+
+// kill ends a process whose start is abandoned: SIGKILL to its group, and
+// the driver forgets it (its exit is not pushed).
+func (d *Driver) kill(p *proc) {
+	d.mu.Lock()
+	p.stopping = true
+	d.mu.Unlock()
+	signalGroup(p.pid, syscall.SIGKILL)
+	<-p.exited
+	d.forget(p)
 }

@@ -150,7 +150,7 @@ func sleepCfg() map[string]any {
 func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig(map[string]any{"command": "/bin/app"})
 	require.NoError(t, err)
-	require.Equal(t, Config{Command: "/bin/app", StartSeconds: time.Second, Host: "local"}, c)
+	require.Equal(t, Config{Command: "/bin/app", StartSeconds: time.Second, Host: "local", StopSignal: syscall.SIGTERM, SuccessExitCodes: []int{0}}, c)
 
 	c, err = ParseConfig(map[string]any{
 		"command": "app", "args": []any{"-a", "b"}, "env": map[string]any{"K": "v"},
@@ -158,7 +158,18 @@ func TestParseConfig(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, Config{Command: "app", Args: []string{"-a", "b"}, Env: map[string]spec.Value{"K": spec.Literal("v")},
-		Dir: "/tmp", StartSeconds: 250 * time.Millisecond, Host: "db1"}, c)
+		Dir: "/tmp", StartSeconds: 250 * time.Millisecond, Host: "db1", StopSignal: syscall.SIGTERM, SuccessExitCodes: []int{0}}, c)
+
+	c, err = ParseConfig(map[string]any{
+		"command": "app", "stopSignal": "INT", "successExitCodes": []any{0, 3},
+		"ready":  map[string]any{"http": "http://127.0.0.1:1/ready"},
+		"health": map[string]any{"tcp": "127.0.0.1:1", "failureThreshold": 2},
+	})
+	require.NoError(t, err)
+	require.Equal(t, syscall.SIGINT, c.StopSignal)
+	require.Equal(t, []int{0, 3}, c.SuccessExitCodes)
+	require.Equal(t, &Probe{HTTP: "http://127.0.0.1:1/ready", Interval: 500 * time.Millisecond}, c.Ready, "timeout: the start timeout's")
+	require.Equal(t, &Probe{TCP: "127.0.0.1:1", Interval: 10 * time.Second, Timeout: 2 * time.Second, Threshold: 2}, c.Health)
 
 	for name, m := range map[string]map[string]any{
 		"nil":           nil,

@@ -1,0 +1,192 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// Probe is a readiness or health check of a process service, with its
+// defaults filled in (spec.Probe says what each form means).
+type Probe struct {
+	TCP       string
+	HTTP      string
+	Exec      []string
+	Interval  time.Duration
+	Timeout   time.Duration // 0: the context's deadline only
+	Threshold int           // health: failures in a row that are a crash
+}
+
+func probeOf(p *spec.Probe, interval, timeout time.Duration, threshold int) *Probe {
+	if p == nil {
+		return nil
+	}
+	out := &Probe{TCP: p.TCP, HTTP: p.HTTP, Exec: p.Exec, Interval: interval, Timeout: timeout, Threshold: threshold}
+	if p.Interval != nil {
+		out.Interval = p.Interval.D()
+	}
+	if p.Timeout != nil {
+		out.Timeout = p.Timeout.D()
+	}
+	if p.FailureThreshold > 0 {
+		out.Threshold = p.FailureThreshold
+	}
+	return out
+}
+
+// probeClient keeps no connections: a probe is one fresh request.
+var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// check runs the probe once, within timeout (what is left of ctx if
+// shorter). Its error says what failed.
+func (p *Probe) check(ctx context.Context, timeout time.Duration) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	switch {
+	case p.TCP != "":
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", p.TCP)
+		if err != nil {
+			return fmt.Errorf("tcp %s: %w", p.TCP, err)
+		}
+		return c.Close()
+	case p.HTTP != "":
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.HTTP, nil)
+		if err != nil {
+			return fmt.Errorf("http %s: %w", p.HTTP, err)
+		}
+		resp, err := probeClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("http %s: %w", p.HTTP, err)
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("http %s: %s", p.HTTP, resp.Status)
+		}
+		return nil
+	case len(p.Exec) > 0:
+		cmd := exec.CommandContext(ctx, p.Exec[0], p.Exec[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			msg := strings.TrimSpace(string(out))
+			if len(msg) > 200 {
+				msg = msg[:200] + "…"
+			}
+			if msg != "" {
+				return fmt.Errorf("exec %s: %w: %s", p.Exec[0], err, msg)
+			}
+			return fmt.Errorf("exec %s: %w", p.Exec[0], err)
+		}
+		return nil
+	}
+	return errors.New("probe: no form")
+}
+
+// describe says which probe it is, for reasons.
+func (p *Probe) describe() string {
+	switch {
+	case p.TCP != "":
+		return "tcp " + p.TCP
+	case p.HTTP != "":
+		return "http " + p.HTTP
+	}
+	return "exec " + strings.Join(p.Exec, " ")
+}
+
+// awaitReady waits until the ready probe passes with the process still up
+// (the start succeeds), the process ends (the caller reports a failed
+// start), the probe's timeout passes or ctx ends (the process is killed).
+func (d *Driver) awaitReady(ctx context.Context, p *proc, c Config) error {
+	r := c.Ready
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	var last error
+	for {
+		select {
+		case <-p.exited:
+			return nil // the caller sees it ended
+		default:
+		}
+		last = r.check(ctx, max(r.Interval, time.Second))
+		if last == nil {
+			return nil // the caller checks it is still up
+		}
+		select {
+		case <-p.exited:
+			return nil
+		case <-ctx.Done():
+			d.kill(p)
+			return fmt.Errorf("process: %s did not become ready (%s) before its start timed out: %v", c.Command, r.describe(), last)
+		case <-time.After(r.Interval):
+		}
+	}
+}
+
+// watchHealth runs the health probe while the process runs. Threshold
+// failures in a row end the process (its stop signal, then SIGKILL) as a
+// crash whose reason says so; passing probes are not reported anywhere.
+func (d *Driver) watchHealth(p *proc, h *Probe) {
+	defer d.wg.Done()
+	failures := 0
+	for {
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(h.Interval):
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-p.exited:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := h.check(ctx, h.Timeout)
+		cancel()
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		if err == nil {
+			failures = 0
+			continue
+		}
+		failures++
+		d.log.Info("process: health probe failed", zap.String("instance", p.id), zap.Int("failures", failures), zap.Error(err))
+		if failures < h.Threshold {
+			continue
+		}
+		d.mu.Lock()
+		p.unhealthy = fmt.Sprintf("unhealthy: %d health probes failed in a row (%s): %v", failures, h.describe(), err)
+		d.mu.Unlock()
+		signalGroup(p.pid, p.stopSignal)
+		select {
+		case <-p.exited:
+		case <-time.After(DefaultStopGrace):
+			signalGroup(p.pid, syscall.SIGKILL)
+		}
+		return
+	}
+}
