@@ -68,12 +68,12 @@ func TestReadyProbe_ExitFirstOrTimeoutFailsTheStart(t *testing.T) {
 	defer srv.Close()
 	_, err := d.Start(context.Background(), req("exits", map[string]any{
 		"command": "sh", "args": []string{"-c", "sleep 0.2; exit 4"},
-		"ready":   map[string]any{"http": srv.URL, "interval": "20ms"},
+		"ready": map[string]any{"http": srv.URL, "interval": "20ms"},
 	}))
 	require.ErrorContains(t, err, "before its readiness probe passed")
 	_, err = d.Start(context.Background(), req("never", map[string]any{
 		"command": "sleep", "args": []string{"60"},
-		"ready":   map[string]any{"tcp": "127.0.0.1:1", "interval": "20ms", "timeout": "300ms"},
+		"ready": map[string]any{"tcp": "127.0.0.1:1", "interval": "20ms", "timeout": "300ms"},
 	}))
 	require.ErrorContains(t, err, "did not become ready (tcp 127.0.0.1:1)")
 	require.Zero(t, d.Running(), "the process whose probe never passed is killed")
