@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,6 +128,7 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	mainWorker.stop()
+	killLeftovers(filepath.Join(workDir, "state"))
 	if logs, _ := filepath.Glob(filepath.Join(workDir, "worker*.log")); race {
 		for _, f := range logs {
 			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "WARNING: DATA RACE") {
@@ -217,7 +219,11 @@ func startWorkerAt(name, addr string, extra ...string) (*workerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(workerBin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port}, extra...)...)
+	// Every worker of a run keeps its records of the processes it started
+	// (which outlive it) under workDir: the next worker of its host adopts
+	// them, and the run kills what is left at its end (killLeftovers).
+	cmd := exec.Command(workerBin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port,
+		"--state-dir", filepath.Join(workDir, "state")}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -368,4 +374,33 @@ func startCodecServer() (stop func(), err error) {
 		return nil, err
 	}
 	return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
+}
+
+// killLeftovers kills the recorded service processes that outlived the
+// run's workers (a tree a failed test did not delete), by their record:
+// pid and start time, never a pid that was reused.
+func killLeftovers(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	for _, f := range files {
+		var rec struct {
+			WorkflowID string `json:"workflowId"`
+			PID        int    `json:"pid"`
+			Ticks      uint64 `json:"ticks"`
+		}
+		b, err := os.ReadFile(f)
+		if err != nil || json.Unmarshal(b, &rec) != nil || rec.PID <= 0 {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", rec.PID))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 20 || fields[19] != strconv.FormatUint(rec.Ticks, 10) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "integration: killing the left-over process %d of %s\n", rec.PID, rec.WorkflowID)
+		_ = syscall.Kill(-rec.PID, syscall.SIGKILL)
+	}
 }

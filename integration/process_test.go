@@ -35,9 +35,8 @@ func alive(pid int) bool {
 	return len(fields) > 2 && fields[2] != "Z"
 }
 
-// A supervised process killed with -9 is restarted; a killed worker takes
-// its processes with it, and they come back when a worker runs again.
-func TestProcessKilledIsRestartedAndDiesWithItsWorker(t *testing.T) {
+// A supervised process killed with -9 is restarted.
+func TestProcessKilledIsRestarted(t *testing.T) {
 	needServer(t)
 	r := starter(t, "apply", "-f", writeSpec(t, `
 name: it-proc
@@ -63,22 +62,99 @@ children:
 		return st.State == "running" && st.Restarts == 1, fmt.Sprintf("%+v", st)
 	})
 	t.Logf("kill -9 to running again: %s", time.Since(killed).Round(10*time.Millisecond))
-	second := pidOf(t, st.Instance)
-	require.NotEqual(t, first, second)
+	require.NotEqual(t, first, pidOf(t, st.Instance))
 	require.Contains(t, st.Reason, "started")
+}
 
-	// The worker dies: so does its process (Pdeathsig).
+// Services outlive their worker: after a kill -9 and after a SIGTERM of the
+// host's worker, the next worker adopts the three running services (same
+// PIDs, no restart, no start action); an adopted service that is killed is
+// restarted at once (its end is watched); one killed while no worker serves
+// the host is started again as soon as one returns. A dieWithWorker service
+// dies with its worker, as before.
+func TestProcessesOutliveTheirWorker(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-outlive
+children:
+  - {name: a, kind: process, process: {command: sleep, args: ["300"], startSeconds: 200ms}, backoff: {initial: 100ms, max: 1s}}
+  - {name: b, kind: process, process: {command: sleep, args: ["300"], startSeconds: 200ms}, backoff: {initial: 100ms, max: 1s}}
+  - {name: c, kind: process, process: {command: sleep, args: ["300"], startSeconds: 200ms}, backoff: {initial: 100ms, max: 1s}}
+  - {name: d, kind: process, process: {command: sleep, args: ["300"], startSeconds: 200ms, dieWithWorker: true}, backoff: {initial: 100ms, max: 1s}}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-outlive") })
+	names := []string{"a", "b", "c"}
+	pids := map[string]int{}
+	for _, n := range names {
+		pids[n] = pidOf(t, status(t, "it-outlive/"+n).Instance)
+	}
+	dieWith := pidOf(t, status(t, "it-outlive/d").Instance)
+
+	same := func(when string) {
+		t.Helper()
+		for _, n := range names {
+			st := status(t, "it-outlive/"+n)
+			require.Equal(t, "running", st.State, "%s %s: %+v", when, n, st)
+			require.Equal(t, pids[n], pidOf(t, st.Instance), "%s %s: the same process", when, n)
+			require.Equal(t, 0, st.Restarts, "%s %s: not restarted", when, n)
+			require.Equal(t, "start", st.LastAction.Name, "%s %s: no action since its start", when, n)
+			require.True(t, alive(pids[n]), "%s %s", when, n)
+		}
+	}
+
+	for i, stop := range []string{"kill -9", "SIGTERM"} {
+		if stop == "kill -9" {
+			mainWorker.kill()
+		} else {
+			mainWorker.stop()
+		}
+		for _, n := range names {
+			require.True(t, alive(pids[n]), "%s of the worker: %s lives on", stop, n)
+		}
+		if i == 0 {
+			eventually(t, 10*time.Second, func() (bool, string) { return !alive(dieWith), "dieWithWorker: d still runs" })
+		}
+		w, err := startWorker(fmt.Sprintf("worker-outlive-%d", i))
+		require.NoError(t, err)
+		mainWorker = w
+		same("after " + stop)
+	}
+	// d died with the first worker: restarted once a worker was back.
+	eventually(t, time.Minute, func() (bool, string) {
+		st := status(t, "it-outlive/d")
+		return st.State == "running" && st.Restarts >= 1, fmt.Sprintf("%+v", st)
+	})
+
+	// An adopted service killed: its end is seen at once, and it restarts.
+	require.NoError(t, syscall.Kill(pids["a"], syscall.SIGKILL))
+	killed := time.Now()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		st := status(t, "it-outlive/a")
+		return st.State == "running" && st.Restarts == 1, fmt.Sprintf("%+v", st)
+	})
+	t.Logf("adopted service: kill -9 to running again: %s (backoff 100ms)", time.Since(killed).Round(10*time.Millisecond))
+
+	// A service killed while no worker serves the host: started again as
+	// soon as a worker of the host is back (not at the next observe, a
+	// minute later).
 	mainWorker.kill()
-	eventually(t, 10*time.Second, func() (bool, string) { return !alive(second), fmt.Sprintf("pid %d still alive", second) })
-
-	// A worker comes back: the observe finds the process gone and restarts it.
-	w, err := startWorker("worker-3")
+	require.NoError(t, syscall.Kill(pids["b"], syscall.SIGKILL))
+	eventually(t, 10*time.Second, func() (bool, string) { return !alive(pids["b"]), "b still alive" })
+	w, err := startWorker("worker-outlive-back")
 	require.NoError(t, err)
 	mainWorker = w
-	eventually(t, 2*time.Minute, func() (bool, string) {
-		st = status(t, "it-proc/sleeper")
-		return st.State == "running" && st.Instance != "" && pidOf(t, st.Instance) != second && alive(pidOf(t, st.Instance)), fmt.Sprintf("%+v", st)
+	back := time.Now()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		st := status(t, "it-outlive/b")
+		return st.State == "running" && st.Restarts == 1 && pidOf(t, st.Instance) != pids["b"], fmt.Sprintf("%+v", st)
 	})
+	t.Logf("service that ended while no worker served its host: running %s after the worker's return", time.Since(back).Round(10*time.Millisecond))
+	for _, e := range journal(t, "it-outlive/b") {
+		if e.State == "backoff" {
+			require.Contains(t, e.Reason, "ended while no worker served this host")
+		}
+	}
 }
 
 // An http worker follows a real HTTP service's health: when the service goes
@@ -138,11 +214,10 @@ children:
     backoff: {initial: 100ms, max: 1s}
 `), "--wait")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	t.Cleanup(func() { deleteTree(t, "it-circuit") })
 	first := pidOf(t, status(t, "it-circuit/remote").Instance)
 
 	h2.stop()
-	require.False(t, alive(first), "the process died with its worker")
+	require.True(t, alive(first), "the process outlives its worker")
 	st := waitState(t, "it-circuit/remote", "unknown", time.Minute)
 	require.Contains(t, st.Reason, "host h2 unreachable")
 	require.Equal(t, 0, st.Restarts, "an unreachable host is not a failure")
@@ -150,8 +225,11 @@ children:
 	h2, err = startWorker("worker-h2b", "--host", "h2")
 	require.NoError(t, err)
 	t.Cleanup(h2.stop)
+	t.Cleanup(func() { deleteTree(t, "it-circuit") }) // runs first: h2's worker stops the process
 	eventually(t, time.Minute, func() (bool, string) {
 		st = status(t, "it-circuit/remote")
-		return st.State == "running" && st.Instance != "" && pidOf(t, st.Instance) != first, fmt.Sprintf("%+v", st)
+		return st.State == "running" && st.Instance != "", fmt.Sprintf("%+v", st)
 	})
+	require.Equal(t, first, pidOf(t, st.Instance), "the probe that got through found it running: adopted")
+	require.Equal(t, 0, st.Restarts)
 }

@@ -34,6 +34,7 @@ var hostPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 type options struct {
 	conn                            temporalclient.Config
 	host, metrics, logLevel, logDir string
+	stateDir                        string
 	poolSize                        int
 	eagerActions                    bool
 }
@@ -51,6 +52,7 @@ func main() {
 	flag.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
 	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
+	flag.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
 	flag.Parse()
 	if o.poolSize < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --pool-size must be >= 1")
@@ -68,6 +70,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "worker: --host %q: use letters, digits, '.', '_' and '-'\n", o.host)
 		os.Exit(2)
 	}
+	if o.stateDir == "" {
+		o.stateDir = filepath.Join(os.TempDir(), "steward", "state")
+	}
+	o.stateDir = filepath.Join(o.stateDir, o.host) // one directory per host: each adopts its own
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
@@ -107,10 +113,22 @@ func run(o options) error {
 	notifier := temporalclient.ExitNotifier(c, workflows.SignalExit)
 	stubDriver := stub.New(notifier, zl)
 	defer stubDriver.Close()
-	// Closing the process driver kills the processes it started: they never
-	// outlive their host's worker (nor do they when it crashes: Pdeathsig).
+	// The processes it starts outlive this worker (but those with
+	// dieWithWorker): the next worker of this host adopts them from the
+	// records in --state-dir, and reports at once those that ended meanwhile.
 	processDriver := process.New(o.logDir, notifier, zl)
+	processDriver.StateDir = o.stateDir
+	processDriver.KeepOnClose = true
 	defer processDriver.Close()
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	adopted, ended, err := processDriver.Recover(rctx)
+	rcancel()
+	if err != nil {
+		zl.Warn("process: recovery", zap.Error(err))
+	}
+	if adopted+ended > 0 {
+		zl.Info("process: recovered the services of this host", zap.Int("adopted", adopted), zap.Int("endedMeanwhile", ended), zap.String("stateDir", o.stateDir))
+	}
 	httpDriver := httpdrv.New(nil)
 	httpDriver.Log = zl
 	defer httpDriver.Close()

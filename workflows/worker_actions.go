@@ -59,7 +59,7 @@ func (w *workerRun) replayPendingExits() {
 	for len(w.carry.PendingExits) > 0 && w.flight == nil {
 		e := w.carry.PendingExits[0]
 		w.carry.PendingExits = w.carry.PendingExits[1:]
-		w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
+		w.tick(w.exitSnapshot(e))
 	}
 }
 

@@ -192,7 +192,19 @@ func (w *workerRun) onExit(raw converter.RawValue) {
 		}
 		return
 	}
-	w.tick(tick.Snapshot{Event: tick.EventExited, Exit: &e})
+	w.tick(w.exitSnapshot(e))
+}
+
+// exitSnapshot is the tick's snapshot of an exit. An exit of the current
+// instance while the host is unknown is acted on (a worker of the host came
+// back and reports the service ended meanwhile) in histories recorded since
+// that change; older ones replay as they ran (the exit was ignored).
+func (w *workerRun) exitSnapshot(e tick.Exit) tick.Snapshot {
+	snap := tick.Snapshot{Event: tick.EventExited, Exit: &e}
+	if m := w.carry.Memory; m.State == tick.Unknown && e.Instance != "" && e.Instance == m.Instance {
+		snap.ExitWhileUnknown = workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
+	}
+	return snap
 }
 
 // onSlow: the action in flight has run for publishDelay (its activity says

@@ -56,6 +56,9 @@ type Process struct {
 	// SuccessExitCodes are the exit statuses that are a normal end (default
 	// [0]): what a transient service is not restarted after.
 	SuccessExitCodes []int `json:"successExitCodes,omitempty"`
+	// DieWithWorker: the process dies with the worker process that started
+	// it (default false: it outlives it and the next worker adopts it).
+	DieWithWorker bool `json:"dieWithWorker,omitempty"`
 }
 
 // Limits are a service's resource limits, soft and hard alike; unset:

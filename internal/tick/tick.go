@@ -231,6 +231,10 @@ type Snapshot struct {
 	Result           *Result // EventActionDone
 	Exit             *Exit   // EventExited
 	SpecNeedsRestart bool    // EventSpec
+	// ExitWhileUnknown: an exit of the instance is acted on while the host
+	// is unknown (its worker came back and found the service ended); the
+	// workflow sets it for histories recorded since (workflow.GetVersion).
+	ExitWhileUnknown bool
 }
 
 // Decision is the outcome of one tick.
@@ -614,6 +618,11 @@ func (t *ticker) unknown() {
 	switch {
 	case t.s.Event == EventReconcile:
 		t.act(Observe)
+		return
+	case t.s.Event == EventExited:
+		if e := t.s.Exit; t.s.ExitWhileUnknown && e != nil && e.Instance == m.Instance && m.Instance != "" {
+			t.exited(!e.Normal, e.Reason) // the host is back: start again as the restart type says
+		}
 		return
 	case t.s.Event != EventActionDone || r == nil || r.Action != Observe || r.Outcome == Unreachable:
 		return // still unreachable, or nothing learned: wait for the next probe

@@ -1260,3 +1260,26 @@ func TestTerminationsCountRestartsDueOnly(t *testing.T) {
 		require.Equal(t, c.want, d.Memory.Terminations, c.name)
 	}
 }
+
+// An exit of the instance while the host is unknown (its worker came back
+// and found the service ended) is a crash, restarted after its backoff;
+// histories recorded before that change ignore it (ExitWhileUnknown unset).
+func TestExitWhileUnknown(t *testing.T) {
+	m := base(Unknown)
+	m.Instance = newInst
+	s := Snapshot{Now: now, Memory: m, Desired: WantRunning, RestartType: Permanent, Backoff: exact,
+		Event: EventExited, Exit: crash(newInst)}
+	d := Next(s)
+	require.Equal(t, Unknown, d.Memory.State, "without the flag: as before")
+	require.Equal(t, None, d.Action)
+
+	s.ExitWhileUnknown = true
+	d = Next(s)
+	require.Equal(t, Backoff, d.Memory.State)
+	require.Contains(t, d.Memory.Reason, "crashed")
+	require.Empty(t, d.Memory.Instance)
+
+	s.Exit = crash(oldInst)
+	d = Next(s)
+	require.Equal(t, Unknown, d.Memory.State, "an older instance's exit is ignored")
+}

@@ -44,6 +44,9 @@ type Config struct {
 	StopSignal syscall.Signal
 	// SuccessExitCodes are the normal exits (default [0]).
 	SuccessExitCodes []int
+	// DieWithWorker: the process dies with the worker that started it
+	// (Pdeathsig, and Close kills it) instead of outliving it.
+	DieWithWorker bool
 }
 
 // stopSignals maps process.stopSignal's names to signals.
@@ -94,6 +97,7 @@ func ParseConfig(m map[string]any) (Config, error) {
 		}
 		c.StopSignal = sig
 	}
+	c.DieWithWorker = raw.DieWithWorker
 	c.SuccessExitCodes = raw.SuccessExitCodes
 	if len(c.SuccessExitCodes) == 0 {
 		c.SuccessExitCodes = []int{0}

@@ -152,6 +152,8 @@ func (d *Driver) watchHealth(p *proc, h *Probe) {
 		select {
 		case <-p.exited:
 			return
+		case <-d.quit: // this worker closes; the next one probes it
+			return
 		case <-time.After(h.Interval):
 		}
 		ctx, cancel := context.WithCancel(context.Background())

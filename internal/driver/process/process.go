@@ -49,7 +49,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -77,14 +76,28 @@ type Driver struct {
 	// DefaultLogMaxBytes; 0 or less: never). Set it before the first Start.
 	LogMaxBytes int64
 
+	// StateDir, when set, keeps a record of every process that outlives
+	// its worker (adopt.go): the next worker of the host adopts what still
+	// runs and reports what ended. Set it before Recover and the first
+	// Start.
+	StateDir string
+	// KeepOnClose: Close leaves running the processes that outlive their
+	// worker (the worker sets it; tests and tools leave it false: Close
+	// kills every process, as at a crash with dieWithWorker).
+	KeepOnClose bool
+
 	logDir   string
 	notifier driver.Notifier
 	log      *zap.Logger
+	// quit ends the watchers of adopted processes and the log rotator.
+	quit chan struct{}
 
 	// spawn carries forks to the goroutine locked to its thread.
 	spawnMu     sync.Mutex
 	spawn       chan spawnReq
 	spawnClosed bool
+
+	recMu sync.Mutex // the records in StateDir
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -92,16 +105,16 @@ type Driver struct {
 	wg     sync.WaitGroup
 }
 
-// proc is one process this driver started.
+// proc is one process this driver started or adopted.
 type proc struct {
 	id     string
 	wfID   string
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // nil for an adopted process (not our child)
 	pid    int
-	out    *sink
-	rd     *os.File      // read end of the output pipe
-	copied chan struct{} // closed when the output copier is done
+	ticks  uint64        // its start time (clock ticks since boot): pid + ticks identify it
 	exited chan struct{} // closed (under Driver.mu) when the process ended
+	// dieWithWorker: Close kills it (and Pdeathsig did, on a crash).
+	dieWithWorker bool
 
 	// stopSignal is what a stop sends first; success the normal exits.
 	stopSignal syscall.Signal
@@ -136,9 +149,11 @@ func New(logDir string, n driver.Notifier, log *zap.Logger) *Driver {
 		log:         log,
 		spawn:       make(chan spawnReq),
 		procs:       map[string]*proc{},
+		quit:        make(chan struct{}),
 	}
-	d.wg.Add(1)
+	d.wg.Add(2)
 	go d.spawner()
+	go d.rotator()
 	return d
 }
 
@@ -167,8 +182,8 @@ func (d *Driver) Start(ctx context.Context, r driver.Request) (string, error) {
 // context's deadline. An instance this driver does not hold is not running
 // (see the package comment), so stopping it succeeds.
 func (d *Driver) Stop(ctx context.Context, r driver.Request) error {
+	p := d.held(r)
 	d.mu.Lock()
-	p := d.procs[r.Instance]
 	if p != nil {
 		p.stopping = true
 	}
@@ -200,9 +215,9 @@ func (d *Driver) Restart(ctx context.Context, r driver.Request) (string, error) 
 // Observe reports Running while the process runs, Exited or Crashed once it
 // ended, and Crashed for an instance this driver does not hold.
 func (d *Driver) Observe(ctx context.Context, r driver.Request) (driver.Observation, error) {
+	p := d.held(r)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	p := d.procs[r.Instance]
 	if p == nil {
 		return driver.Crashed, nil
 	}
@@ -214,9 +229,11 @@ func (d *Driver) Observe(ctx context.Context, r driver.Request) (driver.Observat
 	}
 }
 
-// Close kills every process group this driver started, waits for them and
-// for exit pushes in progress, and stops the spawning thread. Exits caused
-// by Close are not pushed. Start fails after Close.
+// Close stops watching: it kills the process groups that die with their
+// worker (all of them unless KeepOnClose), waits for them and for exit
+// pushes in progress, and stops the spawning thread. The others keep
+// running, recorded in StateDir for the next worker. Exits caused by Close
+// are not pushed. Start fails after Close.
 func (d *Driver) Close() {
 	d.mu.Lock()
 	if d.closed {
@@ -224,33 +241,20 @@ func (d *Driver) Close() {
 		return
 	}
 	d.closed = true
-	procs := make([]*proc, 0, len(d.procs))
+	var kill []*proc
 	for _, p := range d.procs {
 		p.stopping = true
-		procs = append(procs, p)
+		if !d.KeepOnClose || p.dieWithWorker {
+			kill = append(kill, p)
+		}
 	}
 	d.mu.Unlock()
-	for _, p := range procs {
+	close(d.quit)
+	for _, p := range kill {
 		signalGroup(p.pid, syscall.SIGKILL)
 	}
-	for _, p := range procs {
+	for _, p := range kill {
 		<-p.exited
-	}
-	// Let the copiers drain what the processes wrote, then stop those held
-	// open by a descendant that escaped the group.
-	drain := time.NewTimer(time.Second)
-	defer drain.Stop()
-	late := false
-	for _, p := range procs {
-		if !late {
-			select {
-			case <-p.copied:
-				continue
-			case <-drain.C:
-				late = true
-			}
-		}
-		p.rd.Close()
 	}
 	d.spawnMu.Lock()
 	if !d.spawnClosed {
@@ -290,61 +294,48 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	}
 	cmd.Env = l.env
 	cmd.Dir = c.Dir
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.SysProcAttr.Credential = l.credential
 	if l.path != "" {
 		cmd.Path, cmd.Args = l.path, l.args
 	}
-	path := ""
-	if d.logDir != "" {
-		path = LogPath(d.logDir, wfID)
-	}
-	out, err := openSink(path, d.LogMaxBytes)
+	out, err := d.openLog(wfID)
 	if err != nil {
 		return "", fmt.Errorf("process: log file: %w", err)
 	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		out.Close()
-		return "", fmt.Errorf("process: output pipe: %w", err)
-	}
-	cmd.Stdout, cmd.Stderr = wr, wr
+	// The service writes its log file itself (never a pipe to this worker,
+	// which it outlives).
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = sysProcAttr(c.DieWithWorker)
+	cmd.SysProcAttr.Credential = l.credential
 
 	err = d.fork(cmd)
-	wr.Close() // the child holds its own copy
+	out.Close() // the child holds its own copy
 	if err != nil {
-		rd.Close()
-		out.Close()
 		return "", classify(c.Command, err)
 	}
 	startedAt := time.Now()
+	pid := cmd.Process.Pid
+	ticks, _ := startTicks(pid)
 	p := &proc{
-		id:     fmt.Sprintf("proc/%d/%d@%s", cmd.Process.Pid, startedAt.UnixNano(), wfID),
-		wfID:   wfID,
-		cmd:    cmd,
-		pid:    cmd.Process.Pid,
-		out:    out,
-		rd:     rd,
-		copied: make(chan struct{}),
-		exited: make(chan struct{}),
-
-		stopSignal: c.StopSignal,
-		success:    c.SuccessExitCodes,
+		id:            fmt.Sprintf("proc/%d/%d@%s", pid, ticks, wfID),
+		wfID:          wfID,
+		cmd:           cmd,
+		pid:           pid,
+		ticks:         ticks,
+		exited:        make(chan struct{}),
+		dieWithWorker: c.DieWithWorker,
+		stopSignal:    c.StopSignal,
+		success:       c.SuccessExitCodes,
 	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		signalGroup(p.pid, syscall.SIGKILL)
 		_ = cmd.Wait()
-		rd.Close()
-		out.Close()
 		return "", errors.New("process: driver closed")
 	}
 	d.procs[p.id] = p
-	d.wg.Add(2)
 	d.mu.Unlock()
-	go d.copy(p)
-	go d.wait(p)
+	go d.wait(p) // not in d.wg: a process that outlives the worker outlives this goroutine's worker too
 	d.log.Debug("process: started", zap.String("instance", p.id), zap.String("command", c.Command))
 
 	if c.Ready != nil {
@@ -368,10 +359,6 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	case <-p.exited:
 		exit := p.exit
 		d.mu.Unlock()
-		select { // let the copier catch the last words
-		case <-p.copied:
-		case <-time.After(500 * time.Millisecond):
-		}
 		d.forget(p)
 		period := fmt.Sprintf("startSeconds %s", c.StartSeconds)
 		if c.Ready != nil {
@@ -379,13 +366,14 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		}
 		msg := fmt.Sprintf("process: %s ended within its start period (%s after start, %s): %s",
 			c.Command, time.Since(startedAt).Round(time.Millisecond), period, exit.Reason)
-		if tail := out.Tail(tailLines); tail != "" {
+		if tail := d.tail(wfID); tail != "" {
 			msg += "; last output:\n" + tail
 		}
 		return "", errors.New(msg)
 	default:
 	}
 	p.started = true
+	d.record(p)
 	if c.Health != nil {
 		d.wg.Add(1)
 		go d.watchHealth(p, c.Health)
@@ -417,24 +405,18 @@ func (d *Driver) fork(cmd *exec.Cmd) error {
 	return <-req.done
 }
 
-// copy moves the process's output to its sink until every writer is gone.
-func (d *Driver) copy(p *proc) {
-	defer d.wg.Done()
-	defer close(p.copied)
-	_, _ = io.Copy(p.out, p.rd)
-	p.rd.Close()
-	if err := p.out.Close(); err != nil {
-		d.log.Warn("process: log file", zap.String("instance", p.id), zap.Error(err))
-	}
-}
-
 // wait records the process's end, kills what is left of its group, and
 // pushes the exit unless we ended it.
 func (d *Driver) wait(p *proc) {
-	defer d.wg.Done()
 	err := p.cmd.Wait()
 	signalGroup(p.pid, syscall.SIGKILL) // leftover children
 	exit, obs := describe(p.id, p.cmd.ProcessState, err, p.success)
+	d.ended(p, exit, obs)
+}
+
+// ended records the end of p (started or adopted), forgets its record, and
+// pushes the exit unless we ended it.
+func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	d.mu.Lock()
 	if p.unhealthy != "" {
 		exit.Normal, exit.Reason, obs = false, p.unhealthy, driver.Crashed
@@ -447,6 +429,11 @@ func (d *Driver) wait(p *proc) {
 	}
 	d.mu.Unlock()
 	d.log.Debug("process: ended", zap.String("instance", p.id), zap.String("reason", exit.Reason))
+	if !d.closedNow() {
+		// (What ends as this worker closes stays recorded: the next worker
+		// reports its end, or adopts it if it still runs.)
+		d.unrecord(p)
+	}
 	if !push {
 		return
 	}

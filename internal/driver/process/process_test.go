@@ -5,8 +5,10 @@ package process
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,18 +36,23 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// helperMain is the worker stand-in of TestOrphanFree: it starts `sleep 60`
-// through the driver, prints its pid, and waits to be killed.
+// helperMain is the worker stand-in of TestOrphanFree and
+// TestSurvivesItsWorker: it starts `sleep 60` through the driver (dying
+// with it when STEWARD_PROCESS_TEST_DIE is set; recorded in
+// STEWARD_PROCESS_TEST_STATE), prints its instance, and waits to be killed.
 func helperMain() {
 	d := New("", nil, nil)
+	d.StateDir = os.Getenv("STEWARD_PROCESS_TEST_STATE")
+	d.KeepOnClose = true
 	id, err := d.Start(context.Background(), req("helper", map[string]any{
 		"command": "sleep", "args": []string{"60"}, "startSeconds": "100ms",
+		"dieWithWorker": os.Getenv("STEWARD_PROCESS_TEST_DIE") != "",
 	}))
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
 	}
-	fmt.Printf("PID %d\n", pidOf(id))
+	fmt.Printf("PID %s\n", id)
 	for {
 		time.Sleep(time.Minute)
 	}
@@ -477,48 +484,27 @@ func TestLogFileGetsOutput(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond)
 }
 
-func TestSinkRotatesBySize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "logs", "w.log")
-	s, err := openSink(path, 100)
+// A full log is copied to its ".1" backup and truncated: the service keeps
+// appending to the same file (it holds it open), from its start again.
+func TestLogRotatesByCopyAndTruncate(t *testing.T) {
+	d, dir := newDriver(t, nil)
+	d.LogMaxBytes = 100
+	id, err := d.Start(context.Background(), req("rot", map[string]any{
+		"command": "sh", "args": []string{"-c", `i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.01; done`}, "startSeconds": "100ms",
+	}))
 	require.NoError(t, err)
-	line := strings.Repeat("x", 39) + "\n" // 40 bytes
-	for i := 0; i < 5; i++ {
-		_, err := s.Write([]byte(line))
-		require.NoError(t, err)
-	}
-	require.NoError(t, s.Close())
-	cur, err := os.ReadFile(path)
-	require.NoError(t, err)
+	path := LogPath(dir, "rot")
+	require.Eventually(t, func() bool { st, err := os.Stat(path); return err == nil && st.Size() >= 100 }, 5*time.Second, 10*time.Millisecond)
+	d.rotate(path)
 	old, err := os.ReadFile(path + ".1")
 	require.NoError(t, err)
-	// 40, 80, rotate(80) 40, 80, rotate(80) 40.
-	require.Equal(t, 40, len(cur))
-	require.Equal(t, 80, len(old), "the backup is replaced at each rotation")
-
-	// A file already past the limit is rotated when opened.
-	s, err = openSink(path, 30)
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
-	cur, err = os.ReadFile(path)
-	require.NoError(t, err)
-	require.Empty(t, cur)
-	old, err = os.ReadFile(path + ".1")
-	require.NoError(t, err)
-	require.Equal(t, 40, len(old))
-}
-
-func TestSinkTail(t *testing.T) {
-	s, err := openSink("", 0)
-	require.NoError(t, err)
-	for i := 1; i <= 20; i++ {
-		fmt.Fprintf(s, "line %d\n", i)
-	}
-	require.Equal(t, "line 19\nline 20", s.Tail(2))
-	require.Equal(t, "line 20", s.Tail(1))
-	big := strings.Repeat("y", 3*tailBytes)
-	_, _ = s.Write([]byte(big))
-	require.Len(t, s.Tail(1), tailBytes)
-	require.NoError(t, s.Close())
+	require.GreaterOrEqual(t, len(old), 100)
+	require.True(t, strings.HasPrefix(string(old), "line 1\n"))
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(path)
+		return len(b) > 0 && b[0] == 'l' && !strings.HasPrefix(string(b), "line 1\n")
+	}, 5*time.Second, 10*time.Millisecond, "the service goes on writing at the start of the truncated file")
+	require.True(t, alive(pidOf(id)))
 }
 
 func TestGraceFor(t *testing.T) {
@@ -540,18 +526,29 @@ func TestGraceFor(t *testing.T) {
 // driver and checks that the sleep dies with it (Pdeathsig).
 func TestOrphanFree(t *testing.T) {
 	t.Parallel()
+	id, kill := runHelper(t, "STEWARD_PROCESS_TEST_DIE=1")
+	pid := pidOf(id)
+	require.True(t, alive(pid), "the helper's sleep runs")
+	kill()
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 20*time.Millisecond,
+		"sleep %d outlived its worker", pid)
+}
+
+// runHelper runs helperMain in a child process and returns the instance of
+// the process it started, and a kill -9 of the helper.
+func runHelper(t *testing.T, env ...string) (string, func()) {
+	t.Helper()
 	need(t, "sleep")
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(append(os.Environ(), helperEnv+"=1"), env...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -562,6 +559,7 @@ func TestOrphanFree(t *testing.T) {
 			}
 		}
 		close(lines)
+		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	var line string
 	select {
@@ -570,14 +568,76 @@ func TestOrphanFree(t *testing.T) {
 		t.Fatal("helper did not report its child")
 	}
 	require.True(t, strings.HasPrefix(line, "PID "), line)
-	pid, err := strconv.Atoi(strings.TrimPrefix(line, "PID "))
-	require.NoError(t, err)
-	require.True(t, alive(pid), "the helper's sleep runs")
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
-	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 20*time.Millisecond,
-		"sleep %d outlived its worker", pid)
-	for range lines { // let the reader finish
+	return strings.TrimPrefix(line, "PID "), func() {
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		_ = cmd.Wait()
 	}
+}
+
+// A process outlives its worker's kill -9 by default; the next worker
+// adopts it from its record (same pid, no start), watches it and reports
+// its end at once; a recorded pid whose start time differs (reused) is
+// never signalled.
+func TestSurvivesItsWorkerAndIsAdopted(t *testing.T) {
+	state := t.TempDir()
+	id, kill := runHelper(t, "STEWARD_PROCESS_TEST_STATE="+state)
+	pid := pidOf(id)
+	t.Cleanup(func() { signalGroup(pid, syscall.SIGKILL) })
+	kill()
+	require.True(t, alive(pid), "the service outlives its worker")
+
+	// A stale record of a reused pid: this test's own process, with a start
+	// time that is not its own.
+	stale := fmt.Sprintf("proc/%d/%d@stale", os.Getpid(), 1)
+	b, _ := json.Marshal(record{WorkflowID: "stale", Instance: stale, PID: os.Getpid(), Ticks: 1, StopSignal: int(syscall.SIGKILL)})
+	require.NoError(t, os.WriteFile(filepath.Join(state, "stale.json"), b, 0o644))
+
+	rec := newRecorder()
+	d, _ := newDriver(t, rec)
+	d.StateDir = state
+	adopted, ended, err := d.Recover(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, adopted)
+	require.Equal(t, 1, ended, "the reused pid's record ends (we are alive: nothing was signalled)")
+	select {
+	case p := <-rec.ch:
+		require.Equal(t, "stale", p.wfID)
+		require.Contains(t, p.exit.Reason, "ended while no worker served this host")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the ended record was not reported")
+	}
+	obs, err := d.Observe(context.Background(), driver.Request{Instance: id})
+	require.NoError(t, err)
+	require.Equal(t, driver.Running, obs)
+	require.Equal(t, 1, d.Running())
+
+	// Its end is seen at once, exit code unknown.
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	select {
+	case p := <-rec.ch:
+		require.Equal(t, id, p.exit.Instance)
+		require.False(t, p.exit.Normal)
+		require.Contains(t, p.exit.Reason, "exit code unknown")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the adopted process's end was not reported")
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "*.json"))
+	require.Empty(t, files, "records of ended processes are removed")
+}
+
+// Without a record (a lost state directory), an action that names the
+// instance adopts it: the stop stops it.
+func TestAdoptedOnStopWithoutARecord(t *testing.T) {
+	id, kill := runHelper(t)
+	pid := pidOf(id)
+	t.Cleanup(func() { signalGroup(pid, syscall.SIGKILL) })
+	kill()
+	require.True(t, alive(pid))
+	d, _ := newDriver(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, d.Stop(ctx, driver.Request{Instance: id, Spec: spec.Node{Kind: spec.KindProcess, Process: sleepCfg()}}))
+	require.False(t, alive(pid))
+	// A made-up instance (wrong start time) is not adopted: nothing to stop.
+	require.NoError(t, d.Stop(ctx, driver.Request{Instance: fmt.Sprintf("proc/%d/1@x", os.Getpid())}))
 }

@@ -1,0 +1,301 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/steward-sh/steward/internal/driver"
+)
+
+// Services outlive their worker.
+//
+// A process is started in a session and process group of its own, without
+// Pdeathsig, writing its log file itself: when its worker exits (a crash,
+// kill -9, SIGTERM, an upgrade) it keeps running. Its instance ID names it
+// for good: "proc/<pid>/<start ticks>@<workflow>", the start time in clock
+// ticks since boot from /proc/PID/stat, so a reused pid is never taken for
+// it. The next worker of the host adopts it:
+//
+//   - at its start (Recover), from the records in StateDir (one JSON file
+//     per workflow, written when a start succeeds, removed when the process
+//     ends or is stopped): a process that still runs is adopted and
+//     watched; one that ended meanwhile is reported to its workflow at once
+//     (exit code unknown), which starts it again;
+//   - without a record (the state directory was lost), at the first action
+//     that names the instance (the periodic observe, a stop, a restart).
+//
+// An adopted process is not the worker's child: its end is seen through a
+// pidfd (Linux), and its exit code is not known (the reason says so).
+// process.dieWithWorker: true keeps the old behaviour (Pdeathsig; Close
+// kills it); its record lets the next worker report its end at once.
+
+// record is what StateDir keeps of a process that outlives its worker.
+type record struct {
+	WorkflowID string `json:"workflowId"`
+	Instance   string `json:"instance"`
+	PID        int    `json:"pid"`
+	Ticks      uint64 `json:"ticks"`
+	StopSignal int    `json:"stopSignal"`
+	Success    []int  `json:"successExitCodes"`
+}
+
+func (d *Driver) recordPath(wfID string) string {
+	return filepath.Join(d.StateDir, strings.TrimSuffix(logName(wfID), ".log")+".json")
+}
+
+// record writes p's record. One that dies with its worker is recorded too:
+// the next worker finds it ended and reports that at once.
+func (d *Driver) record(p *proc) {
+	if d.StateDir == "" || p.ticks == 0 {
+		return
+	}
+	b, _ := json.Marshal(record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal), Success: p.success})
+	path := d.recordPath(p.wfID)
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	err := os.MkdirAll(d.StateDir, 0o755)
+	if err == nil {
+		tmp := path + ".tmp"
+		if err = os.WriteFile(tmp, b, 0o644); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		d.log.Warn("process: cannot record the process for the next worker (it is adopted at its next observe instead)", zap.String("instance", p.id), zap.Error(err))
+	}
+}
+
+// unrecord removes p's record, if it is still p's.
+func (d *Driver) unrecord(p *proc) {
+	if d.StateDir == "" {
+		return
+	}
+	path := d.recordPath(p.wfID)
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	var r record
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &r) == nil && r.Instance != p.id {
+		return // a newer instance of the workflow
+	}
+	_ = os.Remove(path)
+}
+
+// parseInstance reads "proc/<pid>/<ticks>@<workflow>".
+func parseInstance(id string) (pid int, ticks uint64, wfID string, ok bool) {
+	rest, found := strings.CutPrefix(id, "proc/")
+	if !found {
+		return 0, 0, "", false
+	}
+	head, wfID, found := strings.Cut(rest, "@")
+	if !found {
+		return 0, 0, "", false
+	}
+	ps, ts, found := strings.Cut(head, "/")
+	if !found {
+		return 0, 0, "", false
+	}
+	pid, err1 := strconv.Atoi(ps)
+	ticks, err2 := strconv.ParseUint(ts, 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 || ticks == 0 {
+		return 0, 0, "", false
+	}
+	return pid, ticks, wfID, true
+}
+
+// held is the process of r's instance: one this driver holds, or one an
+// earlier worker started that still runs (adopted now); nil if neither.
+func (d *Driver) held(r driver.Request) *proc {
+	d.mu.Lock()
+	p, closed := d.procs[r.Instance], d.closed
+	d.mu.Unlock()
+	if p != nil || r.Instance == "" || closed {
+		return p
+	}
+	pid, ticks, wfID, ok := parseInstance(r.Instance)
+	if !ok {
+		return nil
+	}
+	rec := record{WorkflowID: wfID, Instance: r.Instance, PID: pid, Ticks: ticks, StopSignal: int(syscall.SIGTERM), Success: []int{0}}
+	if c, err := ParseConfig(r.Spec.Process); err == nil {
+		rec.StopSignal, rec.Success = int(c.StopSignal), c.SuccessExitCodes
+	}
+	return d.adopt(rec)
+}
+
+// adopt takes over the process of rec if it still runs (same pid, same
+// start time), watching it for its end; nil if it does not.
+func (d *Driver) adopt(rec record) *proc {
+	if t, err := startTicks(rec.PID); err != nil || t != rec.Ticks {
+		return nil
+	}
+	p := &proc{id: rec.Instance, wfID: rec.WorkflowID, pid: rec.PID, ticks: rec.Ticks, exited: make(chan struct{}),
+		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true}
+	if p.stopSignal == 0 {
+		p.stopSignal = syscall.SIGTERM
+	}
+	d.mu.Lock()
+	if q := d.procs[p.id]; q != nil || d.closed {
+		d.mu.Unlock()
+		return q
+	}
+	d.procs[p.id] = p
+	d.wg.Add(1)
+	d.mu.Unlock()
+	d.record(p)
+	go d.watchAdopted(p)
+	d.log.Info("process: adopted", zap.String("instance", p.id), zap.String("workflow", p.wfID))
+	return p
+}
+
+// watchAdopted waits for an adopted process to end and reports it.
+func (d *Driver) watchAdopted(p *proc) {
+	defer d.wg.Done()
+	if !waitGone(p.pid, p.ticks, d.quit) {
+		return // this worker closes; the next one adopts it again
+	}
+	signalGroup(p.pid, syscall.SIGKILL) // leftover children
+	d.ended(p, driver.Exit{Instance: p.id, Reason: "ended (exit code unknown: adopted from an earlier worker of this host, whose child it was)"}, driver.Crashed)
+}
+
+// Recover adopts the recorded processes of StateDir that still run, and
+// reports to their workflows those that ended while no worker served this
+// host (they are started again at once). It returns how many of each.
+func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
+	if d.StateDir == "" {
+		return 0, 0, nil
+	}
+	files, err := filepath.Glob(filepath.Join(d.StateDir, "*.json"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var rec record
+		if err != nil || json.Unmarshal(b, &rec) != nil || rec.Instance == "" {
+			d.log.Warn("process: unreadable record, removed", zap.String("file", f))
+			_ = os.Remove(f)
+			continue
+		}
+		if d.adopt(rec) != nil {
+			adopted++
+			continue
+		}
+		ended++
+		_ = os.Remove(f)
+		if d.notifier == nil {
+			continue
+		}
+		exit := driver.Exit{Instance: rec.Instance, Reason: "ended while no worker served this host (exit code unknown)"}
+		if err := d.notifier.NotifyExit(ctx, rec.WorkflowID, exit); err != nil {
+			d.log.Warn("process: could not report an end found at recovery", zap.String("workflow", rec.WorkflowID), zap.Error(err))
+		}
+	}
+	return adopted, ended, nil
+}
+
+func (d *Driver) closedNow() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
+// openLog opens the workflow's log file for the service to write itself
+// (appending; /dev/null without a log directory), rotated first if full.
+func (d *Driver) openLog(wfID string) (*os.File, error) {
+	if d.logDir == "" {
+		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	}
+	if err := os.MkdirAll(d.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	path := LogPath(d.logDir, wfID)
+	d.rotate(path)
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+}
+
+// rotate copies a full log to "<path>.1" (replacing the previous backup)
+// and truncates it: the service keeps its file open, appending, so the file
+// cannot be renamed from under it. What is written between the copy and
+// the truncation is lost.
+func (d *Driver) rotate(path string) {
+	if d.LogMaxBytes <= 0 {
+		return
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Size() < d.LogMaxBytes {
+		return
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer src.Close()
+	dst, err := os.Create(path + ".1")
+	if err != nil {
+		return
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Truncate(path, 0)
+	}
+	if err != nil {
+		d.log.Warn("process: log rotation", zap.String("file", path), zap.Error(err))
+	}
+}
+
+// rotateEvery is how often the log files of running processes are checked.
+const rotateEvery = 10 * time.Second
+
+// rotator rotates the logs of running processes that grew full.
+func (d *Driver) rotator() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-time.After(rotateEvery):
+		}
+		if d.logDir == "" {
+			continue
+		}
+		d.mu.Lock()
+		var paths []string
+		for _, p := range d.procs {
+			select {
+			case <-p.exited:
+			default:
+				paths = append(paths, LogPath(d.logDir, p.wfID))
+			}
+		}
+		d.mu.Unlock()
+		for _, path := range paths {
+			d.rotate(path)
+		}
+	}
+}
+
+// tail is the last lines of the workflow's log, for a failed start.
+func (d *Driver) tail(wfID string) string {
+	if d.logDir == "" {
+		return ""
+	}
+	b, _, err := TailLog(d.logDir, wfID, tailLines)
+	if err != nil && !errors.Is(err, ErrNoLog) {
+		return ""
+	}
+	return strings.TrimRight(string(b), "\n")
+}
+
