@@ -298,4 +298,3 @@ func (d *Driver) tail(wfID string) string {
 	}
 	return strings.TrimRight(string(b), "\n")
 }
-

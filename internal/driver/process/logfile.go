@@ -21,4 +21,3 @@ func logName(workflowID string) string {
 	}
 	return name + ".log"
 }
-
