@@ -28,7 +28,37 @@ cleanup() {
     kill -TERM "${pids[$i]}" 2>/dev/null || true
     wait "${pids[$i]}" 2>/dev/null || true
   done
+  stop_services
   echo "Stopped. Workflow state is kept in $DATA/temporal.db; the next make run resumes it."
+}
+
+# Services outlive their worker (the next worker adopts them); make run
+# stops the demo's when it ends, by the worker's records of them (pid and
+# start time: never a reused pid). Their records stay: the next make run's
+# worker finds them ended and starts them again at once.
+stop_services() {
+  local f rec pid ticks stat rest fields victims=()
+  for f in "$DATA"/state/*/*.json; do
+    [ -e "$f" ] || continue
+    rec=$(<"$f")
+    pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' <<<"$rec")
+    ticks=$(sed -n 's/.*"ticks":\([0-9]*\).*/\1/p' <<<"$rec")
+    [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || continue
+    stat=$(<"/proc/$pid/stat") || continue
+    rest=${stat##*) }
+    read -r -a fields <<<"$rest"
+    [ "${fields[19]:-}" = "$ticks" ] || continue
+    kill -TERM -- "-$pid" 2>/dev/null && victims+=("$pid")
+  done
+  [ ${#victims[@]} -gt 0 ] || return 0
+  echo "Stopping the demo's services (${#victims[@]})..."
+  for _ in $(seq 1 50); do
+    local alive=0
+    for pid in "${victims[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && return 0
+    sleep 0.1
+  done
+  for pid in "${victims[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 trap 'cleanup; exit 0' INT TERM
@@ -72,7 +102,7 @@ for i in $(seq 1 120); do
 done
 
 echo "Starting the steward worker (logs: $DATA/worker.log)..."
-bin/worker --address "$ADDRESS" --log-dir "$DATA/logs" >"$DATA/worker.log" 2>&1 &
+bin/worker --address "$ADDRESS" --log-dir "$DATA/logs" --state-dir "$DATA/state" >"$DATA/worker.log" 2>&1 &
 pids+=($!)
 
 echo "Applying $SPEC..."
