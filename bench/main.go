@@ -32,6 +32,11 @@
 //     largest history event of the root and of a group; the worker's
 //     memory; one rollout restart of all at chunk 200; idle CPU of worker
 //     and server over -idle-for.
+//   - kill: a process service (sleep, backoff 100ms) killed with -9, -kills
+//     (20) times: how long until it runs again (a new instance, read by
+//     query), for a process the worker started and for one it adopted
+//     from the worker before it (killed with -9 and started again before
+//     each sample, which waits out the server's 5 s sticky timeout first).
 //   - workflow task latency p99 (the SDK's histogram) for both sides, and
 //     per steward workflow type.
 //
@@ -91,6 +96,7 @@ type options struct {
 	address, namespace          string
 	serverPid                   int
 	fleet, idle, samples, scale int
+	kills                       int
 	only, compression           string
 	eager                       bool
 	idleFor                     time.Duration
@@ -108,8 +114,9 @@ func main() {
 	flag.IntVar(&o.idle, "idle", 1000, "workers of the apply and idle scenarios")
 	flag.IntVar(&o.scale, "scale", 10000, "stub workers of the scale scenario (groups of 100)")
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
+	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -194,7 +201,13 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	wargs := []string{"--address", addr, "--namespace", ns, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error", "--grpc-compression", o.compression}
+	stateDir, err := os.MkdirTemp("", "steward-bench-state-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stateDir)
+	wargs := []string{"--address", addr, "--namespace", ns, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error", "--grpc-compression", o.compression,
+		"--state-dir", stateDir}
 	if o.eager {
 		wargs = append(wargs, "--eager-actions")
 	}
@@ -204,6 +217,19 @@ func run(o options) error {
 		return err
 	}
 	defer func() { _ = wcmd.Process.Signal(os.Interrupt); _ = wcmd.Wait() }()
+	// restartWorker kills the worker with -9 and starts another (the kill
+	// step's adopted processes).
+	restartWorker := func() error {
+		_ = wcmd.Process.Kill()
+		_ = wcmd.Wait()
+		next := exec.Command(o.workerBin, wargs...)
+		next.Stdout, next.Stderr = os.Stderr, os.Stderr
+		if err := next.Start(); err != nil {
+			return err
+		}
+		wcmd = next
+		return nil
+	}
 	if o.address != "" {
 		// Deferred after the worker's stop, so run before it.
 		defer func() {
@@ -233,6 +259,7 @@ func run(o options) error {
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
+		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
 	}
 	for _, s := range steps {
 		if o.only != "" && !slices.Contains(strings.Split(o.only, ","), s.key) {
@@ -1130,6 +1157,9 @@ var goals = []goal{
 	{"idle_server_cpu_percent_1000", "<=", 5},
 	{"tick_ratio_p99", "<=", 1.5},
 	{"pool_utilization_under_load", ">=", 0.8},
+	// A killed process runs again within its backoff (100ms) + 1 s.
+	{"kill_to_running_own_p99_ms", "<=", 1100},
+	{"kill_to_running_adopted_p99_ms", "<=", 1100},
 }
 
 func report(o options, res Result) error {

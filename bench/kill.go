@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/workflows"
+)
+
+// stickyWait covers the server's sticky schedule-to-start timeout (5 s):
+// the first workflow task after a worker's kill -9 waits for it before it
+// goes to another worker, whatever steward does.
+const stickyWait = 6 * time.Second
+
+// killToRestart measures how long a process service takes from a kill -9
+// to running again (a new instance, its state read by query), with a 100ms
+// backoff: for a process the worker started, and for one it adopted from
+// the worker before it (killed with -9 and started again before each
+// sample; the sample is taken once the workflow's tasks reach the new
+// worker).
+func killToRestart(ctx context.Context, c client.Client, o options, res Result, restartWorker func() error) error {
+	jitter := 0.0
+	// Many restarts in a minute, on purpose: the intensity must not give up.
+	tree := spec.Node{Name: "bench-kill", Intensity: &spec.Intensity{MaxRestarts: 1000, Period: spec.Dur(time.Minute)}, Children: []spec.Node{{
+		Name: "svc", Kind: spec.KindProcess,
+		Process: map[string]any{"command": "sleep", "args": []any{"300"}, "startSeconds": "100ms"},
+		Backoff: &spec.Backoff{Initial: spec.Dur(100 * time.Millisecond), Max: spec.Dur(100 * time.Millisecond), Jitter: &jitter},
+		Observe: &spec.Observe{Interval: spec.Dur(time.Hour)},
+	}}}
+	if err := applyAndWait(ctx, c, tree, time.Minute); err != nil {
+		return err
+	}
+	defer func() {
+		_ = c.CancelWorkflow(context.Background(), "bench-kill", "")
+		waitFor(func() bool {
+			d, err := c.DescribeWorkflowExecution(context.Background(), "bench-kill", "")
+			return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+		})
+	}()
+	sample := func() (float64, error) {
+		st, err := query(ctx, c, "bench-kill/svc")
+		if err != nil {
+			return 0, err
+		}
+		pid, err := instancePid(st.Instance)
+		if err != nil {
+			return 0, err
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return 0, err
+		}
+		killed := time.Now()
+		ok := false
+		var last workflows.Status
+		var lastErr error
+		waitFor(func() bool {
+			last, lastErr = query(ctx, c, "bench-kill/svc")
+			ok = lastErr == nil && last.State == "running" && last.Instance != st.Instance
+			return ok
+		})
+		if !ok {
+			return 0, fmt.Errorf("bench-kill/svc not running again within a minute of kill -9 of %s: %+v %v", st.Instance, last, lastErr)
+		}
+		return float64(time.Since(killed).Microseconds()) / 1000, nil
+	}
+	var own, adopted []float64
+	for range o.kills {
+		ms, err := sample()
+		if err != nil {
+			return err
+		}
+		own = append(own, ms)
+	}
+	for range o.kills {
+		if err := restartWorker(); err != nil {
+			return err
+		}
+		time.Sleep(stickyWait)
+		ms, err := sample()
+		if err != nil {
+			return err
+		}
+		adopted = append(adopted, ms)
+	}
+	res["kill_to_running_own_p50_ms"], res["kill_to_running_own_p99_ms"] = pct(own, 50), pct(own, 99)
+	res["kill_to_running_adopted_p50_ms"], res["kill_to_running_adopted_p99_ms"] = pct(adopted, 50), pct(adopted, 99)
+	res["kill_samples"] = o.kills
+	res["kill_backoff_ms"] = 100
+	return nil
+}
+
+// instancePid reads the pid of a process instance ("proc/<pid>/...").
+func instancePid(instance string) (int, error) {
+	parts := strings.Split(instance, "/")
+	if len(parts) < 3 || parts[0] != "proc" {
+		return 0, fmt.Errorf("not a process instance: %q", instance)
+	}
+	return strconv.Atoi(parts[1])
+}
