@@ -41,28 +41,44 @@ import (
 
 // record is what StateDir keeps of a process that outlives its worker.
 type record struct {
-	WorkflowID string `json:"workflowId"`
-	Instance   string `json:"instance"`
-	PID        int    `json:"pid"`
-	Ticks      uint64 `json:"ticks"`
-	StopSignal int    `json:"stopSignal"`
-	Success    []int  `json:"successExitCodes"`
+	WorkflowID    string `json:"workflowId"`
+	Instance      string `json:"instance"`
+	PID           int    `json:"pid"`
+	Ticks         uint64 `json:"ticks"`
+	StopSignal    int    `json:"stopSignal"`
+	Success       []int  `json:"successExitCodes"`
+	Health        *Probe `json:"health,omitempty"`
+	DieWithWorker bool   `json:"dieWithWorker,omitempty"`
+	// Starting: its start had not succeeded yet. The next worker ends such
+	// a process: its start is retried (it would run twice otherwise).
+	Starting bool `json:"starting,omitempty"`
 }
 
 func (d *Driver) recordPath(wfID string) string {
 	return filepath.Join(d.StateDir, strings.TrimSuffix(logName(wfID), ".log")+".json")
 }
 
-// record writes p's record. One that dies with its worker is recorded too:
-// the next worker finds it ended and reports that at once.
-func (d *Driver) record(p *proc) {
+// record writes p's record (starting: its start has not succeeded yet).
+// One that dies with its worker is recorded too: the next worker finds it
+// ended and reports that at once.
+func (d *Driver) record(p *proc, starting bool) {
+	d.writeRecord(p, starting, false)
+}
+
+// writeRecord writes p's record; unlessOther: not over another instance's.
+func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	if d.StateDir == "" || p.ticks == 0 {
 		return
 	}
-	b, _ := json.Marshal(record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal), Success: p.success})
+	b, _ := json.Marshal(record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal),
+		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting})
 	path := d.recordPath(p.wfID)
 	d.recMu.Lock()
 	defer d.recMu.Unlock()
+	var old record
+	if ob, err := os.ReadFile(path); unlessOther && err == nil && json.Unmarshal(ob, &old) == nil && old.Instance != p.id {
+		return // a newer instance of the workflow is recorded
+	}
 	err := os.MkdirAll(d.StateDir, 0o755)
 	if err == nil {
 		tmp := path + ".tmp"
@@ -127,19 +143,20 @@ func (d *Driver) held(r driver.Request) *proc {
 	}
 	rec := record{WorkflowID: wfID, Instance: r.Instance, PID: pid, Ticks: ticks, StopSignal: int(syscall.SIGTERM), Success: []int{0}}
 	if c, err := ParseConfig(r.Spec.Process); err == nil {
-		rec.StopSignal, rec.Success = int(c.StopSignal), c.SuccessExitCodes
+		rec.StopSignal, rec.Success, rec.Health, rec.DieWithWorker = int(c.StopSignal), c.SuccessExitCodes, c.Health, c.DieWithWorker
 	}
-	return d.adopt(rec)
+	return d.adopt(rec, true)
 }
 
 // adopt takes over the process of rec if it still runs (same pid, same
 // start time), watching it for its end; nil if it does not.
-func (d *Driver) adopt(rec record) *proc {
+func (d *Driver) adopt(rec record, lazily bool) *proc {
 	if t, err := startTicks(rec.PID); err != nil || t != rec.Ticks {
 		return nil
 	}
 	p := &proc{id: rec.Instance, wfID: rec.WorkflowID, pid: rec.PID, ticks: rec.Ticks, exited: make(chan struct{}),
-		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true}
+		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true,
+		health: rec.Health, dieWithWorker: rec.DieWithWorker}
 	if p.stopSignal == 0 {
 		p.stopSignal = syscall.SIGTERM
 	}
@@ -150,8 +167,12 @@ func (d *Driver) adopt(rec record) *proc {
 	}
 	d.procs[p.id] = p
 	d.wg.Add(1)
+	if p.health != nil {
+		d.wg.Add(1)
+		go d.watchHealth(p, p.health)
+	}
 	d.mu.Unlock()
-	d.record(p)
+	d.writeRecord(p, false, lazily) // lazily: never over a newer instance's record
 	go d.watchAdopted(p)
 	d.log.Info("process: adopted", zap.String("instance", p.id), zap.String("workflow", p.wfID))
 	return p
@@ -163,7 +184,11 @@ func (d *Driver) watchAdopted(p *proc) {
 	if !waitGone(p.pid, p.ticks, d.quit) {
 		return // this worker closes; the next one adopts it again
 	}
-	signalGroup(p.pid, syscall.SIGKILL) // leftover children
+	if _, err := startTicks(p.pid); err != nil {
+		// Gone, not reused: what is left of its group (which pins the
+		// pid while it lives) goes too.
+		signalGroup(p.pid, syscall.SIGKILL)
+	}
 	d.ended(p, driver.Exit{Instance: p.id, Reason: "ended (exit code unknown: adopted from an earlier worker of this host, whose child it was)"}, driver.Crashed)
 }
 
@@ -186,19 +211,31 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 			_ = os.Remove(f)
 			continue
 		}
-		if d.adopt(rec) != nil {
+		if rec.Starting {
+			// Its start never succeeded (that worker died during it): the
+			// start is retried, so this copy must not run on unsupervised.
+			if t, err := startTicks(rec.PID); err == nil && t == rec.Ticks {
+				signalGroup(rec.PID, syscall.SIGKILL)
+				d.log.Info("process: ended a process whose start was cut short", zap.String("instance", rec.Instance))
+			}
+			_ = os.Remove(f)
+			continue
+		}
+		if d.adopt(rec, false) != nil {
 			adopted++
 			continue
 		}
 		ended++
-		_ = os.Remove(f)
 		if d.notifier == nil {
+			_ = os.Remove(f)
 			continue
 		}
 		exit := driver.Exit{Instance: rec.Instance, Reason: "ended while no worker served this host (exit code unknown)"}
 		if err := d.notifier.NotifyExit(ctx, rec.WorkflowID, exit); err != nil {
-			d.log.Warn("process: could not report an end found at recovery", zap.String("workflow", rec.WorkflowID), zap.Error(err))
+			d.log.Warn("process: could not report an end found at recovery (kept for the next worker)", zap.String("workflow", rec.WorkflowID), zap.Error(err))
+			continue
 		}
+		_ = os.Remove(f)
 	}
 	return adopted, ended, nil
 }
@@ -231,6 +268,8 @@ func (d *Driver) rotate(path string) {
 	if d.LogMaxBytes <= 0 {
 		return
 	}
+	d.rotMu.Lock()
+	defer d.rotMu.Unlock()
 	st, err := os.Stat(path)
 	if err != nil || st.Size() < d.LogMaxBytes {
 		return

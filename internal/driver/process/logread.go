@@ -29,6 +29,9 @@ var ErrNoLog = errors.New("no log file")
 type LogPosition struct {
 	Offset int64  `json:"offset"`
 	File   uint64 `json:"file,omitempty"`
+	// Backup: Offset is in the ".1" copy of a file truncated since (it is
+	// read to its end, then the file from its start).
+	Backup bool `json:"backup,omitempty"`
 }
 
 // TailLog returns the last n lines of the log of workflowID under dir (from
@@ -90,8 +93,15 @@ func ReadLogFrom(dir, workflowID string, pos LogPosition) ([]byte, LogPosition, 
 		pos = LogPosition{File: id}
 	}
 	pos.File = fileID(fi)
-	if fi.Size() < pos.Offset {
-		pos.Offset = 0
+	// Truncated: the driver rotates by copying the file to ".1" and
+	// truncating it. The rest of the copy comes first (the copy is at least
+	// as long as what was read), then the file from its start.
+	if pos.Backup || fi.Size() < pos.Offset {
+		if old, err := os.Stat(path + ".1"); err == nil && old.Size() > pos.Offset {
+			b, next, err := readFrom(path+".1", pos.Offset)
+			return b, LogPosition{Offset: next, File: pos.File, Backup: true}, err
+		}
+		pos.Offset, pos.Backup = 0, false
 	}
 	if fi.Size() == pos.Offset {
 		return nil, pos, nil // nothing new: the common case of a follow

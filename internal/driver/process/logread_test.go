@@ -80,9 +80,22 @@ func TestReadLogFromFollowsAcrossRotation(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, text)
 
-	// Truncated in place: read from the start.
-	require.NoError(t, os.WriteFile(path, []byte("h\n"), 0o644))
+	// Rotated as the driver does it (copied to ".1", truncated in place),
+	// with lines written after the last read: they come from the copy,
+	// then the file from its start.
+	appendTo(t, path, "h\ni\n")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".1", b, 0o644))
+	require.NoError(t, os.Truncate(path, 0))
+	appendTo(t, path, "j\n")
+	text, pos, err = ReadLogFrom(dir, "w", pos)
+	require.NoError(t, err)
+	require.Equal(t, "h\ni\n", string(text), "the rest of the copy")
+	text, pos, err = ReadLogFrom(dir, "w", pos)
+	require.NoError(t, err)
+	require.Equal(t, "j\n", string(text), "then the truncated file from its start")
 	text, _, err = ReadLogFrom(dir, "w", pos)
 	require.NoError(t, err)
-	require.Equal(t, "h\n", string(text))
+	require.Empty(t, text)
 }

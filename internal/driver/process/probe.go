@@ -20,12 +20,12 @@ import (
 // Probe is a readiness or health check of a process service, with its
 // defaults filled in (spec.Probe says what each form means).
 type Probe struct {
-	TCP       string
-	HTTP      string
-	Exec      []string
-	Interval  time.Duration
-	Timeout   time.Duration // 0: the context's deadline only
-	Threshold int           // health: failures in a row that are a crash
+	TCP       string        `json:"tcp,omitempty"`
+	HTTP      string        `json:"http,omitempty"`
+	Exec      []string      `json:"exec,omitempty"`
+	Interval  time.Duration `json:"interval"`
+	Timeout   time.Duration `json:"timeout,omitempty"`   // 0: the context's deadline only
+	Threshold int           `json:"threshold,omitempty"` // health: failures in a row that are a crash
 }
 
 func probeOf(p *spec.Probe, interval, timeout time.Duration, threshold int) *Probe {
@@ -186,6 +186,7 @@ func (d *Driver) watchHealth(p *proc, h *Probe) {
 		signalGroup(p.pid, p.stopSignal)
 		select {
 		case <-p.exited:
+		case <-d.quit:
 		case <-time.After(DefaultStopGrace):
 			signalGroup(p.pid, syscall.SIGKILL)
 		}

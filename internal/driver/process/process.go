@@ -98,6 +98,7 @@ type Driver struct {
 	spawnClosed bool
 
 	recMu sync.Mutex // the records in StateDir
+	rotMu sync.Mutex // log rotations
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -116,9 +117,11 @@ type proc struct {
 	// dieWithWorker: Close kills it (and Pdeathsig did, on a crash).
 	dieWithWorker bool
 
-	// stopSignal is what a stop sends first; success the normal exits.
+	// stopSignal is what a stop sends first; success the normal exits;
+	// health its health probe (nil: none), kept in its record.
 	stopSignal syscall.Signal
 	success    []int
+	health     *Probe
 
 	// Guarded by Driver.mu.
 	exit     driver.Exit
@@ -244,18 +247,29 @@ func (d *Driver) Close() {
 	var kill []*proc
 	for _, p := range d.procs {
 		p.stopping = true
-		if !d.KeepOnClose || p.dieWithWorker {
+		select {
+		case <-p.exited:
+			continue // ended already: its pid may be another's by now
+		default:
+		}
+		// Without a start time (not Linux) a process cannot be adopted:
+		// it does not outlive its worker either.
+		if !d.KeepOnClose || p.dieWithWorker || p.ticks == 0 {
 			kill = append(kill, p)
 		}
 	}
 	d.mu.Unlock()
-	close(d.quit)
 	for _, p := range kill {
 		signalGroup(p.pid, syscall.SIGKILL)
 	}
 	for _, p := range kill {
-		<-p.exited
+		select {
+		case <-p.exited: // the watchers see the end before quit closes
+		case <-time.After(5 * time.Second):
+			d.log.Warn("process: still running after SIGKILL", zap.String("instance", p.id))
+		}
 	}
+	close(d.quit)
 	d.spawnMu.Lock()
 	if !d.spawnClosed {
 		d.spawnClosed = true
@@ -325,6 +339,7 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		dieWithWorker: c.DieWithWorker,
 		stopSignal:    c.StopSignal,
 		success:       c.SuccessExitCodes,
+		health:        c.Health,
 	}
 	d.mu.Lock()
 	if d.closed {
@@ -335,6 +350,10 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	}
 	d.procs[p.id] = p
 	d.mu.Unlock()
+	// Recorded from its fork, as starting: a worker killed during the start
+	// leaves a record, and the next one ends that process (the start is
+	// retried) instead of leaving it unsupervised.
+	d.record(p, true)
 	go d.wait(p) // not in d.wg: a process that outlives the worker outlives this goroutine's worker too
 	d.log.Debug("process: started", zap.String("instance", p.id), zap.String("command", c.Command))
 
@@ -373,8 +392,7 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	default:
 	}
 	p.started = true
-	d.record(p)
-	if c.Health != nil {
+	if c.Health != nil && !d.closed {
 		d.wg.Add(1)
 		go d.watchHealth(p, c.Health)
 	}
@@ -390,6 +408,7 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		}
 	}
 	d.mu.Unlock()
+	d.record(p, false)
 	return p.id, nil
 }
 
@@ -429,12 +448,12 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	}
 	d.mu.Unlock()
 	d.log.Debug("process: ended", zap.String("instance", p.id), zap.String("reason", exit.Reason))
-	if !d.closedNow() {
-		// (What ends as this worker closes stays recorded: the next worker
-		// reports its end, or adopts it if it still runs.)
-		d.unrecord(p)
-	}
+	// What ends as this worker closes stays recorded (the next worker
+	// reports its end), and so does an end this worker could not report.
 	if !push {
+		if !d.closedNow() {
+			d.unrecord(p)
+		}
 		return
 	}
 	defer d.wg.Done()
@@ -442,7 +461,9 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	defer cancel()
 	if err := d.notifier.NotifyExit(ctx, p.wfID, exit); err != nil {
 		d.log.Warn("process: could not push exit", zap.String("workflow", p.wfID), zap.String("instance", p.id), zap.Error(err))
+		return
 	}
+	d.unrecord(p)
 }
 
 // terminate sends SIGTERM to the group, then SIGKILL when the grace period

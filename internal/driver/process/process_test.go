@@ -621,8 +621,10 @@ func TestSurvivesItsWorkerAndIsAdopted(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the adopted process's end was not reported")
 	}
-	files, _ := filepath.Glob(filepath.Join(state, "*.json"))
-	require.Empty(t, files, "records of ended processes are removed")
+	require.Eventually(t, func() bool {
+		files, _ := filepath.Glob(filepath.Join(state, "*.json"))
+		return len(files) == 0
+	}, 5*time.Second, 10*time.Millisecond, "records of ended processes are removed, once their end is reported")
 }
 
 // Without a record (a lost state directory), an action that names the
@@ -640,4 +642,38 @@ func TestAdoptedOnStopWithoutARecord(t *testing.T) {
 	require.False(t, alive(pid))
 	// A made-up instance (wrong start time) is not adopted: nothing to stop.
 	require.NoError(t, d.Stop(ctx, driver.Request{Instance: fmt.Sprintf("proc/%d/1@x", os.Getpid())}))
+}
+
+// A process recorded as starting (its worker died during its start) is
+// ended by the next worker: its start is retried, and it must not run on
+// unsupervised beside the new copy.
+func TestRecoverEndsAProcessWhoseStartWasCutShort(t *testing.T) {
+	need(t, "sleep")
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	ticks, err := startTicks(cmd.Process.Pid)
+	require.NoError(t, err)
+	state := t.TempDir()
+	id := fmt.Sprintf("proc/%d/%d@cut", cmd.Process.Pid, ticks)
+	b, _ := json.Marshal(record{WorkflowID: "cut", Instance: id, PID: cmd.Process.Pid, Ticks: ticks, Starting: true})
+	require.NoError(t, os.WriteFile(filepath.Join(state, "cut.json"), b, 0o644))
+
+	rec := newRecorder()
+	d, _ := newDriver(t, rec)
+	d.StateDir = state
+	adopted, ended, err := d.Recover(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, adopted)
+	require.Zero(t, ended, "not an end to report: its start never succeeded")
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the process whose start was cut short still runs")
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "*.json"))
+	require.Empty(t, files)
 }
