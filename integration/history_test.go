@@ -64,6 +64,12 @@ children:
 	require.Contains(t, lines[2], "running")
 	require.Contains(t, lines[2], "start succeeded")
 
-	r = starter(t, "history", "it-hist")
-	require.Equal(t, 2, r.code, "a supervisor has no worker history: %s", r.stdout)
+	// A supervisor's history: the transitions of its own state.
+	r = starter(t, "history", "it-hist", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var sup []workflows.JournalEntry
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sup), r.stdout)
+	require.NotEmpty(t, sup)
+	require.Equal(t, "created", sup[0].Reason)
+	require.Equal(t, "running", sup[0].State)
 }

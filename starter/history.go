@@ -19,7 +19,7 @@ func historyCmd(g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "history PATH",
-		Short: "Show the last state transitions of the worker at PATH, oldest first, with reasons and the actions that caused them",
+		Short: "Show the last state transitions of the node at PATH (a supervisor's: of its own state), oldest first, with reasons and the actions that caused them",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if output != "text" && output != "json" {
@@ -33,13 +33,6 @@ func historyCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			st, err := queryStatus(cmd.Context(), c, a[0])
-			if err != nil {
-				return err
-			}
-			if st.Kind == "supervisor" {
-				return badInput("%s is a supervisor: history shows a worker's transitions (see `starter status %s`)", a[0], a[0])
-			}
 			v, err := c.QueryWorkflow(cmd.Context(), a[0], "", workflows.QueryHistory)
 			var nf *serviceerror.NotFound
 			if errors.As(err, &nf) {

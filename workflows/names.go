@@ -50,8 +50,9 @@ const (
 	// children without their subtrees), a worker its node. `starter apply
 	// --dry-run` assembles the running tree from it.
 	QuerySpec = "spec"
-	// QueryHistory answers a worker's journal: its last JournalLimit state
-	// transitions, oldest first (`starter history`).
+	// QueryHistory answers a node's journal: its last JournalLimit state
+	// transitions, oldest first (`starter history`); a supervisor's are of
+	// its own state.
 	QueryHistory = "history"
 )
 

@@ -144,11 +144,25 @@ func TestNotify_SupervisorGaveUpThenRecovered(t *testing.T) {
 	at(env, time.Minute, func() { crashChild(env, "root/a") })
 	at(env, 2*time.Minute, func() { crashChild(env, "root/a") })
 	var gaveUp Status
-	at(env, 5*time.Minute, func() { gaveUp = queryOwn(t, env) })
+	var journal []JournalEntry
+	at(env, 5*time.Minute, func() {
+		gaveUp = queryOwn(t, env)
+		v, err := env.QueryWorkflow(QueryHistory)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&journal))
+	})
 	endAt(env, 20*time.Minute)
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1})
 
 	require.Equal(t, "failed", gaveUp.State)
+	// The supervisor's journal: its own transitions, with reasons.
+	require.Equal(t, "created", journal[0].Reason)
+	last := journal[len(journal)-1]
+	require.Equal(t, "failed", last.State)
+	require.Contains(t, last.Reason, "gave up: more than 1 restarts")
+	for i := 1; i < len(journal); i++ {
+		require.Equal(t, journal[i-1].State, journal[i].From, "a chain of transitions: %+v", journal)
+	}
 	require.Equal(t, []string{spec.EventGaveUp, spec.EventRecovered}, log.events())
 	n := log.delivered[0].Notification
 	require.Equal(t, "root", n.Path)

@@ -54,6 +54,9 @@ type SupervisorCarry struct {
 	supervise.Memory
 	// ReportSeq numbers the reports to the parent.
 	ReportSeq int64 `json:"reportSeq,omitempty"`
+	// Journal is the supervisor's last JournalLimit transitions of its own
+	// state, oldest first (the `history` query), as a worker's.
+	Journal []JournalEntry `json:"journal,omitempty"`
 	// Troubled and Notifications: as a worker's (notify.go).
 	Troubled      bool                          `json:"troubled,omitempty"`
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
@@ -152,6 +155,7 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 		s.full = in.Spec
 		s.carry.Desired = in.Spec.Resolved().Desired
 		s.carry.Since = workflow.Now(ctx)
+		s.carry.Journal = []JournalEntry{{Time: s.carry.Since, State: s.ownState(), Reason: "created"}}
 	} else {
 		if !in.Spec.IsSupervisor() {
 			return temporal.NewNonRetryableApplicationError("invalid supervisor input: no children", "InvalidSpec", nil)
@@ -167,6 +171,9 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return pruneSpec(s.in.Spec), nil }); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryHistory, func() ([]JournalEntry, error) { return s.carry.Journal, nil }); err != nil {
 		return err
 	}
 	return s.loop()
@@ -849,8 +856,10 @@ func detailsOf(st Status) string {
 func (s *supervisorRun) publish() {
 	if state := s.ownState(); state != s.lastState {
 		s.carry.Since = workflow.Now(s.ctx)
+		reason := s.own().Reason
+		s.carry.Journal = appendJournal(s.carry.Journal, JournalEntry{Time: s.carry.Since, From: s.lastState, State: state, Reason: reason})
 		s.notes.transition(s.ctx, s.in.Spec.Notify, &s.carry.Troubled, &s.carry.NotifySeq, true, activities.Notification{
-			Path: s.in.Path, State: state, Reason: s.own().Reason, Time: s.carry.Since, Generation: s.in.Generation}, s.lastState)
+			Path: s.in.Path, State: state, Reason: reason, Time: s.carry.Since, Generation: s.in.Generation}, s.lastState)
 		s.lastState = state
 	}
 	st := s.status()

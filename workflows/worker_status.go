@@ -66,10 +66,16 @@ func (w *workerRun) journal(m *tick.Memory) {
 		a := w.carry.LastAction
 		e.Action = &a
 	}
-	w.carry.Journal = append(w.carry.Journal, e)
-	if n := len(w.carry.Journal) - JournalLimit; n > 0 {
-		w.carry.Journal = append([]JournalEntry(nil), w.carry.Journal[n:]...)
+	w.carry.Journal = appendJournal(w.carry.Journal, e)
+}
+
+// appendJournal adds e to a journal, keeping the last JournalLimit.
+func appendJournal(j []JournalEntry, e JournalEntry) []JournalEntry {
+	j = append(j, e)
+	if n := len(j) - JournalLimit; n > 0 {
+		j = append([]JournalEntry(nil), j[n:]...)
 	}
+	return j
 }
 
 // publish makes a change of status known: the search attributes and the
