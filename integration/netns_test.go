@@ -116,7 +116,7 @@ func (n *netHosts) startWorkerIn(host, serverAddr string) *workerProc {
 	require.NoError(n.t, err)
 	cmd := exec.Command("ip", "netns", "exec", n.ns(host), workerBin, "--address", serverAddr,
 		"--host", host, "--log-level", "warn", "--metrics", "127.0.0.1:9090",
-		"--log-dir", filepath.Join(workDir, "logs-"+host))
+		"--log-dir", filepath.Join(workDir, "logs-"+host), "--state-dir", filepath.Join(workDir, "state"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(n.t, cmd.Start())
 	w := &workerProc{cmd: cmd, done: make(chan struct{}), log: logf}
