@@ -121,7 +121,11 @@ func TestClusterOnPostgres(t *testing.T) {
 	w, err := startWorkerAt("worker-cluster", addr)
 	require.NoError(t, err)
 	t.Cleanup(w.stop)
-	r := on("apply", "-f", writeSpec(t, `
+	// A new namespace's search attributes reach the frontend's namespace
+	// cache some seconds after they are registered: until then a start
+	// that sets them is refused (and starts nothing), so apply is retried.
+	var r result
+	tree := writeSpec(t, `
 name: it-cluster
 children:
   - name: g
@@ -132,7 +136,11 @@ children:
   - name: p
     kind: process
     process: {command: sleep, args: ["300"], startSeconds: 200ms}
-`), "--wait", "--timeout", "2m")
+`)
+	eventually(t, time.Minute, func() (bool, string) {
+		r = on("apply", "-f", tree, "--wait", "--timeout", "2m")
+		return r.code == 0 || !strings.Contains(r.stderr, "has no mapping defined for search attribute"), r.stderr
+	})
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 
 	r = on("rollout", "restart", "it-cluster", "--chunk", "2", "-o", "json")
