@@ -171,8 +171,8 @@ func (s *supervisorRun) restartsDown() bool {
 // restart, a give-up, a hold) is in progress, or while the supervisor is
 // failed or held: the core decides then.
 func (s *supervisorRun) release() {
-	if s.shuttingDown {
-		return
+	if s.shuttingDown || !slices.ContainsFunc(s.carry.Children, func(r ChildRecord) bool { return r.Deferred || r.Held || r.PendingStop }) {
+		return // nothing waits: the common case, after every event
 	}
 	for j := len(s.carry.Children) - 1; j >= 0; j-- {
 		rec := &s.carry.Children[j]

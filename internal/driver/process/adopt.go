@@ -3,7 +3,6 @@ package process
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -240,12 +239,6 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 	return adopted, ended, nil
 }
 
-func (d *Driver) closedNow() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.closed
-}
-
 // openLog opens the workflow's log file for the service to write itself
 // (appending; /dev/null without a log directory), rotated first if full.
 func (d *Driver) openLog(wfID string) (*os.File, error) {
@@ -332,7 +325,7 @@ func (d *Driver) tail(wfID string) string {
 		return ""
 	}
 	b, _, err := TailLog(d.logDir, wfID, tailLines)
-	if err != nil && !errors.Is(err, ErrNoLog) {
+	if err != nil {
 		return ""
 	}
 	return strings.TrimRight(string(b), "\n")

@@ -4,45 +4,47 @@
 // a local OS process on the host whose worker serves the action (routing by
 // `host` happens before the driver: it only ever runs processes locally).
 //
-// The command runs without a shell, with Args, Env added to the worker's
-// environment and Dir as its working directory. Its stdout and stderr go to
-// one log file per workflow under the log directory the worker is given
-// (the workflow ID with '/' and other unsafe characters replaced by '_',
-// plus ".log"), rotated by size to a single ".1" backup.
+// The command runs without a shell, with the environment, identity and
+// limits of identity.go (prepare) and Dir as its working directory, in a
+// session and process group of its own. It writes its stdout and stderr
+// itself to one log file per workflow under the log directory the worker
+// is given (the workflow ID with '/' and other unsafe characters replaced
+// by '_', plus ".log"), which the driver rotates by size (copy to a single
+// ".1" backup, then truncate).
 //
-// Start waits StartSeconds (default 1s): a process that ends sooner is a
-// failed start, a retryable error carrying its exit status and the last
-// lines of its output. A command that cannot be run at all (not found, not
-// executable, a missing working directory) is driver.Permanent. The
-// instance identifier is "proc/<pid>/<start unix nanos>@<workflowID>".
+// Start waits StartSeconds (default 1s), or for the ready probe to pass
+// (probe.go): a process that ends sooner is a failed start, a retryable
+// error carrying its exit status and the last lines of its log. A command
+// that cannot be run at all (not found, not executable, a missing working
+// directory) is driver.Permanent. The instance identifier is
+// "proc/<pid>/<start ticks>@<workflowID>": pid and start time name the
+// process for good (adopt.go).
 //
-// Each process leads its own process group. Stop sends SIGTERM to the
-// group, waits until shortly before the context's deadline (the stop
-// timeout; DefaultStopGrace without one), then sends SIGKILL. When the
-// group leader ends for any reason, what is left of its group is killed, so
-// a restart never races a leftover child for a port.
+// Stop sends the stop signal (SIGTERM by default) to the group, waits until
+// shortly before the context's deadline (the stop timeout; DefaultStopGrace
+// without one), then sends SIGKILL. When the group leader ends for any
+// reason, what is left of its group is killed, so a restart never races a
+// leftover child for a port.
 //
-// A process dies with the worker process that started it: it is started
-// with Pdeathsig SIGKILL. Linux sends that signal when the *thread* that
-// forked the child exits, not the process, and the Go runtime may retire
-// threads; so every process is forked from one goroutine locked to its OS
-// thread for the driver's whole life (until Close, which has killed every
-// child before that thread goes away).
+// A process outlives the worker that started it, and the next worker of
+// the host adopts it (adopt.go). One with dieWithWorker is started with
+// Pdeathsig SIGKILL instead. Linux sends that signal when the *thread*
+// that forked the child exits, not the process, and the Go runtime may
+// retire threads; so every process is forked from one goroutine locked to
+// its OS thread for the driver's whole life.
 //
-// State lives in the worker process that started the instance. An exit is
-// pushed through the Notifier as soon as the process ends, unless our own
-// Stop (or Close) ended it. An instance this driver does not hold — the
-// worker restarted, so Pdeathsig has killed it — observes as Crashed
-// ("gone") so the workflow starts it again, and stopping it succeeds at
-// once: the driver never signals a bare pid it did not start, since pids
-// are reused.
+// An exit is pushed through the Notifier as soon as the process ends,
+// unless our own Stop (or Close) ended it. An instance this driver neither
+// holds nor can adopt (it ended while no worker watched it) observes as
+// Crashed ("gone") so the workflow starts it again, and stopping it
+// succeeds at once: the driver never signals a pid whose start time is not
+// the instance's, since pids are reused.
 //
-// Limitations: Pdeathsig reaches only the direct child; a descendant that
-// left the process group (setsid, daemonizing) survives a worker crash, and
-// the group kill at stop or exit does not reach it either. Pdeathsig is
-// also cleared by the kernel when the child execs a set-user-ID or
-// set-group-ID binary. The package builds on Unix only; Pdeathsig is set on
-// Linux only (see sysproc_*.go).
+// Limitations: a descendant that left the process group (setsid,
+// daemonizing) is not reached by the group kill at stop or exit, nor by
+// Pdeathsig, which the kernel also clears when the child execs a
+// set-user-ID or set-group-ID binary. The package builds on Unix only;
+// Pdeathsig and adoption work on Linux only (see sysproc_*.go).
 package process
 
 import (
@@ -442,7 +444,8 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	}
 	p.exit, p.obs = exit, obs
 	close(p.exited)
-	push := p.started && !p.stopping && !d.closed && d.notifier != nil
+	closed := d.closed
+	push := p.started && !p.stopping && !closed && d.notifier != nil
 	if push {
 		d.wg.Add(1)
 	}
@@ -451,7 +454,7 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	// What ends as this worker closes stays recorded (the next worker
 	// reports its end), and so does an end this worker could not report.
 	if !push {
-		if !d.closedNow() {
+		if !closed {
 			d.unrecord(p)
 		}
 		return
