@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/httpdrv"
 	"github.com/steward-sh/steward/internal/spec"
 )
 
@@ -89,7 +90,7 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	switch {
 	case resp.StatusCode/100 == 2:
 		return nil
-	case resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
+	case resp.StatusCode/100 == 4 && !httpdrv.Retryable(resp.StatusCode):
 		// The receiver refuses this request: sending it again will not help.
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status), ErrPermanent, nil)

@@ -325,7 +325,7 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 		return nil
 	}
 	err = fmt.Errorf("http: %s: %s %s: %s%s", action, rq.Method, rq.URL, resp.Status, snippet)
-	if retryable(resp.StatusCode) {
+	if Retryable(resp.StatusCode) {
 		return err
 	}
 	return driver.Permanent(err)
@@ -349,9 +349,9 @@ func setHeaders(req *http.Request, what string, headers map[string]spec.Value) e
 	return nil
 }
 
-// retryable reports whether a non-2xx status of a control request may
+// Retryable reports whether a non-2xx status of a control request may
 // succeed on a later try.
-func retryable(code int) bool {
+func Retryable(code int) bool {
 	switch {
 	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests:
 		return true
