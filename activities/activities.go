@@ -23,6 +23,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // Activity type names, as registered with Prefix.
@@ -52,6 +53,19 @@ type ActionRequest struct {
 	Seq        int64     `json:"seq"`
 	Spec       spec.Node `json:"spec"`
 	Instance   string    `json:"instance,omitempty"`
+	// OnSuccess is the report the worker's workflow would send its
+	// supervisor once this action succeeds; the activity sends it itself
+	// (Activities.Report), which spares the workflow a signal and the
+	// workflow task that follows it (nil: the workflow reports, if at all).
+	OnSuccess *SuccessReport `json:"onSuccess,omitempty"`
+}
+
+// SuccessReport is a report to send to Parent when the action succeeds.
+// The activity fills in what only it knows: the instance, the attempts and
+// the time.
+type SuccessReport struct {
+	Parent string                 `json:"parent"`
+	Report treestatus.ChildReport `json:"report"`
 }
 
 // ActionResult is the output of every action.
@@ -59,6 +73,8 @@ type ActionResult struct {
 	Attempt  int32  `json:"attempt"`
 	Instance string `json:"instance,omitempty"`
 	Observed string `json:"observed,omitempty"`
+	// Reported: the request's OnSuccess report reached the supervisor.
+	Reported bool `json:"reported,omitempty"`
 }
 
 // Activities dispatches actions to drivers by worker kind.
@@ -72,6 +88,10 @@ type Activities struct {
 	// restart is still running after SlowAfter (the worker then publishes
 	// its transient state: without it a quick action costs no timer).
 	Slow func(ctx context.Context, workflowID string, seq int64) error
+	// Report, when set, sends a succeeded action's OnSuccess report to the
+	// supervisor (a Reporter's Report); an error leaves the report to the
+	// workflow.
+	Report func(ctx context.Context, parent string, r treestatus.ChildReport) error
 
 	mu       sync.Mutex
 	inFlight map[string]int // by task queue
@@ -179,6 +199,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	a.observe(ctx, req.Spec.Kind, began, err)
 	res.Attempt = attempt
 	if err == nil {
+		res.Reported = a.reportSuccess(ctx, req.OnSuccess, res)
 		return res, nil
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -191,6 +212,21 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	}
 	return res, temporal.NewApplicationErrorWithOptions(err.Error(), typ,
 		temporal.ApplicationErrorOptions{NonRetryable: typ == ErrPermanent, Details: []any{attempt}})
+}
+
+// reportSuccess sends a succeeded action's report, if it has one and this
+// process can, with the instance, the attempts and the time filled in.
+func (a *Activities) reportSuccess(ctx context.Context, on *SuccessReport, res ActionResult) bool {
+	if on == nil || a.Report == nil {
+		return false
+	}
+	r := on.Report
+	if res.Instance != "" {
+		r.Status.Instance = res.Instance
+	}
+	r.Status.LastAction.Attempts = int(res.Attempt)
+	r.Status.Since = time.Now().UTC()
+	return a.Report(ctx, on.Parent, r) == nil
 }
 
 // heartbeat records a heartbeat (carrying the attempt) at once and then

@@ -769,17 +769,21 @@ func maxHistory(ctx context.Context, c client.Client, o options, res Result) err
 func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, workerPid int) error {
 	// Raw: n workflows that each run one activity.
 	began := time.Now()
+	cpu := cpuMeter(o.serverPid, os.Getpid())
 	if err := rawLoops(ctx, c, "raw-one", o.idle, 1); err != nil {
 		return err
 	}
 	rawSecs := time.Since(began).Seconds()
 	res[fmt.Sprintf("raw_start_%d_seconds", o.idle)] = round(rawSecs)
+	cpu(res, "raw_start_%s_cpu_seconds")
 	// steward: a tree of n stub workers until all run.
 	began = time.Now()
+	cpu = cpuMeter(o.serverPid, workerPid)
 	if err := applyAndWait(ctx, c, fleet("bench-idle", o.idle, 50), 30*time.Minute); err != nil {
 		return err
 	}
 	secs := time.Since(began).Seconds()
+	cpu(res, "apply_%s_cpu_seconds")
 	res[fmt.Sprintf("apply_%d_seconds", o.idle)] = round(secs)
 	res["apply_ratio"] = round(secs / rawSecs)
 	// What each started worker cost the server, beside a raw workflow.
@@ -817,6 +821,20 @@ func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, w
 }
 
 // ---- helpers ----
+
+// cpuMeter reads the CPU time of the server and of a worker process now;
+// the function it returns records what each spent since, under key (with
+// %s for "server" and "worker"). The server's is left out when its PID is
+// unknown.
+func cpuMeter(serverPid, workerPid int) func(res Result, key string) {
+	s0, w0 := cpuSeconds(serverPid), cpuSeconds(workerPid)
+	return func(res Result, key string) {
+		if serverPid > 0 {
+			res[fmt.Sprintf(key, "server")] = round(cpuSeconds(serverPid) - s0)
+		}
+		res[fmt.Sprintf(key, "worker")] = round(cpuSeconds(workerPid) - w0)
+	}
+}
 
 func fleet(name string, n, per int) spec.Node {
 	root := spec.Node{Name: name, Intensity: &spec.Intensity{MaxRestarts: 1000, Period: spec.Dur(time.Minute)}}

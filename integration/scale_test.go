@@ -43,6 +43,24 @@ func largestEvent(t *testing.T, id string) (size int, what string) {
 	return size, what
 }
 
+// eventTypes lists the types of a workflow's history events, in order.
+func eventTypes(t *testing.T, id string) []string {
+	t.Helper()
+	r := temporalCLI(t, "workflow", "show", "-w", id, "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var h struct {
+		Events []struct {
+			EventType string `json:"eventType"`
+		} `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &h))
+	var out []string
+	for _, e := range h.Events {
+		out = append(out, e.EventType)
+	}
+	return out
+}
+
 // The root of a tree keeps one small record per direct child and hears only
 // its children's own changes: its largest history event is the same for
 // 10 groups of 10 workers and 10 groups of 50, after every worker has
@@ -63,6 +81,10 @@ func TestScale_RootEventsDoNotGrowWithTheTree(t *testing.T) {
 		require.Equal(t, total, at, st.Reason)
 		g, _ := st.Find(name + "/g3")
 		require.Len(t, g.Children, per, "status assembles the whole tree")
+		// Its start's report reached the group from the start activity (the
+		// group's record says running: apply --wait returned), so the
+		// worker's history has no signal of its own.
+		require.NotContains(t, eventTypes(t, name+"/g3/w03"), "EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED")
 		root, what := largestEvent(t, name)
 		group, _ := largestEvent(t, name+"/g3")
 		t.Logf("%d workers: largest event of the root %d bytes (%s), of a group %d bytes", 10*per, root, what, group)

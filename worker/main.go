@@ -9,6 +9,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,6 +29,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/temporalclient"
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -34,7 +38,7 @@ var hostPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 type options struct {
 	conn                            temporalclient.Config
 	host, metrics, logLevel, logDir string
-	stateDir                        string
+	stateDir, pprof                 string
 	poolSize                        int
 	eagerActions                    bool
 }
@@ -53,6 +57,7 @@ func main() {
 	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
 	flag.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
+	flag.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
 	flag.Parse()
 	if o.poolSize < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --pool-size must be >= 1")
@@ -94,6 +99,15 @@ func run(o options) error {
 			return err
 		}
 		zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics"))
+	}
+	if o.pprof != "" {
+		ln, err := net.Listen("tcp", o.pprof)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		defer ln.Close()
+		go func() { _ = http.Serve(ln, nil) }() // net/http/pprof registers on the default mux
+		zl.Info("serving profiles", zap.String("url", "http://"+ln.Addr().String()+"/debug/pprof/"))
 	}
 	c, namespace, err := temporalclient.Dial(o.conn, telemetry.NewSDKLogger(zl), metrics.Handler)
 	if err != nil {
@@ -138,6 +152,10 @@ func run(o options) error {
 		Slow: func(ctx context.Context, workflowID string, seq int64) error {
 			return c.SignalWorkflow(ctx, workflowID, "", workflows.SignalSlow, seq)
 		}}
+	reporter := &activities.Reporter{Send: func(ctx context.Context, parent string, r treestatus.ChildReport) error {
+		return c.SignalWorkflow(ctx, parent, "", workflows.SignalChild, r)
+	}}
+	acts.Report = reporter.Report
 	qctx, stopQueueSize := context.WithCancel(context.Background())
 	defer stopQueueSize()
 	go telemetry.ReportQueueSize(qctx, c, namespace, metrics.Handler, 10*time.Second,

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // reports records what a workflow signals its parent, with the workflow
@@ -180,4 +181,49 @@ func TestLeanReports_AWorkerDoesNotUpsertWhatItsSupervisorSetAtStart(t *testing.
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"running", "stopping", "stopped"}, upserted, "no upsert of the \"stopped\" it was started with")
+}
+
+// A start whose activity delivered the report of its success (a worker
+// process's Reporter) is not reported again by the workflow: the start of
+// a worker costs no signal of the workflow's own, and the next reports (the
+// stop's) come from the workflow with newer numbers.
+func TestLeanReports_AReportTheActivitySentIsNotSentAgain(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	var sent []activities.SuccessReport
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			require.NotNil(t, r.OnSuccess, "the start carries the report of its success")
+			sent = append(sent, *r.OnSuccess)
+			return activities.ActionResult{Attempt: 1, Instance: "i1", Reported: true}, nil
+		})
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			require.NotNil(t, r.OnSuccess, "a stop that changes the record carries its report too")
+			return activities.ActionResult{Attempt: 1}, nil // not delivered: the workflow reports
+		})
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalDesired, spec.DesiredStopped) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1})
+
+	require.Len(t, sent, 1)
+	require.Equal(t, "p", sent[0].Parent)
+	require.Equal(t, "running", sent[0].Report.Status.State)
+	require.Equal(t, "start", sent[0].Report.Status.LastAction.Name)
+	require.EqualValues(t, 1, sent[0].Report.Status.Generation)
+	require.Equal(t, []string{"stopping", "stopped"}, reps.states()[:2], "no signal of the workflow for the start; the stop's own (the new desired state is reported at once)")
+	require.Greater(t, reps.got[0].Seq, sent[0].Report.Seq, "the workflow's next report is newer")
+}
+
+// A report the activity made but a slow action's `slow` publish overtook
+// is not taken as the last one: the workflow reports the end itself.
+func TestLeanReports_AnOvertakenActivityReportIsSentAgainByTheWorkflow(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1, Instance: "i1", Reported: true}, nil)
+	at(env, activities.SlowAfter, func() { env.SignalWorkflow(SignalSlow, int64(1)) })
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1})
+
+	require.Equal(t, []string{"starting", "running"}, reps.states()[:2], "the slow publish, then the workflow's own report of running")
 }

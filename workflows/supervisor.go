@@ -746,7 +746,13 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 		s.reject(SignalChild, err)
 		return
 	}
+	more := r.More
+	r.More = nil
 	s.apply(r)
+	for _, m := range more { // a worker process's batch (activities.Reporter)
+		m.More = nil
+		s.apply(m)
+	}
 }
 
 // apply records a child's report. A report of another run of the path (a

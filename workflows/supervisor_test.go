@@ -224,3 +224,26 @@ func TestSupervisor_OutOfOrderReportsDoNotRegressAChildsStatus(t *testing.T) {
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
 	require.Equal(t, "running", childNamed(t, st, "root/a").State)
 }
+
+// A worker process sends the reports of actions that end together in one
+// signal (activities.Reporter): each is applied as if sent alone, a stale
+// one in the batch ignored.
+func TestSupervisor_AppliesEveryReportOfABatch(t *testing.T) {
+	env := newEnv(t)
+	var st Status
+	report := func(path string, seq int64, state string) ChildReport {
+		return ChildReport{Seq: seq, Status: Status{Path: path, Kind: "stub", State: state, Desired: "running", Children: []Status{}}}
+	}
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalChild, report("root/a", 1000, "running"))
+		batch := report("root/b", 1000, "unknown")
+		batch.More = []ChildReport{report("root/c", 1000, "backoff"), report("root/a", 999, "starting")}
+		env.SignalWorkflow(SignalChild, batch)
+	})
+	at(env, 2*time.Minute, func() { st = queryOwn(t, env) }) // its records, not the workers' own answers
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil)), Generation: 1})
+	require.Equal(t, "running", childNamed(t, st, "root/a").State, "the stale report in the batch is ignored")
+	require.Equal(t, "unknown", childNamed(t, st, "root/b").State)
+	require.Equal(t, "backoff", childNamed(t, st, "root/c").State)
+}

@@ -105,6 +105,8 @@ type inflight struct {
 	cancel workflow.CancelFunc
 	// cancelled: the workflow asked the activity to stop.
 	cancelled bool
+	// onSuccess is the report the activity sends if it succeeds.
+	onSuccess *activities.SuccessReport
 }
 
 type workerRun struct {

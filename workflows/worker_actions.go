@@ -45,6 +45,13 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		w.carry.LastAction = ActionStatus{Name: string(f.action), Status: string(r.Outcome), Attempts: attempts, Error: r.Error}
 		w.actionEnded = true
 	}
+	if on := f.onSuccess; on != nil && err == nil && res.Reported && on.Report.Seq == w.carry.ReportSeq {
+		// The activity sent the report this success calls for, and none
+		// was sent since it was made: it is the last one.
+		st := on.Report.Status
+		st.Instance, st.LastAction.Attempts = res.Instance, attempts
+		w.lastReported = &st
+	}
 	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
 	w.replayPendingExits()
 }
@@ -111,8 +118,8 @@ func rootMessage(err error) string {
 	}
 }
 
-// tick runs one tick and carries out its decision.
-func (w *workerRun) tick(s tick.Snapshot) {
+// snapshot completes an event's snapshot with the worker's state.
+func (w *workerRun) snapshot(s tick.Snapshot) tick.Snapshot {
 	s.Now = workflow.Now(w.ctx)
 	s.Memory = w.carry.Memory
 	s.Desired = w.carry.Desired
@@ -121,6 +128,12 @@ func (w *workerRun) tick(s tick.Snapshot) {
 	s.Backoff = tick.BackoffPolicy{Initial: b.Initial.D(), Max: b.Max.D(), Multiplier: b.Multiplier, Jitter: *b.Jitter, ResetAfter: b.ResetAfter.D()}
 	s.JitterKey = tick.HashKey(w.in.Path)
 	s.Coordinated = w.in.Coordinated
+	return s
+}
+
+// tick runs one tick and carries out its decision.
+func (w *workerRun) tick(s tick.Snapshot) {
+	s = w.snapshot(s)
 	d := tick.Next(s)
 	if d.Memory.Restarts > s.Memory.Restarts {
 		count(w.ctx, MetricRestarts, map[string]string{"reason": "automatic", "kind": w.node.Kind})
@@ -147,12 +160,40 @@ func (w *workerRun) launch(a tick.Action) {
 	opts.DisableEagerExecution = false
 	actx = workflow.WithActivityOptions(actx, opts)
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
+	req.OnSuccess = w.successReport(a)
 	fut := workflow.ExecuteActivity(actx, activityName(a), req)
 	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
-	w.flight = &inflight{action: a, future: fut, cancel: cancel}
+	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess}
 	if a != tick.Observe {
 		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
 	}
+}
+
+// successReport is the report to the supervisor that the action's success
+// will call for, made now for the activity to send (ActionRequest.OnSuccess):
+// nil without a supervisor, for an observe, when the success leads to
+// another action (a transient state), and when the supervisor's record
+// would not change. It takes the next report number: a report the workflow
+// sends meanwhile (the action is slow, or something urgent) overtakes it.
+func (w *workerRun) successReport(a tick.Action) *activities.SuccessReport {
+	if w.in.Parent == "" || a == tick.Observe {
+		return nil
+	}
+	d := tick.Next(w.snapshot(tick.Snapshot{Event: tick.EventActionDone, Result: &tick.Result{Action: a, Outcome: tick.Succeeded}}))
+	if d.Action != tick.None {
+		return nil
+	}
+	saved := w.carry
+	w.carry.Memory = d.Memory
+	w.carry.LastAction = ActionStatus{Name: string(a), Status: string(tick.Succeeded), Attempts: 1}
+	st := w.status()
+	w.carry = saved
+	if w.lastReported != nil && sameReport(*w.lastReported, st) {
+		return nil
+	}
+	w.carry.ReportSeq++
+	return &activities.SuccessReport{Parent: w.in.Parent, Report: ChildReport{
+		Seq: w.carry.ReportSeq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: narrowRecord(st)}}
 }
 
 func activityName(a tick.Action) string {

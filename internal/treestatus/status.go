@@ -96,6 +96,25 @@ type ActionStatus struct {
 	Error    string `json:"error"`
 }
 
+// ChildReport is what a child signals its supervisor on a change of its own
+// record: never its children's (a supervisor's report has no Children), so
+// what a supervisor receives grows with its direct children only.
+type ChildReport struct {
+	// Seq numbers a child's reports: two sent in one workflow task can
+	// arrive in either order, and the supervisor keeps the newest.
+	Seq int64 `json:"seq,omitempty"`
+	// Run is the first run ID of the child's workflow: a supervisor tells
+	// the reports of a removed or closed run from those of its successor.
+	Run    string `json:"run,omitempty"`
+	Status Status `json:"status"`
+	// Ended: the child's workflow is ending (it was deleted).
+	Ended bool `json:"ended,omitempty"`
+	// More holds further reports sent in the same signal, by other
+	// children: a worker process sends the reports of the actions that
+	// end together as one signal (activities.Reporter).
+	More []ChildReport `json:"more,omitempty"`
+}
+
 // IsSupervisor reports whether the node supervises children.
 func (s Status) IsSupervisor() bool { return s.Kind == KindSupervisor }
 
