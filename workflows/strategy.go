@@ -36,20 +36,43 @@ func (s *supervisorRun) config() supervise.Config {
 
 // children is the core's view of the children, in spec order.
 func (s *supervisorRun) children() []supervise.Child {
-	nodes := make(map[string]spec.Node, len(s.in.Spec.Children))
-	for _, c := range s.in.Spec.Children {
-		nodes[c.Name] = c
-	}
 	out := make([]supervise.Child, len(s.carry.Children))
 	for i, rec := range s.carry.Children {
-		n := nodes[rec.Name]
-		n.Name = rec.Name
-		n = n.Resolved()
-		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.isSupervisor(), Restart: n.Restart, Backoff: backoffPolicy(n),
+		p := s.policy(rec.Name)
+		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.isSupervisor(), Restart: p.restart, Backoff: p.backoff,
 			State: rec.Status.State, Reason: rec.Status.Reason, Desired: rec.Status.Desired, Completed: rec.Status.Completed,
 			SuperviseSeq: rec.Status.SuperviseSeq, Ended: rec.Ended, Closed: rec.Closed, Deferred: rec.Deferred}
 	}
 	return out
+}
+
+// childPolicy is what the core needs of a child's spec: its restart type
+// and backoff, resolved with their defaults.
+type childPolicy struct {
+	restart string
+	backoff tick.BackoffPolicy
+}
+
+// policy is the named child's childPolicy, resolved once per spec (every
+// event feeds the core every child; resolving each spec anew made a
+// supervisor's task grow with its children twice over). A child without a
+// spec (a removed one) gets the defaults.
+func (s *supervisorRun) policy(name string) childPolicy {
+	if s.policies == nil {
+		s.policies = make(map[string]childPolicy, len(s.in.Spec.Children))
+		for _, c := range s.in.Spec.Children {
+			s.policies[c.Name] = policyOf(c)
+		}
+	}
+	if p, ok := s.policies[name]; ok {
+		return p
+	}
+	return policyOf(spec.Node{Name: name})
+}
+
+func policyOf(n spec.Node) childPolicy {
+	n = n.Resolved()
+	return childPolicy{restart: n.Restart, backoff: backoffPolicy(n)}
 }
 
 func backoffPolicy(n spec.Node) tick.BackoffPolicy {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,6 +189,9 @@ type supervisorRun struct {
 	// nil-childed on a run carried over: only it can start a child
 	// supervisor anew. s.in.Spec is its pruned copy, what is carried.
 	full spec.Node
+	// policies caches each child's resolved restart type and backoff for
+	// the current s.in.Spec (nil: not yet; reset wherever the spec changes).
+	policies map[string]childPolicy
 	// futures of the children this run started, by path: each resolves
 	// when the child's workflow closes.
 	futures map[string]workflow.ChildWorkflowFuture
@@ -237,7 +241,7 @@ func (s *supervisorRun) loop() error {
 	s.carry.Notifications = nil
 	if s.in.Carry == nil {
 		s.carry.Children = s.startChildren(s.full.Children)
-		s.in.Spec = pruneSpec(s.full)
+		s.in.Spec, s.policies = pruneSpec(s.full), nil
 	} else {
 		s.check.set(ctx, workflow.Now(ctx)) // did a child close while no run watched it?
 	}
@@ -602,7 +606,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	}
 	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
 	s.full = u.Spec
-	s.in.Spec = pruneSpec(u.Spec)
+	s.in.Spec, s.policies = pruneSpec(u.Spec), nil
 
 	wanted := map[string]bool{}
 	for _, c := range u.Spec.Children {
@@ -849,10 +853,23 @@ func (s *supervisorRun) status() Status {
 // "Current Details" in the Web UI (no history event): its own record and a
 // row per direct child.
 func detailsOf(st Status) string {
+	// Built on every event with a row per child: no fmt in the rows.
 	var b strings.Builder
-	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation))
+	b.Grow(160 + 100*len(st.Children))
+	fmt.Fprintf(&b, "**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation)
 	for _, c := range st.Children {
-		b.WriteString(fmt.Sprintf("| %s | %s | %s | %s | %d (+%d manual) | %s |\n", c.Path, c.Kind, c.State, c.Desired, c.Restarts, c.ManualRestarts, strings.ReplaceAll(c.Reason, "|", "/")))
+		for _, f := range []string{c.Path, c.Kind, c.State, c.Desired} {
+			b.WriteString("| ")
+			b.WriteString(f)
+			b.WriteString(" ")
+		}
+		b.WriteString("| ")
+		b.WriteString(strconv.Itoa(c.Restarts))
+		b.WriteString(" (+")
+		b.WriteString(strconv.Itoa(c.ManualRestarts))
+		b.WriteString(" manual) | ")
+		b.WriteString(strings.ReplaceAll(c.Reason, "|", "/"))
+		b.WriteString(" |\n")
 	}
 	return b.String()
 }
