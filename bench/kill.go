@@ -21,19 +21,24 @@ const stickyWait = 6 * time.Second
 
 // killToRestart measures how long a process service takes from a kill -9
 // to running again (a new instance, its state read by query), with a 100ms
-// backoff: for a process the worker started, and for one it adopted from
-// the worker before it (killed with -9 and started again before each
-// sample; the sample is taken once the workflow's tasks reach the new
-// worker).
+// backoff: for a process the worker started, and for processes it adopted
+// from the worker before it (killed with -9 and started again once; the
+// samples are taken once the workflows' tasks reach the new worker).
 func killToRestart(ctx context.Context, c client.Client, o options, res Result, restartWorker func() error) error {
 	jitter := 0.0
 	// Many restarts in a minute, on purpose: the intensity must not give up.
-	tree := spec.Node{Name: "bench-kill", Intensity: &spec.Intensity{MaxRestarts: 1000, Period: spec.Dur(time.Minute)}, Children: []spec.Node{{
-		Name: "svc", Kind: spec.KindProcess,
-		Process: map[string]any{"command": "sleep", "args": []any{"300"}, "startSeconds": "100ms"},
-		Backoff: &spec.Backoff{Initial: spec.Dur(100 * time.Millisecond), Max: spec.Dur(100 * time.Millisecond), Jitter: &jitter},
-		Observe: &spec.Observe{Interval: spec.Dur(time.Hour)},
-	}}}
+	// o.kills services: the first for the samples of processes the worker
+	// started (killed again and again), every one for a sample of an
+	// adopted process after a single restart of the worker.
+	tree := spec.Node{Name: "bench-kill", Intensity: &spec.Intensity{MaxRestarts: 1000, Period: spec.Dur(time.Minute)}}
+	for i := range max(o.kills, 1) {
+		tree.Children = append(tree.Children, spec.Node{
+			Name: fmt.Sprintf("svc%02d", i), Kind: spec.KindProcess,
+			Process: map[string]any{"command": "sleep", "args": []any{"300"}, "startSeconds": "100ms"},
+			Backoff: &spec.Backoff{Initial: spec.Dur(100 * time.Millisecond), Max: spec.Dur(100 * time.Millisecond), Jitter: &jitter},
+			Observe: &spec.Observe{Interval: spec.Dur(time.Hour)},
+		})
+	}
 	if err := applyAndWait(ctx, c, tree, time.Minute); err != nil {
 		return err
 	}
@@ -44,8 +49,8 @@ func killToRestart(ctx context.Context, c client.Client, o options, res Result, 
 			return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 		})
 	}()
-	sample := func() (float64, error) {
-		st, err := query(ctx, c, "bench-kill/svc")
+	sample := func(id string) (float64, error) {
+		st, err := query(ctx, c, id)
 		if err != nil {
 			return 0, err
 		}
@@ -61,29 +66,31 @@ func killToRestart(ctx context.Context, c client.Client, o options, res Result, 
 		var last workflows.Status
 		var lastErr error
 		waitFor(func() bool {
-			last, lastErr = query(ctx, c, "bench-kill/svc")
+			last, lastErr = query(ctx, c, id)
 			ok = lastErr == nil && last.State == "running" && last.Instance != st.Instance
 			return ok
 		})
 		if !ok {
-			return 0, fmt.Errorf("bench-kill/svc not running again within a minute of kill -9 of %s: %+v %v", st.Instance, last, lastErr)
+			return 0, fmt.Errorf("%s not running again within a minute of kill -9 of %s: %+v %v", id, st.Instance, last, lastErr)
 		}
 		return float64(time.Since(killed).Microseconds()) / 1000, nil
 	}
 	var own, adopted []float64
 	for range o.kills {
-		ms, err := sample()
+		ms, err := sample("bench-kill/svc00")
 		if err != nil {
 			return err
 		}
 		own = append(own, ms)
 	}
-	for range o.kills {
-		if err := restartWorker(); err != nil {
-			return err
-		}
-		time.Sleep(stickyWait)
-		ms, err := sample()
+	// One restart: the new worker adopts every service the one before
+	// started; each is then killed once.
+	if err := restartWorker(); err != nil {
+		return err
+	}
+	time.Sleep(stickyWait)
+	for _, svc := range tree.Children {
+		ms, err := sample("bench-kill/" + svc.Name)
 		if err != nil {
 			return err
 		}

@@ -5,11 +5,11 @@
 # a rollout, a child workflow terminated by hand, a re-applied spec and a
 # delete, and (scripts/testdata/record-ops.yaml) a supervisor through the
 # operator's stop, start and restart; it writes each workflow's history to
-# workflows/testdata.
+# workflows/testdata (STEWARD_RECORD_OUT: another directory).
 # Usage: make build temporal-cli && scripts/record-histories.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=workflows/testdata
+out=${STEWARD_RECORD_OUT:-workflows/testdata} # elsewhere, to record without replacing
 work=$(mktemp -d)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
@@ -48,6 +48,10 @@ s status || true
 show() { t workflow show -w "$1" -o json >"$out/history-$2.json"; }
 mkdir -p "$out"
 show rec/group group
+# The same two again, first recorded once workers' starts were reported by
+# their start activities (activities.Reporter), beside the older recordings.
+show rec/group reported-group
+show rec/chain/y reported-y
 show rec/group/crasher crasher
 show rec/chain chain
 show rec/chain/y y
