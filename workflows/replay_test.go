@@ -17,7 +17,9 @@ import (
 // restart, stop/start and a rollout; the rollout; a worker whose starts
 // fail; a supervisor and a child supervisor through the operator's stop,
 // start and restart (history-ops*, recorded by the code before dependsOn
-// and notify, which must replay them unchanged). A change to workflow logic that is not behind workflow.GetVersion
+// and notify, which must replay them unchanged); the group and a worker
+// again (history-reported-*), recorded once starts were reported by their
+// activities (a slow start's report overtaken by the workflow's own). A change to workflow logic that is not behind workflow.GetVersion
 // fails here; re-run it on every SDK upgrade, and record anew (the script)
 // when a change is meant to break old histories (as round 2 did).
 func TestReplayRecordedHistories(t *testing.T) {
