@@ -3,8 +3,6 @@ package workflows
 import (
 	"path/filepath"
 	"testing"
-
-	"go.temporal.io/sdk/worker"
 )
 
 // BenchmarkReplay replays each recorded history (testdata/history-*.json,
@@ -19,10 +17,7 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	for _, f := range files {
 		b.Run(filepath.Base(f), func(b *testing.B) {
-			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflow(WorkerWorkflow)
-			r.RegisterWorkflow(SupervisorWorkflow)
-			r.RegisterWorkflow(RolloutWorkflow)
+			r := newReplayer()
 			for range b.N {
 				if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 					b.Fatal(err)

@@ -19,8 +19,8 @@ import (
 // start and restart (history-ops*, recorded by the code before dependsOn
 // and notify, which must replay them unchanged); the group and a worker
 // again (history-reported-*), recorded once starts were reported by their
-// activities (a slow start's report overtaken by the workflow's own). A change to workflow logic that is not behind workflow.GetVersion
-// fails here; re-run it on every SDK upgrade, and record anew (the script)
+// activities (a slow start's report overtaken by the workflow's own). A
+// change to workflow logic that is not behind workflow.GetVersion fails here; re-run it on every SDK upgrade, and record anew (the script)
 // when a change is meant to break old histories (as round 2 did).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/history-*.json")
@@ -28,11 +28,16 @@ func TestReplayRecordedHistories(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflow(WorkerWorkflow)
-			r.RegisterWorkflow(SupervisorWorkflow)
-			r.RegisterWorkflow(RolloutWorkflow)
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			require.NoError(t, newReplayer().ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
+}
+
+// newReplayer is a replayer of every long-running workflow type.
+func newReplayer() worker.WorkflowReplayer {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflow(WorkerWorkflow)
+	r.RegisterWorkflow(SupervisorWorkflow)
+	r.RegisterWorkflow(RolloutWorkflow)
+	return r
 }
