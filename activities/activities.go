@@ -195,11 +195,15 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 		WorkflowID: req.WorkflowID, Path: req.Path, Spec: req.Spec,
 		Instance: req.Instance, Seq: req.Seq, Attempt: attempt,
 	})
-	stop()
-	a.observe(ctx, req.Spec.Kind, began, err)
 	res.Attempt = attempt
 	if err == nil {
+		// Still heartbeating: a slow signal must not time the attempt out
+		// (a retried start would start the service again).
 		res.Reported = a.reportSuccess(ctx, req.OnSuccess, res)
+	}
+	stop()
+	a.observe(ctx, req.Spec.Kind, began, err)
+	if err == nil {
 		return res, nil
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -226,8 +230,16 @@ func (a *Activities) reportSuccess(ctx context.Context, on *SuccessReport, res A
 	}
 	r.Status.LastAction.Attempts = int(res.Attempt)
 	r.Status.Since = time.Now().UTC()
-	return a.Report(ctx, on.Parent, r) == nil
+	// Bounded well below the heartbeat timeout and the action's own: a
+	// report that waits longer is left to the workflow.
+	rctx, cancel := context.WithTimeout(ctx, ReportWait)
+	defer cancel()
+	return a.Report(rctx, on.Parent, r) == nil
 }
+
+// ReportWait bounds how long a succeeded action waits for its report to
+// reach the supervisor.
+const ReportWait = 2 * time.Second
 
 // heartbeat records a heartbeat (carrying the attempt) at once and then
 // three times per heartbeat timeout, so that a lost worker process is seen

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,15 @@ func (p *Reporter) Report(ctx context.Context, parent string, r treestatus.Child
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		// Not sent yet: take it back, so that "not reported" is true. One
+		// on its way already may still arrive (the workflow counts on
+		// neither: it reports anew, with a newer number).
+		p.mu.Lock()
+		q := p.queues[parent]
+		if i := slices.IndexFunc(q, func(e queuedReport) bool { return e.done == done }); i >= 0 {
+			p.queues[parent] = slices.Delete(q, i, i+1)
+		}
+		p.mu.Unlock()
 		return ctx.Err()
 	}
 }

@@ -227,3 +227,26 @@ func TestLeanReports_AnOvertakenActivityReportIsSentAgainByTheWorkflow(t *testin
 
 	require.Equal(t, []string{"starting", "running"}, reps.states()[:2], "the slow publish, then the workflow's own report of running")
 }
+
+// Regression (review of the activity's report): an attempt may send its
+// success report and then fail to complete; if the failure leaves the
+// worker where its last report had it (a temporary worker failed again),
+// the workflow reports anyway, so the supervisor does not keep "running".
+func TestLeanReports_AFailedActionAfterItsReportIsReportedAgain(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	starts := 0
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			starts++
+			return activities.ActionResult{Attempt: 1}, temporal.NewNonRetryableApplicationError("lost after its report", activities.ErrPermanent, nil, int32(1))
+		})
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })
+	endAt(env, 2*time.Minute)
+	node := stubNode("w", nil)
+	node.Restart = spec.RestartTemporary
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: node, Generation: 1})
+
+	require.Equal(t, 2, starts)
+	require.Equal(t, []string{"failed", "failed"}, reps.states()[:2], "the second failure is reported though the first was: %v", reps.states())
+}

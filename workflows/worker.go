@@ -126,7 +126,11 @@ type workerRun struct {
 
 	lastState    tick.State
 	lastReported *Status
-	searchState  string
+	// maybeReported is a success report an action's activity may have
+	// delivered before the action failed (onActionDone); the next report
+	// that the supervisor would otherwise not get is sent if it differs.
+	maybeReported *Status
+	searchState   string
 
 	// wake is the timer of a watched rollout operation's budget (armWake).
 	wake deadline

@@ -45,12 +45,21 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		w.carry.LastAction = ActionStatus{Name: string(f.action), Status: string(r.Outcome), Attempts: attempts, Error: r.Error}
 		w.actionEnded = true
 	}
-	if on := f.onSuccess; on != nil && err == nil && res.Reported && on.Report.Seq == w.carry.ReportSeq {
-		// The activity sent the report this success calls for, and none
-		// was sent since it was made: it is the last one.
-		st := on.Report.Status
-		st.Instance, st.LastAction.Attempts = res.Instance, attempts
-		w.lastReported = &st
+	if on := f.onSuccess; on != nil {
+		switch {
+		case err == nil && res.Reported && on.Report.Seq == w.carry.ReportSeq:
+			// The activity sent the report this success calls for, and
+			// none was sent since it was made: it is the last one.
+			st := on.Report.Status
+			st.Instance, st.LastAction.Attempts = res.Instance, attempts
+			w.lastReported = &st
+		case err != nil:
+			// An attempt may have sent it and then failed to complete
+			// (timed out, its worker lost): the supervisor may hold a
+			// success that did not happen (report() checks against it).
+			st := on.Report.Status
+			w.maybeReported = &st
+		}
 	}
 	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
 	w.replayPendingExits()

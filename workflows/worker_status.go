@@ -163,8 +163,16 @@ func (w *workerRun) report(ended bool) {
 		return
 	}
 	st := w.status()
+	maybe := w.maybeReported
+	w.maybeReported = nil
 	if !ended && w.lastReported != nil && sameReport(*w.lastReported, st) {
-		return
+		// Unchanged since the last report, unless a failed action's
+		// activity told the supervisor of a success first (a new path:
+		// versioned, and asked only then).
+		if maybe == nil || sameReport(*maybe, st) ||
+			workflow.GetVersion(w.ctx, "report-after-failed-action", workflow.DefaultVersion, 1) != 1 {
+			return
+		}
 	}
 	w.lastReported = &st
 	st = narrowRecord(st)
