@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,7 +45,8 @@ func TestReporter_BatchesWhatComesWhileASignalIsOnItsWay(t *testing.T) {
 		return done
 	}
 	first := report("p1", "p1/first")
-	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); _, ok := r.queues["p1"]; return ok }, wait, tick)
+	// The first is on its way (taken from the queue, its sender running).
+	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); q, ok := r.queues["p1"]; return ok && len(q) == 0 }, wait, tick)
 	var later []<-chan error
 	for _, p := range []string{"p1/a", "p1/b", "p1/c"} {
 		later = append(later, report("p1", p))
@@ -67,4 +69,39 @@ func TestReporter_BatchesWhatComesWhileASignalIsOnItsWay(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	require.Empty(t, r.queues, "no sender left")
+}
+
+// A report whose caller gave up before its signal left is taken back: it
+// is not sent later behind the caller's back ("not reported" is true).
+func TestReporter_AReportGivenUpOnIsNotSentLater(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var sent []string
+	r := &Reporter{Send: func(ctx context.Context, parent string, rep treestatus.ChildReport) error {
+		if rep.Status.Path == "p/first" {
+			<-release
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, rep.Status.Path)
+		for _, m := range rep.More {
+			sent = append(sent, m.Status.Path)
+		}
+		return nil
+	}}
+	first := make(chan error, 1)
+	go func() {
+		first <- r.Report(context.Background(), "p", treestatus.ChildReport{Status: treestatus.Status{Path: "p/first"}})
+	}()
+	// The first is on its way (taken from the queue, its sender running).
+	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); q, ok := r.queues["p"]; return ok && len(q) == 0 }, wait, tick)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, r.Report(ctx, "p", treestatus.ChildReport{Status: treestatus.Status{Path: "p/late"}}), context.DeadlineExceeded)
+	close(release)
+	require.NoError(t, <-first)
+	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.queues) == 0 }, wait, tick)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"p/first"}, sent)
 }
