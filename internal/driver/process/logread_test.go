@@ -48,6 +48,16 @@ func appendTo(t *testing.T, path, s string) {
 	require.NoError(t, f.Close())
 }
 
+// readsNext reads worker w's log from pos, expects want, and returns the
+// next position.
+func readsNext(t *testing.T, dir string, pos LogPosition, want, why string) LogPosition {
+	t.Helper()
+	text, next, err := ReadLogFrom(dir, "w", pos)
+	require.NoError(t, err)
+	require.Equal(t, want, string(text), why)
+	return next
+}
+
 // A follow loses nothing across a rotation: the rest of the renamed file
 // comes first, then the new file from its start.
 func TestReadLogFromFollowsAcrossRotation(t *testing.T) {
@@ -70,15 +80,9 @@ func TestReadLogFromFollowsAcrossRotation(t *testing.T) {
 	appendTo(t, path, "c\n")
 	require.NoError(t, os.Rename(path, path+".1"))
 	appendTo(t, path, "d\ne\nf\ng\n")
-	text, pos, err = ReadLogFrom(dir, "w", pos)
-	require.NoError(t, err)
-	require.Equal(t, "c\n", string(text), "the rest of the rotated file")
-	text, pos, err = ReadLogFrom(dir, "w", pos)
-	require.NoError(t, err)
-	require.Equal(t, "d\ne\nf\ng\n", string(text), "then the new file from its start")
-	text, _, err = ReadLogFrom(dir, "w", pos)
-	require.NoError(t, err)
-	require.Empty(t, text)
+	pos = readsNext(t, dir, pos, "c\n", "the rest of the rotated file")
+	pos = readsNext(t, dir, pos, "d\ne\nf\ng\n", "then the new file from its start")
+	pos = readsNext(t, dir, pos, "", "nothing more")
 
 	// Rotated as the driver does it (copied to ".1", truncated in place),
 	// with lines written after the last read: they come from the copy,
@@ -89,13 +93,7 @@ func TestReadLogFromFollowsAcrossRotation(t *testing.T) {
 	require.NoError(t, os.WriteFile(path+".1", b, 0o644))
 	require.NoError(t, os.Truncate(path, 0))
 	appendTo(t, path, "j\n")
-	text, pos, err = ReadLogFrom(dir, "w", pos)
-	require.NoError(t, err)
-	require.Equal(t, "h\ni\n", string(text), "the rest of the copy")
-	text, pos, err = ReadLogFrom(dir, "w", pos)
-	require.NoError(t, err)
-	require.Equal(t, "j\n", string(text), "then the truncated file from its start")
-	text, _, err = ReadLogFrom(dir, "w", pos)
-	require.NoError(t, err)
-	require.Empty(t, text)
+	pos = readsNext(t, dir, pos, "h\ni\n", "the rest of the copy")
+	pos = readsNext(t, dir, pos, "j\n", "then the truncated file from its start")
+	readsNext(t, dir, pos, "", "nothing more")
 }

@@ -589,14 +589,9 @@ func TestSurvivesItsWorkerAndIsAdopted(t *testing.T) {
 	// A stale record of a reused pid: this test's own process, with a start
 	// time that is not its own.
 	stale := fmt.Sprintf("proc/%d/%d@stale", os.Getpid(), 1)
-	b, _ := json.Marshal(record{WorkflowID: "stale", Instance: stale, PID: os.Getpid(), Ticks: 1, StopSignal: int(syscall.SIGKILL)})
-	require.NoError(t, os.WriteFile(filepath.Join(state, "stale.json"), b, 0o644))
+	plantRecord(t, state, record{WorkflowID: "stale", Instance: stale, PID: os.Getpid(), Ticks: 1, StopSignal: int(syscall.SIGKILL)})
 
-	rec := newRecorder()
-	d, _ := newDriver(t, rec)
-	d.StateDir = state
-	adopted, ended, err := d.Recover(context.Background())
-	require.NoError(t, err)
+	d, rec, adopted, ended := recoverFrom(t, state)
 	require.Equal(t, 1, adopted)
 	require.Equal(t, 1, ended, "the reused pid's record ends (we are alive: nothing was signalled)")
 	select {
@@ -659,14 +654,9 @@ func TestRecoverEndsAProcessWhoseStartWasCutShort(t *testing.T) {
 	require.NoError(t, err)
 	state := t.TempDir()
 	id := fmt.Sprintf("proc/%d/%d@cut", cmd.Process.Pid, ticks)
-	b, _ := json.Marshal(record{WorkflowID: "cut", Instance: id, PID: cmd.Process.Pid, Ticks: ticks, Starting: true})
-	require.NoError(t, os.WriteFile(filepath.Join(state, "cut.json"), b, 0o644))
+	plantRecord(t, state, record{WorkflowID: "cut", Instance: id, PID: cmd.Process.Pid, Ticks: ticks, Starting: true})
 
-	rec := newRecorder()
-	d, _ := newDriver(t, rec)
-	d.StateDir = state
-	adopted, ended, err := d.Recover(context.Background())
-	require.NoError(t, err)
+	_, _, adopted, ended := recoverFrom(t, state)
 	require.Zero(t, adopted)
 	require.Zero(t, ended, "not an end to report: its start never succeeded")
 	select {
@@ -676,4 +666,24 @@ func TestRecoverEndsAProcessWhoseStartWasCutShort(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(state, "*.json"))
 	require.Empty(t, files)
+}
+
+// plantRecord writes a process record into a state directory, as a worker
+// before this one would have left it.
+func plantRecord(t *testing.T, state string, r record) {
+	t.Helper()
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(state, r.WorkflowID+".json"), b, 0o644))
+}
+
+// recoverFrom runs a new driver's Recover over a state directory.
+func recoverFrom(t *testing.T, state string) (d *Driver, rec *recorder, adopted, ended int) {
+	t.Helper()
+	rec = newRecorder()
+	d, _ = newDriver(t, rec)
+	d.StateDir = state
+	adopted, ended, err := d.Recover(context.Background())
+	require.NoError(t, err)
+	return d, rec, adopted, ended
 }
