@@ -278,6 +278,10 @@ func run(o options) error {
 		for _, wt := range []string{"WorkerWorkflow", "SupervisorWorkflow", "RolloutWorkflow"} {
 			res["tick_p99_ms_"+wt] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", `workflow_type="`+wt+`"`)
 		}
+		// Tasks of workflows not in the worker's cache replay their whole
+		// history (the worker's --workflow-cache).
+		res["steward_sticky_cache_misses"] = sumOf(scraper(stewardMetrics), "temporal_sticky_cache_miss_total", "")
+		res["steward_sticky_cache_forced_evictions"] = sumOf(scraper(stewardMetrics), "temporal_sticky_cache_total_forced_eviction_total", "")
 	}
 	for _, s := range steps {
 		if o.only != "" && !slices.Contains(strings.Split(o.only, ","), s.key) {
@@ -1076,6 +1080,18 @@ func gaugeValue(get func() ([]family, error), name, label string) (float64, bool
 		}
 	}
 	return 0, false
+}
+
+// sumOf adds up a metric over every label set that contains label.
+func sumOf(get func() ([]family, error), name, label string) float64 {
+	fs, _ := get()
+	total := 0.0
+	for _, f := range fs {
+		if f.name == name && strings.Contains(f.labels, label) {
+			total += f.value
+		}
+	}
+	return total
 }
 
 // p99ms estimates a histogram's 99th percentile, in ms, summed over every

@@ -113,3 +113,17 @@ children:
 		return v >= 1, fmt.Sprintf("backlog %v", v)
 	})
 }
+
+// A worker given a bad flag exits 2 naming it, before it connects.
+func TestWorkerRejectsBadFlagsNamingThem(t *testing.T) {
+	for _, c := range []struct{ flag, value string }{
+		{"--workflow-cache", "0"},
+		{"--pool-size", "0"},
+		{"--grpc-compression", "zstd"},
+		{"--host", "a b"},
+	} {
+		r := cli(t, workerBin, c.flag, c.value)
+		require.Equal(t, 2, r.code, "%s %s: %s", c.flag, c.value, r.stderr)
+		require.Contains(t, r.stderr, c.flag, "%s %s", c.flag, c.value)
+	}
+}
