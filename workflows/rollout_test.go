@@ -47,6 +47,30 @@ func (c *chunks) add(req activities.RolloutChunkRequest) {
 	c.got = append(c.got, paths)
 }
 
+// answerChunks answers every chunk activity a second after it starts, with
+// each target's outcome from outcome (default succeeded), after calling
+// during (if set) while the chunk is in flight; it records the chunks.
+func answerChunks(env *testsuite.TestWorkflowEnvironment, outcome map[string]activities.RolloutOutcome, during func()) *chunks {
+	got := &chunks{}
+	env.OnActivity(activities.RolloutChunkName, mock.Anything, mock.Anything).After(time.Second).Return(
+		func(_ context.Context, req activities.RolloutChunkRequest) ([]activities.ChunkResult, error) {
+			got.add(req)
+			if during != nil {
+				during()
+			}
+			var out []activities.ChunkResult
+			for _, tg := range req.Targets {
+				o, ok := outcome[tg.Path]
+				if !ok {
+					o = activities.RolloutOutcome{Status: TargetSucceeded}
+				}
+				out = append(out, activities.ChunkResult{Seq: tg.Seq, Path: tg.Path, RolloutOutcome: o})
+			}
+			return out, nil
+		})
+	return got
+}
+
 type rolloutCase struct {
 	n        int
 	in       RolloutInput
@@ -58,20 +82,7 @@ func runRollout(t *testing.T, c rolloutCase) (RolloutStatus, *chunks, *metricste
 	t.Helper()
 	env, rec := newEnvWithMetrics(t)
 	env.RegisterWorkflow(RolloutWorkflow)
-	got := &chunks{}
-	env.OnActivity(activities.RolloutChunkName, mock.Anything, mock.Anything).After(time.Second).Return(
-		func(_ context.Context, req activities.RolloutChunkRequest) ([]activities.ChunkResult, error) {
-			got.add(req)
-			var out []activities.ChunkResult
-			for _, tg := range req.Targets {
-				o, ok := c.outcome[tg.Path]
-				if !ok {
-					o = activities.RolloutOutcome{Status: TargetSucceeded}
-				}
-				out = append(out, activities.ChunkResult{Seq: tg.Seq, Path: tg.Path, RolloutOutcome: o})
-			}
-			return out, nil
-		})
+	got := answerChunks(env, c.outcome, nil)
 	if c.duringFn != nil {
 		c.duringFn(env)
 	}

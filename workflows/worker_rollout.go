@@ -32,6 +32,11 @@ type RolloutWatch struct {
 	// (Terminations).
 	BaseManual       int `json:"baseManual"`
 	BaseTerminations int `json:"baseTerminations"`
+	// Asked is when the operation arrived: a restart asked while a start or
+	// restart is in flight is satisfied by it (tick: no second restart, no
+	// manual restart counted), so a service running since then has
+	// restarted. Zero in a watch carried from a run before this field.
+	Asked time.Time `json:"asked,omitzero"`
 }
 
 // rolloutCall is an update's operation on its way to the main loop.
@@ -73,8 +78,9 @@ func (w *workerRun) onRolloutCall(c rolloutCall) {
 		w.settle(*old, TargetFailed, "superseded by another rollout")
 	}
 	m := w.carry.Memory
-	w.watch = &RolloutWatch{Call: c.ID, Op: c.Op,
-		Deadline:   workflow.Now(w.ctx).Add(rolloutBudget(w.node, c.Op)),
+	now := workflow.Now(w.ctx)
+	w.watch = &RolloutWatch{Call: c.ID, Op: c.Op, Asked: now,
+		Deadline:   now.Add(rolloutBudget(w.node, c.Op)),
 		BaseManual: m.ManualRestarts, BaseTerminations: m.Terminations}
 	switch c.Op {
 	case RolloutRestart:
@@ -132,7 +138,7 @@ func (w *workerRun) checkRollout() {
 			status, why = TargetFailed, m.Reason
 		}
 	case RolloutRestart:
-		restarted := m.ManualRestarts > wt.BaseManual
+		restarted := m.ManualRestarts > wt.BaseManual || w.startedSince(*wt)
 		switch {
 		case restarted && m.State == tick.Running:
 			status = TargetSucceeded
@@ -150,6 +156,20 @@ func (w *workerRun) checkRollout() {
 		why += ": " + w.carry.LastAction.Error
 	}
 	w.settle(*wt, status, why)
+}
+
+// startedSince tells that the service has run since the watched restart was
+// asked, though no manual restart was counted: the restart was asked while a
+// start or restart was in flight, and that action satisfied it. Before this
+// check such a target waited for its whole budget and was answered as a
+// timeout (TestRolloutUpdate_RestartAskedDuringAStartIsSatisfiedByIt); the
+// new answer is behind a version, asked only in that case.
+func (w *workerRun) startedSince(wt RolloutWatch) bool {
+	m := w.carry.Memory
+	if wt.Asked.IsZero() || m.State != tick.Running || m.RunningSince.Before(wt.Asked) {
+		return false
+	}
+	return workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
 }
 
 func wantWord(op string) string {
