@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -45,26 +46,7 @@ func runningTree(ctx context.Context, c client.Client, root string) (*spec.Node,
 // for its level, depth first. A child whose workflow does not run keeps
 // what its parent knows of it.
 func fillChildren(ctx context.Context, c client.Client, path string, n *spec.Node) error {
-	for i := range n.Children {
-		ch := &n.Children[i]
-		if ch.Kind != "" {
-			continue
-		}
-		p := path + "/" + ch.Name
-		sub, err := querySpec(ctx, c, p)
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		*ch = sub
-		if err := fillChildren(ctx, c, p, ch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return activities.FillSubtrees(ctx, func(ctx context.Context, p string) (spec.Node, error) { return querySpec(ctx, c, p) }, path, n, true)
 }
 
 func querySpec(ctx context.Context, c client.Client, path string) (spec.Node, error) {

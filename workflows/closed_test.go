@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -163,4 +164,58 @@ func TestClosedChild_ReAddedWhileTheRemovedRunStopsStartsAfterItCloses(t *testin
 	require.Zero(t, after.RecentRestarts, "the removed run's close is no termination")
 	require.Equal(t, []string{"root/b"}, stopped)
 	require.ElementsMatch(t, []string{"root/a", "root/b", "root/b"}, started, "b started again, once")
+}
+
+// A child supervisor found closed by a run carried over (which holds only
+// the child's own fields) is started anew with its subtree's spec read back
+// from its workflows (activities.SubtreeSpec), where it used to stay closed
+// until the operator applied the tree again.
+func TestClosedChild_ASupervisorClosedAfterContinueAsNewIsStartedAnewWithItsReadBackSpec(t *testing.T) {
+	env := newEnv(t)
+	log := mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return(
+		[]activities.ClosedChild{{Path: "root/g", Status: "terminated"}}, nil)
+	group := tree("g", stubNode("x", nil), stubNode("y", nil))
+	var readBack []string
+	env.OnActivity(activities.SubtreeSpecName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.SubtreeSpecRequest) (spec.Node, error) {
+			readBack = append(readBack, r.Path)
+			return group, nil
+		})
+	carry := &SupervisorCarry{Desired: "running", Children: []ChildRecord{{Name: "g", Path: "root/g", Run: "r-g", Digest: "d", WantGeneration: 1,
+		Status: Status{Path: "root/g", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 1}}}}
+	var st Status
+	at(env, time.Minute, func() { st = query(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(tree("root", group)), Generation: 1, Carry: carry})
+
+	require.Equal(t, []string{"root/g"}, readBack)
+	require.ElementsMatch(t, []string{"root/g/x", "root/g/y"}, log.of("start"), "the group's workers started under its new run")
+	g := childNamed(t, st, "root/g")
+	require.Equal(t, "running", g.State, "%+v", g)
+	require.Len(t, g.Children, 2)
+	require.Equal(t, 1, st.RecentRestarts, "counted in the intensity")
+}
+
+// A subtree that cannot be read back leaves the child closed, with a reason
+// that tells the operator what to do.
+func TestClosedChild_ASupervisorWhoseSpecCannotBeReadBackSaysSo(t *testing.T) {
+	env := newEnv(t)
+	log := mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return(
+		[]activities.ClosedChild{{Path: "root/g", Status: "terminated"}}, nil)
+	env.OnActivity(activities.SubtreeSpecName, mock.Anything, mock.Anything).Return(
+		spec.Node{}, temporal.NewNonRetryableApplicationError("root/g/sub: not found", "InvalidSpec", nil))
+	carry := &SupervisorCarry{Desired: "running", Children: []ChildRecord{{Name: "g", Path: "root/g", Run: "r-g", Digest: "d", WantGeneration: 1,
+		Status: Status{Path: "root/g", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 1}}}}
+	var st Status
+	at(env, time.Minute, func() { st = queryOwn(t, env) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(tree("root", tree("g", stubNode("x", nil)))), Generation: 1, Carry: carry})
+
+	require.Empty(t, log.of("start"))
+	g := childNamed(t, st, "root/g")
+	require.Equal(t, "failed", g.State)
+	require.Contains(t, g.Reason, "could not be read back")
+	require.Contains(t, g.Reason, "apply the tree again")
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Children closed while no run watched them.
@@ -98,4 +100,75 @@ func (s *supervisorRun) startCheck() {
 	})
 	s.checking = workflow.ExecuteActivity(ctx, activities.ClosedChildrenName,
 		activities.ClosedChildrenRequest{Parent: workflow.GetInfo(s.ctx).WorkflowExecution.ID, Paths: paths})
+}
+
+// A child supervisor closed after an earlier run of this supervisor handed
+// it its subtree: this run holds only the child's own fields (pruneSpec),
+// so it reads the subtree's spec back from the subtree's workflows
+// (activities.SubtreeSpec: the closed workflow answers its own level, its
+// child supervisors theirs) and starts the child anew with it; the new run
+// adopts the children still running, with the spec they hold. A subtree
+// that cannot be read back waits for the operator to apply the tree again.
+
+// readBack is a read-back of a closed child supervisor's spec in progress.
+type readBack struct {
+	path string
+	fut  workflow.Future
+}
+
+// startReadBack reads back the subtree spec of the closed child supervisor
+// at path (once at a time); false when this run cannot (histories recorded
+// before the read-back existed).
+func (s *supervisorRun) startReadBack(path string) bool {
+	if slices.ContainsFunc(s.readBacks, func(r readBack) bool { return r.path == path }) {
+		return true
+	}
+	if workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return false
+	}
+	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
+		TaskQueue:              ControlQueue,
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{"InvalidSpec"}},
+		Summary:                "read back the spec of " + path,
+	})
+	s.readBacks = append(s.readBacks, readBack{path: path,
+		fut: workflow.ExecuteActivity(ctx, activities.SubtreeSpecName, activities.SubtreeSpecRequest{Path: path})})
+	return true
+}
+
+// watchReadBacks adds the read-backs in progress to sel, in the order they
+// began.
+func (s *supervisorRun) watchReadBacks(sel workflow.Selector) {
+	for _, r := range s.readBacks {
+		sel.AddFuture(r.fut, func(f workflow.Future) {
+			s.readBacks = slices.DeleteFunc(s.readBacks, func(x readBack) bool { return x.fut == f })
+			var node spec.Node
+			err := f.Get(s.ctx, &node)
+			s.onReadBack(r.path, node, err)
+		})
+	}
+}
+
+// onReadBack starts the closed child supervisor at path anew with its
+// read-back spec, if it is still closed and wanted.
+func (s *supervisorRun) onReadBack(path string, node spec.Node, err error) {
+	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Deferred })
+	if i < 0 || !s.carry.Children[i].Closed || s.shuttingDown || s.carry.Desired != spec.DesiredRunning {
+		return // removed, started anew by a new spec, or not wanted now
+	}
+	rec := s.carry.Children[i]
+	if err == nil && node.Name != rec.Name {
+		err = fmt.Errorf("the spec read back is named %q", node.Name)
+	}
+	if err != nil {
+		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec could not be read back (" + rootMessage(err) + "): apply the tree again to start it anew"
+		s.log.Warn("could not read back a closed child supervisor's spec", "path", path, "error", err.Error())
+		return
+	}
+	fresh := s.startChildren([]spec.Node{node})[0]
+	fresh.WantGeneration = rec.WantGeneration
+	s.carry.Children[i] = fresh
+	s.log.Info("child supervisor started anew with its read-back spec", "path", path)
 }

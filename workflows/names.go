@@ -7,6 +7,8 @@ package workflows
 import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
 )
 
 // TaskQueue is the shared task queue: worker processes poll it for workflow
@@ -49,7 +51,7 @@ const (
 	// written, templates unrendered): a supervisor its own level (its
 	// children without their subtrees), a worker its node. `starter apply
 	// --dry-run` assembles the running tree from it.
-	QuerySpec = "spec"
+	QuerySpec = activities.QuerySpec
 	// QueryHistory answers a node's journal: its last JournalLimit state
 	// transitions, oldest first (`starter history`); a supervisor's are of
 	// its own state.

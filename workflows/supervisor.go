@@ -200,8 +200,11 @@ type supervisorRun struct {
 	cancels []pendingCancel
 	// check is the timer of the next look at the children this run holds no
 	// future for (closedcheck.go); checking is that look in progress.
-	check        deadline
-	checking     workflow.Future
+	check    deadline
+	checking workflow.Future
+	// readBacks are the read-backs of closed child supervisors' specs in
+	// progress (closedcheck.go).
+	readBacks    []readBack
 	lastReported []byte // the last report of its own record, as JSON
 	lastState    string
 	searchState  string
@@ -270,6 +273,7 @@ func (s *supervisorRun) loop() error {
 		}
 		s.watchChildren(sel)
 		s.watchCheck(sel)
+		s.watchReadBacks(sel)
 		s.notes.watch(ctx, s.log, sel)
 		if f := s.stepSignal; f != nil && !f.IsReady() {
 			sel.AddFuture(f, func(workflow.Future) {}) // advance() sees a failed delivery
@@ -285,7 +289,7 @@ func (s *supervisorRun) loop() error {
 		s.armCheck()
 		s.gauges()
 		s.publish()
-		if s.shouldContinueAsNew() && s.checking == nil {
+		if s.shouldContinueAsNew() && s.checking == nil && len(s.readBacks) == 0 {
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
 			// What this run sent must arrive before it closes.
 			if err := workflow.Await(ctx, func() bool { return s.out.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
@@ -541,12 +545,16 @@ func (s *supervisorRun) released(path string) {
 }
 
 // restartClosed starts anew the workflow of a child that closed: false when
-// this run cannot (a child supervisor's subtree is known only to the run
-// that was handed it: re-apply the tree).
+// this run cannot now (a child supervisor's subtree is known only to the run
+// that was handed it: this run reads it back first, closedcheck.go).
 func (s *supervisorRun) restartClosed(i int) bool {
 	rec := s.carry.Children[i]
 	node, ok := s.fullChild(rec.Name)
 	if !ok {
+		if node.Name != "" && s.startReadBack(rec.Path) { // a child supervisor (closedcheck.go)
+			s.carry.Children[i].Status.Reason = "workflow closed; reading its subtree's spec back from its workflows to start it anew"
+			return false
+		}
 		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec was handed to an earlier run: apply a change to it (or to its parent) to start it anew"
 		return false
 	}
