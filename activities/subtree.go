@@ -71,6 +71,12 @@ func (c *Control) SubtreeSpec(ctx context.Context, req SubtreeSpecRequest) (spec
 	query := func(ctx context.Context, path string) (spec.Node, error) {
 		var n spec.Node
 		v, err := c.Client.QueryWorkflow(ctx, path, "", QuerySpec)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			// No workflow to ask (a child that never started): its part of
+			// the spec is nowhere to be read, and asking again won't help.
+			return n, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: no workflow to read its spec from", path), "NotFound", err)
+		}
 		if err != nil {
 			return n, fmt.Errorf("query the spec of %s: %w", path, err)
 		}

@@ -180,7 +180,11 @@ func TestClosedChild_ASupervisorClosedAfterContinueAsNewIsStartedAnewWithItsRead
 	env.OnActivity(activities.SubtreeSpecName, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, r activities.SubtreeSpecRequest) (spec.Node, error) {
 			readBack = append(readBack, r.Path)
-			return group, nil
+			// The child's own copy was handed down while the root was
+			// stopped: the root's current word (running) wins.
+			stale := group
+			stale.Desired = spec.DesiredStopped
+			return stale, nil
 		})
 	carry := &SupervisorCarry{Desired: "running", Children: []ChildRecord{{Name: "g", Path: "root/g", Run: "r-g", Digest: "d", WantGeneration: 1,
 		Status: Status{Path: "root/g", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 1}}}}

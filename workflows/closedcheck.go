@@ -127,10 +127,12 @@ func (s *supervisorRun) startReadBack(path string) bool {
 		return false
 	}
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
-		TaskQueue:              ControlQueue,
-		StartToCloseTimeout:    30 * time.Second,
-		ScheduleToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{"InvalidSpec"}},
+		TaskQueue: ControlQueue,
+		// One query per supervisor of the subtree, each a replay of its
+		// history: minutes for a large subtree at worst.
+		StartToCloseTimeout:    2 * time.Minute,
+		ScheduleToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{"InvalidSpec", "NotFound"}},
 		Summary:                "read back the spec of " + path,
 	})
 	s.readBacks = append(s.readBacks, readBack{path: path,
@@ -155,19 +157,32 @@ func (s *supervisorRun) watchReadBacks(sel workflow.Selector) {
 // read-back spec, if it is still closed and wanted.
 func (s *supervisorRun) onReadBack(path string, node spec.Node, err error) {
 	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Deferred })
-	if i < 0 || !s.carry.Children[i].Closed || s.shuttingDown || s.carry.Desired != spec.DesiredRunning {
-		return // removed, started anew by a new spec, or not wanted now
+	if i < 0 || !s.carry.Children[i].Closed || s.shuttingDown {
+		return // removed, or started anew by a new spec
 	}
 	rec := s.carry.Children[i]
+	if s.carry.Desired != spec.DesiredRunning || s.carry.Failed || s.carry.Memory.Held {
+		// The subtree is to stay down now (stopped, given up, held by a
+		// group stop above): what starts it again (start, cooldown, the
+		// group's restart) asks for a new read-back.
+		s.carry.Children[i].Status.Reason = "workflow closed; not started anew while its supervisor is down"
+		return
+	}
+	// The child's own fields as this run holds them now (its desired state,
+	// vars, strategy as last applied), over the subtree read back: the copy
+	// the child held was handed down earlier (a stopped parent hands it
+	// down stopped).
+	own, _ := s.fullChild(rec.Name)
 	if err == nil && node.Name != rec.Name {
 		err = fmt.Errorf("the spec read back is named %q", node.Name)
 	}
+	own.Children = node.Children
 	if err != nil {
 		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec could not be read back (" + rootMessage(err) + "): apply the tree again to start it anew"
 		s.log.Warn("could not read back a closed child supervisor's spec", "path", path, "error", err.Error())
 		return
 	}
-	fresh := s.startChildren([]spec.Node{node})[0]
+	fresh := s.startChildren([]spec.Node{own})[0]
 	fresh.WantGeneration = rec.WantGeneration
 	s.carry.Children[i] = fresh
 	s.log.Info("child supervisor started anew with its read-back spec", "path", path)

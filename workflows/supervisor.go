@@ -301,8 +301,8 @@ func (s *supervisorRun) loop() error {
 			if ctx.Err() != nil {
 				return s.shutdown(childCh)
 			}
-			if !s.out.delivered() {
-				continue // the drain sent more: deliver it first
+			if !s.out.delivered() || len(s.readBacks) > 0 {
+				continue // the drain sent more, or began a read-back: finish it first
 			}
 			next := s.in
 			carry := s.carry

@@ -34,8 +34,8 @@ type RolloutWatch struct {
 	BaseTerminations int `json:"baseTerminations"`
 	// Asked is when the operation arrived: a restart asked while a start or
 	// restart is in flight is satisfied by it (tick: no second restart, no
-	// manual restart counted), so a service running since then has
-	// restarted. Zero in a watch carried from a run before this field.
+	// manual restart counted), so a service running since then, with no
+	// restart still pending, has restarted.
 	Asked time.Time `json:"asked,omitzero"`
 }
 
@@ -166,7 +166,7 @@ func (w *workerRun) checkRollout() {
 // new answer is behind a version, asked only in that case.
 func (w *workerRun) startedSince(wt RolloutWatch) bool {
 	m := w.carry.Memory
-	if wt.Asked.IsZero() || m.State != tick.Running || m.RunningSince.Before(wt.Asked) {
+	if wt.Asked.IsZero() || m.State != tick.Running || m.PendingRestart || m.RunningSince.Before(wt.Asked) {
 		return false
 	}
 	return workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
