@@ -14,6 +14,19 @@ import (
 	"github.com/steward-sh/steward/activities"
 )
 
+// controlActivities are the control queue's activities over a client of the
+// test server, called in the test's process, with a context of 30 s; both
+// end with the test.
+func controlActivities(t *testing.T) (*activities.Control, context.Context) {
+	t.Helper()
+	cl, err := client.Dial(client.Options{HostPort: address, Logger: quiet{}})
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return &activities.Control{Client: cl, Namespace: "default"}, ctx
+}
+
 // continuedRuns counts the runs of the workflow id that continued as new
 // (visibility; it may lag a little).
 func continuedRuns(t *testing.T, id string) int {
@@ -86,12 +99,7 @@ children:
 	require.Contains(t, c.Reason, "workflow closed: terminated")
 
 	// The check a carried-over run makes, on this server.
-	cl, err := client.Dial(client.Options{HostPort: address, Logger: quiet{}})
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	check := &activities.Control{Client: cl, Namespace: "default"}
+	check, ctx := controlActivities(t)
 	closed, err := check.ClosedChildren(ctx, activities.ClosedChildrenRequest{Parent: "it-closed",
 		Paths: []string{"it-closed/a", "it-closed/b", "it-closed/c", "it-closed/never"}})
 	require.NoError(t, err)
@@ -129,12 +137,7 @@ children:
 		return st == "WORKFLOW_EXECUTION_STATUS_TERMINATED", st
 	})
 
-	cl, err := client.Dial(client.Options{HostPort: address, Logger: quiet{}})
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := &activities.Control{Client: cl, Namespace: "default"}
+	c, ctx := controlActivities(t)
 	g, err := c.SubtreeSpec(ctx, activities.SubtreeSpecRequest{Path: "it-readback/g"})
 	require.NoError(t, err)
 	require.Equal(t, "g", g.Name)

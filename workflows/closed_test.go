@@ -166,6 +166,13 @@ func TestClosedChild_ReAddedWhileTheRemovedRunStopsStartsAfterItCloses(t *testin
 	require.ElementsMatch(t, []string{"root/a", "root/b", "root/b"}, started, "b started again, once")
 }
 
+// carriedGroup is the carried state of a root whose one child, the
+// supervisor root/g, ran when the root last continued as new.
+func carriedGroup() *SupervisorCarry {
+	return &SupervisorCarry{Desired: "running", Children: []ChildRecord{{Name: "g", Path: "root/g", Run: "r-g", Digest: "d", WantGeneration: 1,
+		Status: Status{Path: "root/g", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 1}}}}
+}
+
 // A child supervisor found closed by a run carried over (which holds only
 // the child's own fields) is started anew with its subtree's spec read back
 // from its workflows (activities.SubtreeSpec), where it used to stay closed
@@ -186,8 +193,7 @@ func TestClosedChild_ASupervisorClosedAfterContinueAsNewIsStartedAnewWithItsRead
 			stale.Desired = spec.DesiredStopped
 			return stale, nil
 		})
-	carry := &SupervisorCarry{Desired: "running", Children: []ChildRecord{{Name: "g", Path: "root/g", Run: "r-g", Digest: "d", WantGeneration: 1,
-		Status: Status{Path: "root/g", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 1}}}}
+	carry := carriedGroup()
 	var st Status
 	at(env, time.Minute, func() { st = query(t, env) })
 	endAt(env, 2*time.Minute)
@@ -210,8 +216,7 @@ func TestClosedChild_ASupervisorWhoseSpecCannotBeReadBackSaysSo(t *testing.T) {
 		[]activities.ClosedChild{{Path: "root/g", Status: "terminated"}}, nil)
 	env.OnActivity(activities.SubtreeSpecName, mock.Anything, mock.Anything).Return(
 		spec.Node{}, temporal.NewNonRetryableApplicationError("root/g/sub: not found", "InvalidSpec", nil))
-	carry := &SupervisorCarry{Desired: "running", Children: []ChildRecord{{Name: "g", Path: "root/g", Run: "r-g", Digest: "d", WantGeneration: 1,
-		Status: Status{Path: "root/g", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 1}}}}
+	carry := carriedGroup()
 	var st Status
 	at(env, time.Minute, func() { st = queryOwn(t, env) })
 	endAt(env, 2*time.Minute)

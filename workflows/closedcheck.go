@@ -172,16 +172,16 @@ func (s *supervisorRun) onReadBack(path string, node spec.Node, err error) {
 	// vars, strategy as last applied), over the subtree read back: the copy
 	// the child held was handed down earlier (a stopped parent hands it
 	// down stopped).
-	own, _ := s.fullChild(rec.Name)
 	if err == nil && node.Name != rec.Name {
 		err = fmt.Errorf("the spec read back is named %q", node.Name)
 	}
-	own.Children = node.Children
 	if err != nil {
 		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec could not be read back (" + rootMessage(err) + "): apply the tree again to start it anew"
 		s.log.Warn("could not read back a closed child supervisor's spec", "path", path, "error", err.Error())
 		return
 	}
+	own, _ := s.fullChild(rec.Name)
+	own.Children = node.Children
 	fresh := s.startChildren([]spec.Node{own})[0]
 	fresh.WantGeneration = rec.WantGeneration
 	s.carry.Children[i] = fresh

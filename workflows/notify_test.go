@@ -9,9 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
@@ -122,10 +120,8 @@ func TestNotify_UndeliveredIsCarriedOverContinueAsNew(t *testing.T) {
 		env.SignalWorkflow(SignalDesired, "sideways") // an event (rejected), for the loop to see the suggestion
 	})
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: failing, Generation: 1})
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(env.GetWorkflowError(), &can), "got %v", env.GetWorkflowError())
-	var next WorkerInput
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	next, continued := continuedAs[WorkerInput](t, env.GetWorkflowError())
+	require.True(t, continued, "got %v", env.GetWorkflowError())
 	require.Len(t, next.Carry.Notifications, 1)
 	require.Equal(t, spec.EventFailed, next.Carry.Notifications[0].Notification.Event)
 	require.True(t, next.Carry.Troubled)

@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 	"go.uber.org/goleak"
 
 	"github.com/steward-sh/steward/activities"
@@ -391,10 +390,8 @@ func TestContinueAsNew_KeepsStateAndLosesNoSignal(t *testing.T) {
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1})
 
 	err := env.GetWorkflowError()
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(err, &can), "got %v", err)
-	var next WorkerInput
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	next, continued := continuedAs[WorkerInput](t, err)
+	require.True(t, continued, "got %v", err)
 	require.NotNil(t, next.Carry)
 	require.EqualValues(t, 7, next.Generation, "the spec signal was applied")
 	require.Equal(t, 1, next.Carry.RejectedSignals)
