@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -41,6 +42,9 @@ func applyCmd(g *globals) *cobra.Command {
 			if output != "text" && output != "json" {
 				return badInput("-o must be text or json, not %q", output)
 			}
+			if timeout <= 0 {
+				return badInput("--timeout must be > 0, not %s", timeout)
+			}
 			if historyLimit < 0 {
 				return badInput("--history-limit must be >= 0, not %d", historyLimit)
 			}
@@ -55,11 +59,15 @@ func applyCmd(g *globals) *cobra.Command {
 			defer c.Close()
 			ctx := cmd.Context()
 			if dryRun {
-				running, err := runningTree(ctx, c, node.Name)
+				running, stale, err := runningTree(ctx, c, node.Name)
 				if err != nil {
 					return err
 				}
-				return printPlan(cmd.OutOrStdout(), spec.Diff(running, node), output)
+				plan := planOf(running, node, stale)
+				if len(stale) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d subtrees did not answer in time and were not compared (listed as stale)\n", len(stale))
+				}
+				return printPlan(cmd.OutOrStdout(), plan, output)
 			}
 			if err := temporalclient.EnsureSearchAttributes(ctx, c, g.namespace, workflows.SearchAttributeNames); err != nil {
 				return failure("%v", err)
@@ -78,14 +86,12 @@ func applyCmd(g *globals) *cobra.Command {
 			if !wait {
 				return nil
 			}
-			wctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			return waitDesired(wctx, c, node.Name, prevGen, node.Workers(), out)
+			return waitDesired(ctx, c, g.namespace, node.Name, prevGen, node.Workers(), timeout, out)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "spec file (YAML)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every worker is at its desired state (or one fails), showing progress")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits without progress (a worker more at its desired state) before it gives up")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "compare the file with the running tree and print what apply would add, remove and change, field by field; start and signal nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format of --dry-run: text or json")
 	cmd.Flags().IntVar(&historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
@@ -137,9 +143,14 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, history
 	return false, st.Generation, nil
 }
 
-// waitDesired polls the tree's assembled status until every worker is at its desired
-// state (exit 0) or one has failed (exit 1), showing N of M.
-func waitDesired(ctx context.Context, c client.Client, root string, prevGen int64, want int, out io.Writer) error {
+// waitDesired polls the tree's assembled status until every worker is at
+// its desired state (exit 0) or one has failed (exit 1), showing N of M. It
+// never waits silently: every waitReportEvery without a change it says what
+// it waits for (the slowest supervisors, the nodes that do not answer, the
+// workflow queue's health). It gives up after patience without progress
+// (more workers at their desired state than ever before, or the tree taking
+// the new spec), however long the tree as a whole takes.
+func waitDesired(ctx context.Context, c client.Client, namespace, root string, prevGen int64, want int, patience time.Duration, out io.Writer) error {
 	tty := false
 	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		tty = true
@@ -148,12 +159,26 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 	lastLine := ""
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	best, took := -1, false
+	lastProgress, lastReport := time.Now(), time.Now()
 	for {
 		st, err := treeStatus(ctx, c, root, false) // states are always reported
-		if err == nil && st.Generation > prevGen {
+		waiting := ""
+		switch {
+		case err != nil:
+			waiting = err.Error()
+		case st.Generation <= prevGen && st.Stale == "":
+			waiting = fmt.Sprintf("%s has not taken the new spec yet (generation %d)", root, st.Generation)
+		default:
+			if !took {
+				took, lastProgress = true, time.Now()
+			}
 			at, total := st.AtDesired()
 			// Until every child workflow has started, count the spec's workers.
 			total = max(total, want)
+			if at > best {
+				best, lastProgress = at, time.Now()
+			}
 			failed := failedWorkers(st)
 			if tty {
 				if bar == nil {
@@ -164,7 +189,7 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 				_ = bar.Set(at)
 			} else if line := fmt.Sprintf("%d of %d at desired state", at, total); line != lastLine {
 				fmt.Fprintln(out, line)
-				lastLine = line
+				lastLine, lastReport = line, time.Now()
 			}
 			if len(failed) > 0 {
 				if bar != nil {
@@ -173,7 +198,7 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 				}
 				return failure("%d of %d at desired state; failed: %s", at, total, strings.Join(failed, "; "))
 			}
-			if at == total {
+			if at == total && st.Stale == "" && len(st.StaleNodes()) == 0 {
 				if bar != nil {
 					_ = bar.Finish()
 					fmt.Fprintln(out)
@@ -181,13 +206,83 @@ func waitDesired(ctx context.Context, c client.Client, root string, prevGen int6
 				fmt.Fprintf(out, "%s: all %d workers at their desired state\n", root, total)
 				return nil
 			}
+			waiting = fmt.Sprintf("%d of %d at desired state", at, total)
+			if slow := slowest(st, 3); slow != "" {
+				waiting += "; slowest: " + slow
+			}
+			if stale := staleSummary([]workflows.Status{st}); stale != "" {
+				waiting += "; " + stale
+			}
+		}
+		if time.Since(lastReport) >= waitReportEvery {
+			lastReport = time.Now()
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			fmt.Fprintf(out, "waiting (%s without progress, giving up after %s): %s\n", time.Since(lastProgress).Round(time.Second), patience, waiting)
+			warnQueueHealth(ctx, c, namespace, out)
+		}
+		if time.Since(lastProgress) > patience {
+			return failure("gave up waiting for %s: no progress for %s (%s)", root, patience, waiting)
 		}
 		select {
 		case <-ctx.Done():
-			return failure("timed out waiting for %s to reach its desired state", root)
+			return failure("stopped waiting for %s: %v (%s)", root, ctx.Err(), waiting)
 		case <-tick.C:
 		}
 	}
+}
+
+// waitReportEvery is how often apply --wait says what it waits for while
+// nothing changes.
+const waitReportEvery = 15 * time.Second
+
+// slowest names the n supervisors of an assembled tree with the most
+// direct workers not at their desired state, as "path (at of total)", and
+// a stale supervisor with no rows as "path (no answer)".
+func slowest(st workflows.Status, n int) string {
+	type part struct {
+		path      string
+		at, total int
+		noAnswer  bool
+	}
+	var parts []part
+	var walk func(s workflows.Status)
+	walk = func(s workflows.Status) {
+		if !s.IsSupervisor() {
+			return
+		}
+		p := part{path: s.Path, noAnswer: s.Stale != "" && len(s.Children) == 0}
+		for _, c := range s.Children {
+			if c.IsSupervisor() {
+				walk(c)
+				continue
+			}
+			p.total++
+			if c.Settled() {
+				p.at++
+			}
+		}
+		if p.noAnswer || p.at < p.total {
+			parts = append(parts, p)
+		}
+	}
+	walk(st)
+	sort.SliceStable(parts, func(i, j int) bool {
+		if parts[i].noAnswer != parts[j].noAnswer {
+			return parts[i].noAnswer
+		}
+		return parts[i].total-parts[i].at > parts[j].total-parts[j].at
+	})
+	var out []string
+	for _, p := range parts[:min(n, len(parts))] {
+		if p.noAnswer {
+			out = append(out, p.path+" (no answer)")
+		} else {
+			out = append(out, fmt.Sprintf("%s (%d of %d)", p.path, p.at, p.total))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func failedWorkers(st workflows.Status) []string {

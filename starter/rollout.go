@@ -72,6 +72,11 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if stale := staleSummary([]workflows.Status{st}); stale != "" {
+				// The workers below a supervisor that did not answer are the
+				// running ones visibility lists, in path order.
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s; the workers below them are those visibility lists as running\n", stale)
+			}
 			targets := st.Leaves()
 			if len(targets) == 0 {
 				return failure("no workers under %s", path)

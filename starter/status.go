@@ -11,12 +11,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/spf13/cobra"
 
+	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -79,6 +81,8 @@ func statusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			warnStale(cmd.ErrOrStderr(), sts)
+			warnQueueHealth(cmd.Context(), c, g.namespace, cmd.ErrOrStderr())
 			if output == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -155,7 +159,9 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string) (work
 func treeStatus(ctx context.Context, c client.Client, path string, leaves bool) (workflows.Status, error) {
 	st, err := treestatus.Assemble(ctx, path, func(ctx context.Context, p string) (workflows.Status, error) {
 		return queryOne(ctx, c, p)
-	}, treestatus.Options{Leaves: leaves})
+	}, treestatus.Options{Leaves: leaves, Fallback: func(ctx context.Context, p string) (workflows.Status, error) {
+		return visibilitySubtree(ctx, c, p)
+	}})
 	if errors.Is(err, treestatus.ErrNotFound) {
 		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
 	}
@@ -220,6 +226,9 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	if st.RejectedSignals > 0 {
 		reason += fmt.Sprintf(" [%d signals rejected]", st.RejectedSignals)
 	}
+	if st.Stale != "" {
+		reason += " [stale: " + st.Stale + "]"
+	}
 	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, st.Path, kind, st.State, st.Desired, restarts, manual, st.Generation, last, reason)
 	for i, c := range st.Children {
 		if i == len(st.Children)-1 {
@@ -227,5 +236,44 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 		} else {
 			printNode(tw, c, childPrefix+"├─ ", childPrefix+"│  ")
 		}
+	}
+}
+
+// staleSummary says how many rows of the assembled trees are stale and
+// names the first few ("" when none is).
+func staleSummary(sts []workflows.Status) string {
+	var stale []string
+	for _, st := range sts {
+		stale = append(stale, st.StaleNodes()...)
+	}
+	if len(stale) == 0 {
+		return ""
+	}
+	names := strings.Join(stale[:min(len(stale), 5)], ", ")
+	if len(stale) > 5 {
+		names += fmt.Sprintf(" and %d more", len(stale)-5)
+	}
+	return fmt.Sprintf("%d nodes did not answer in time (%s): their rows are their supervisors' records or visibility's, marked stale", len(stale), names)
+}
+
+// warnStale writes staleSummary to w as a warning.
+func warnStale(w io.Writer, sts []workflows.Status) {
+	if s := staleSummary(sts); s != "" {
+		fmt.Fprintln(w, "warning:", s)
+	}
+}
+
+// warnQueueHealth writes a warning for each problem the server reports of
+// steward's workflow queue (no poller, a backlog waiting too long): why
+// nodes may not answer, or trees not move.
+func warnQueueHealth(ctx context.Context, c client.Client, namespace string, w io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	h, err := telemetry.DescribeQueue(ctx, c, namespace, workflows.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return
+	}
+	for _, warning := range h.Warnings(time.Now()) {
+		fmt.Fprintln(w, "warning:", warning)
 	}
 }

@@ -40,6 +40,8 @@ type options struct {
 	host, metrics, logLevel, logDir string
 	stateDir, pprof                 string
 	poolSize, workflowCache         int
+	workflowPollers                 int
+	pollerScaling                   string
 	eagerActions                    bool
 }
 
@@ -52,6 +54,8 @@ func main() {
 	flag.StringVar(&o.conn.EncryptionKeyFiles, "encryption-key-file", "", "encrypt every payload with AES-256-GCM: key files of 64 hex characters (openssl rand -hex 32), comma-separated, the first encrypts and all decrypt (default: "+temporalclient.EncryptionKeyEnv+")")
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
+	flag.IntVar(&o.workflowPollers, "workflow-pollers", 10, "the most workflow-task polls this process holds open on each of its two workflow queues, the shared one and its own sticky one (>= 2)")
+	flag.StringVar(&o.pollerScaling, "workflow-poller-scaling", pollerAutoscaling, "how workflow pollers are shared between the shared queue and the sticky one: autoscaling (each queue keeps at least one poll open, more as its backlog asks) or fixed (the SDK's mixed pollers, which poll only the sticky queue while it has a backlog and can starve the shared one: README \"Workflow pollers\")")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
 	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
 	flag.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
@@ -66,6 +70,14 @@ func main() {
 	}
 	if o.workflowCache < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --workflow-cache must be >= 1")
+		os.Exit(2)
+	}
+	if o.workflowPollers < 2 {
+		fmt.Fprintf(os.Stderr, "worker: --workflow-pollers must be >= 2, not %d\n", o.workflowPollers)
+		os.Exit(2)
+	}
+	if o.pollerScaling != pollerAutoscaling && o.pollerScaling != pollerFixed {
+		fmt.Fprintf(os.Stderr, "worker: --workflow-poller-scaling %q: use %s or %s\n", o.pollerScaling, pollerAutoscaling, pollerFixed)
 		os.Exit(2)
 	}
 	if c := o.conn.Compression; c != temporalclient.CompressionGzip && c != temporalclient.CompressionNone {
@@ -180,6 +192,7 @@ func run(o options) error {
 		// Let in-flight actions finish (or see their cancellation) on shutdown.
 		WorkerStopTimeout: 10 * time.Second,
 	}
+	setWorkflowPollers(&opts, o.pollerScaling, o.workflowPollers)
 	w := worker.New(c, workflows.TaskQueue, opts)
 	w.RegisterWorkflow(workflows.WorkerWorkflow)
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
@@ -212,7 +225,7 @@ func run(o options) error {
 
 	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
-		zap.Int("poolSize", o.poolSize))
+		zap.Int("poolSize", o.poolSize), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers))
 	// Run returns on SIGINT or SIGTERM, after stopping the worker gracefully.
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		return err

@@ -19,6 +19,16 @@ type Plan struct {
 	Changed []Change `json:"changed"`
 	// Unchanged counts the paths in both with no field changed.
 	Unchanged int `json:"unchanged"`
+	// Stale are the subtrees not compared: their running spec could not be
+	// read (a workflow that did not answer in time). Set by the caller
+	// that reads the running tree; Diff leaves it empty.
+	Stale []StalePath `json:"stale,omitempty"`
+}
+
+// StalePath is a subtree a plan did not compare, and why.
+type StalePath struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Change is one changed path and its changed fields.

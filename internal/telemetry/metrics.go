@@ -10,8 +10,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	taskqueuepb "go.temporal.io/api/taskqueue/v1"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -96,22 +94,44 @@ func (m *Metrics) Close() {
 // not yet taken by a worker (the server's approximate count).
 const MetricPoolQueueSize = "steward_worker_pool_queue_size"
 
-// ReportQueueSize asks the server for the backlog of each task queue's
-// actions every interval and reports it as MetricPoolQueueSize{task_queue},
-// until ctx ends.
+// The health of the task queues a worker serves, as the server reports it,
+// labelled task_queue and type (workflow, activity). The SDK's own
+// temporal_num_pollers{poller_type} gives this process's split of polls
+// between the shared workflow queue (workflow_task) and its sticky queue
+// (workflow_sticky_task).
+const (
+	MetricQueueBacklog    = "steward_task_queue_backlog"
+	MetricQueueBacklogAge = "steward_task_queue_backlog_age_seconds"
+	MetricQueuePollers    = "steward_task_queue_pollers"
+)
+
+// ReportQueueSize asks the server every interval for the health of the
+// workflow queue (the first of queues) and of every queue's actions, and
+// reports it (MetricQueueBacklog, MetricQueueBacklogAge,
+// MetricQueuePollers; MetricPoolQueueSize for actions), until ctx ends.
 func ReportQueueSize(ctx context.Context, c client.Client, namespace string, h client.MetricsHandler, every time.Duration, queues ...string) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		for _, q := range queues {
-			rctx, cancel := context.WithTimeout(ctx, every)
-			resp, err := c.WorkflowService().DescribeTaskQueue(rctx, &workflowservice.DescribeTaskQueueRequest{
-				Namespace: namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: q},
-				TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true,
-			})
-			cancel()
-			if err == nil {
-				h.WithTags(map[string]string{"task_queue": q}).Gauge(MetricPoolQueueSize).Update(float64(resp.GetStats().GetApproximateBacklogCount()))
+		for i, q := range queues {
+			types := []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_ACTIVITY}
+			if i == 0 {
+				types = append(types, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+			}
+			for _, typ := range types {
+				rctx, cancel := context.WithTimeout(ctx, every)
+				qh, err := DescribeQueue(rctx, c, namespace, q, typ)
+				cancel()
+				if err != nil {
+					continue
+				}
+				tagged := h.WithTags(map[string]string{"task_queue": q, "type": qh.Type})
+				tagged.Gauge(MetricQueueBacklog).Update(float64(qh.Backlog))
+				tagged.Gauge(MetricQueueBacklogAge).Update(qh.BacklogAge.Seconds())
+				tagged.Gauge(MetricQueuePollers).Update(float64(qh.Pollers))
+				if typ == enumspb.TASK_QUEUE_TYPE_ACTIVITY {
+					h.WithTags(map[string]string{"task_queue": q}).Gauge(MetricPoolQueueSize).Update(float64(qh.Backlog))
+				}
 			}
 		}
 		select {

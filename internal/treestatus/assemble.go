@@ -32,63 +32,119 @@ type Options struct {
 	Leaves bool
 	// LeafTimeout bounds one worker's query (0: DefaultLeafTimeout).
 	LeafTimeout time.Duration
+	// QueryTimeout bounds one supervisor's query (0: DefaultQueryTimeout).
+	QueryTimeout time.Duration
+	// Fallback, when set, says what is known of the subtree at a path
+	// without asking its workflows (visibility: paths, kinds and states):
+	// the rows below a supervisor that does not answer, and a root that
+	// does not answer. Its rows are marked Stale by Assemble.
+	Fallback Query
 }
 
 // DefaultLeafTimeout is how long a worker's query may take before its row
 // is its supervisor's record.
 const DefaultLeafTimeout = 3 * time.Second
 
+// DefaultQueryTimeout is how long a supervisor's query may take before its
+// row is its parent's record and the rows below it come from Fallback. A
+// supervisor answers from its worker's cache in milliseconds; one that is
+// not cached replays its history first (under a second for a full
+// history): 5 s is a workflow task that did not start, a starved queue
+// or a worker that is gone.
+const DefaultQueryTimeout = 5 * time.Second
+
 // Assemble builds the nested status of the subtree at root: it queries root,
 // then every supervisor below it (and with o.Leaves every worker), at most
 // o.Parallel queries at a time, and nests each answer in place of its
 // parent's record (keeping the parent's Applying mark). Every supervisor's
-// reason then counts the workers of its subtree. A query error other than
-// ErrNotFound below the root fails the assembly; so does any error at the
-// root. A worker's query that fails keeps the supervisor's record.
+// reason then counts the workers of its subtree.
+//
+// One node that does not answer never fails the assembly: a supervisor
+// whose query fails or takes longer than o.QueryTimeout keeps its parent's
+// record, marked Stale with the error, and the rows below it are what
+// o.Fallback knows (none without it); a worker's keeps its supervisor's
+// record (marked Stale when o.Leaves asked for its own). The root has no
+// parent: when it does not answer, its subtree is o.Fallback's, or the
+// assembly fails. A root that does not exist (ErrNotFound) fails it, and
+// so does ctx ending.
 func Assemble(ctx context.Context, root string, q Query, o Options) (Status, error) {
 	parallel := o.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
 	}
-	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves, leafTimeout: o.LeafTimeout}
+	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves, leafTimeout: o.LeafTimeout,
+		queryTimeout: o.QueryTimeout, fallback: o.Fallback}
 	if a.leafTimeout <= 0 {
 		a.leafTimeout = DefaultLeafTimeout
 	}
-	st, err := a.query(ctx, root)
-	if err != nil {
-		return Status{}, err
+	if a.queryTimeout <= 0 {
+		a.queryTimeout = DefaultQueryTimeout
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	a.cancel = cancel
+	st, err := a.query(ctx, root, a.queryTimeout)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) || ctx.Err() != nil || a.fallback == nil {
+			return Status{}, err
+		}
+		fb, ferr := a.fallback(ctx, root)
+		if ferr != nil {
+			return Status{}, errors.Join(err, ferr)
+		}
+		markStale(&fb, "")
+		fb.Stale = staleReason(err)
+		finish(&fb)
+		return fb, nil
+	}
 	a.expand(ctx, &st)
 	a.wg.Wait()
-	if a.err != nil {
-		return Status{}, a.err
+	if ctx.Err() != nil {
+		return Status{}, ctx.Err()
 	}
 	finish(&st)
 	return st, nil
 }
 
+// staleReason is a Stale mark for a node whose query failed.
+func staleReason(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "did not answer in time: row from its supervisor's record"
+	}
+	return "did not answer (" + err.Error() + "): row from its supervisor's record"
+}
+
+// belowStale marks a row that visibility gave, below a stale node.
+const belowStale = "below a node that did not answer: row from visibility"
+
+// markStale marks every row of a Fallback subtree below its root.
+func markStale(st *Status, mark string) {
+	if mark != "" {
+		st.Stale = mark
+	}
+	for i := range st.Children {
+		markStale(&st.Children[i], belowStale)
+	}
+}
+
 type assembler struct {
 	q           Query
 	leaves      bool
-	leafTimeout time.Duration
-	sem         chan struct{}
-	wg          sync.WaitGroup
-	mu          sync.Mutex
-	err         error
-	cancel      context.CancelFunc
+	leafTimeout  time.Duration
+	queryTimeout time.Duration
+	fallback     Query
+	sem          chan struct{}
+	wg           sync.WaitGroup
 }
 
-func (a *assembler) query(ctx context.Context, path string) (Status, error) {
+// query runs one query when a slot is free, its time counted from then.
+func (a *assembler) query(ctx context.Context, path string, timeout time.Duration) (Status, error) {
 	select {
 	case a.sem <- struct{}{}:
 	case <-ctx.Done():
 		return Status{}, ctx.Err()
 	}
 	defer func() { <-a.sem }()
-	return a.q(ctx, path)
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return a.q(qctx, path)
 }
 
 // expand replaces, concurrently, every child supervisor record of st (and
@@ -104,20 +160,22 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			qctx := ctx
+			timeout := a.queryTimeout
 			if !c.IsSupervisor() {
-				var cancel context.CancelFunc
-				qctx, cancel = context.WithTimeout(ctx, a.leafTimeout)
-				defer cancel()
+				timeout = a.leafTimeout
 			}
-			got, err := a.query(qctx, c.Path)
+			got, err := a.query(ctx, c.Path, timeout)
 			switch {
 			case errors.Is(err, ErrNotFound):
 				return // keep the record: starting, or closed
+			case err != nil && ctx.Err() != nil:
+				return // the assembly ends: Assemble says so
 			case err != nil && !c.IsSupervisor():
-				return // keep the record: the worker cannot answer now
+				c.Stale = staleReason(err) // keep the record: the worker cannot answer now
+				return
 			case err != nil:
-				a.fail(err)
+				c.Stale = staleReason(err)
+				a.fillFromFallback(ctx, c)
 				return
 			}
 			got.Applying = got.Applying || c.Applying
@@ -129,12 +187,19 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 	}
 }
 
-func (a *assembler) fail(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.err == nil {
-		a.err = err
-		a.cancel()
+// fillFromFallback puts below a supervisor that did not answer the rows
+// Fallback knows of its subtree (none when it knows nothing).
+func (a *assembler) fillFromFallback(ctx context.Context, c *Status) {
+	if a.fallback == nil {
+		return
+	}
+	fb, err := a.fallback(ctx, c.Path)
+	if err != nil {
+		return
+	}
+	c.Children = fb.Children
+	for i := range c.Children {
+		markStale(&c.Children[i], belowStale)
 	}
 }
 

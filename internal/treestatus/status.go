@@ -85,6 +85,13 @@ type Status struct {
 	// out). Its own answer would be its last state, replayed: the record is
 	// the truth.
 	WorkflowClosed bool `json:"workflowClosed,omitempty"`
+	// Stale, in an assembled tree, says why this row is not the node's own
+	// answer: its query failed or timed out, and the row is its
+	// supervisor's record of it (or, for a root or a node below a stale
+	// supervisor, what visibility knows: path, kind and state). Empty: the
+	// node answered, or its row is its supervisor's record by design (a
+	// worker without --exact).
+	Stale string `json:"stale,omitempty"`
 }
 
 // ActionStatus describes the last start, stop or restart (observes are not
@@ -144,6 +151,19 @@ func (s Status) AtDesired() (at, total int) {
 		at = 0
 	}
 	return at, total
+}
+
+// StaleNodes lists the paths of the rows of an assembled subtree that are
+// stale (Stale set), in tree order.
+func (s Status) StaleNodes() []string {
+	var out []string
+	if s.Stale != "" {
+		out = append(out, s.Path)
+	}
+	for _, c := range s.Children {
+		out = append(out, c.StaleNodes()...)
+	}
+	return out
 }
 
 // Find returns the node at path in the subtree.

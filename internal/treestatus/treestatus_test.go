@@ -77,19 +77,72 @@ func TestAssembleKeepsTheRecordOfAChildSupervisorWithNoWorkflow(t *testing.T) {
 	require.Empty(t, line.Children)
 }
 
-func TestAssembleFailsOnAQueryErrorAndAtTheRoot(t *testing.T) {
-	m := answers()
-	boom := errors.New("deadline exceeded")
+// Issue 25: at 4,000 workers one group's query timed out for minutes (its
+// workflow task never started: a starved queue) and every `starter status`
+// failed whole. Now the group's row is its parent's record, marked stale,
+// and the rows below it are what visibility knows.
+func TestAssembleKeepsGoingWhenASupervisorDoesNotAnswer_Issue25(t *testing.T) {
 	q := func(ctx context.Context, path string) (Status, error) {
 		if path == "plant/line-1" {
+			<-ctx.Done() // its workflow task never starts
+			return Status{}, fmt.Errorf("query %s: %w", path, ctx.Err())
+		}
+		return query(answers())(ctx, path) // a fresh answer per query, as from a workflow
+	}
+	fallback := func(_ context.Context, path string) (Status, error) {
+		require.Equal(t, "plant/line-1", path)
+		return Status{Path: path, Kind: KindSupervisor, State: "running", Children: []Status{
+			{Path: "plant/line-1/press", Kind: "stub", State: "running"},
+			{Path: "plant/line-1/saw", Kind: "stub", State: "starting"},
+		}}, nil
+	}
+	st, err := Assemble(context.Background(), "plant", q, Options{QueryTimeout: 50 * time.Millisecond, Fallback: fallback})
+	require.NoError(t, err)
+	line, ok := st.Find("plant/line-1")
+	require.True(t, ok)
+	require.Contains(t, line.Stale, "did not answer in time")
+	require.Empty(t, line.Strategy, "its parent's record, not its own answer")
+	require.Len(t, line.Children, 2, "the rows below it come from the fallback")
+	require.Equal(t, []string{"plant/line-1", "plant/line-1/press", "plant/line-1/saw"}, st.StaleNodes())
+	_, total := st.AtDesired()
+	require.Equal(t, 3, total)
+
+	// Without a fallback, the stale supervisor has no rows below it.
+	st, err = Assemble(context.Background(), "plant", q, Options{QueryTimeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	line, _ = st.Find("plant/line-1")
+	require.Empty(t, line.Children)
+	require.Equal(t, []string{"plant/line-1"}, st.StaleNodes())
+}
+
+// A root that does not answer has no parent's record: its subtree is the
+// fallback's, all of it stale; without a fallback the assembly fails, as it
+// does for a root that does not exist and for a caller's context that ends.
+func TestAssembleAtARootThatDoesNotAnswer(t *testing.T) {
+	m := answers()
+	boom := errors.New("unavailable")
+	q := func(ctx context.Context, path string) (Status, error) {
+		if path == "plant" {
 			return Status{}, boom
 		}
 		return query(m)(ctx, path)
 	}
 	_, err := Assemble(context.Background(), "plant", q, Options{Parallel: 2})
 	require.ErrorIs(t, err, boom)
-	_, err = Assemble(context.Background(), "nowhere", query(m), Options{Parallel: 2})
+	fallback := func(_ context.Context, path string) (Status, error) {
+		return Status{Path: path, Kind: KindSupervisor, State: "running", Children: []Status{{Path: "plant/office", Kind: "stub", State: "running"}}}, nil
+	}
+	st, err := Assemble(context.Background(), "plant", q, Options{Fallback: fallback})
+	require.NoError(t, err)
+	require.Contains(t, st.Stale, "unavailable")
+	require.Equal(t, []string{"plant", "plant/office"}, st.StaleNodes())
+
+	_, err = Assemble(context.Background(), "nowhere", query(m), Options{Parallel: 2, Fallback: fallback})
 	require.ErrorIs(t, err, ErrNotFound)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Assemble(ctx, "plant", query(m), Options{Fallback: fallback})
+	require.ErrorIs(t, err, context.Canceled)
 }
 
 // A wide tree: 40 supervisors of 25 workers. The assembly never runs more
@@ -178,4 +231,5 @@ func TestAssembleKeepsTheRecordOfAWorkerThatCannotAnswer(t *testing.T) {
 	require.NoError(t, err)
 	press, _ := st.Find("plant/line-1/press")
 	require.Equal(t, "running", press.State, "its record")
+	require.Contains(t, press.Stale, "did not answer in time", "marked stale: --exact asked for its own row")
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/workflows"
+)
+
+// visibilityLimit bounds the rows one fallback reads (a subtree larger than
+// this shows its first rows, by path).
+const visibilityLimit = 20000
+
+// visibilitySubtree is what the server's visibility store knows of the
+// running subtree at path, without asking any workflow: each workflow's
+// path, kind and state (the search attributes every steward workflow
+// upserts on change), nested by path, children by path (visibility does not
+// know spec order). It is treestatus.Assemble's fallback for a node that
+// does not answer its query: a starved task queue, a worker that is gone.
+func visibilitySubtree(ctx context.Context, c client.Client, path string) (treestatus.Status, error) {
+	rows := map[string]treestatus.Status{}
+	var token []byte
+	for len(rows) < visibilityLimit {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			NextPageToken: token, PageSize: 1000,
+			Query: fmt.Sprintf("ExecutionStatus = 'Running' AND TaskQueue = '%s' AND (WorkflowId = '%s' OR WorkflowId STARTS_WITH '%s/')",
+				workflows.TaskQueue, path, path),
+		})
+		if err != nil {
+			return treestatus.Status{}, fmt.Errorf("visibility of %s: %w", path, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			id := e.GetExecution().GetWorkflowId()
+			fields := e.GetSearchAttributes().GetIndexedFields()
+			rows[id] = treestatus.Status{Path: id, Kind: keyword(fields, workflows.SearchKind.GetName()),
+				State: keyword(fields, workflows.SearchState.GetName()), Children: []treestatus.Status{}}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	root, ok := rows[path]
+	if !ok {
+		root = treestatus.Status{Path: path, Kind: treestatus.KindSupervisor, Children: []treestatus.Status{}}
+	}
+	below := map[string][]string{} // parent path -> children's paths
+	paths := make([]string, 0, len(rows))
+	for p := range rows {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if p == path {
+			continue
+		}
+		below[nearestAncestor(p, path, rows)] = append(below[nearestAncestor(p, path, rows)], p)
+	}
+	var nest func(st *treestatus.Status)
+	nest = func(st *treestatus.Status) {
+		for _, p := range below[st.Path] {
+			ch := rows[p]
+			nest(&ch)
+			st.Children = append(st.Children, ch)
+		}
+	}
+	nest(&root)
+	return root, nil
+}
+
+// nearestAncestor is the closest ancestor of p that visibility listed,
+// or root.
+func nearestAncestor(p, root string, rows map[string]treestatus.Status) string {
+	for i := strings.LastIndex(p, "/"); i > len(root); i = strings.LastIndex(p[:i], "/") {
+		if _, ok := rows[p[:i]]; ok {
+			return p[:i]
+		}
+	}
+	return root
+}
+
+// keyword decodes a Keyword search attribute ("" when absent).
+func keyword(fields map[string]*commonpb.Payload, name string) string {
+	var s string
+	if p, ok := fields[name]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &s)
+	}
+	return s
+}

@@ -1,0 +1,40 @@
+package main
+
+import "go.temporal.io/sdk/worker"
+
+// The two ways --workflow-poller-scaling shares workflow pollers.
+const (
+	pollerAutoscaling = "autoscaling"
+	pollerFixed       = "fixed"
+)
+
+// setWorkflowPollers sets how this process polls for workflow tasks.
+//
+// A worker polls two queues for workflow tasks: the shared one (the first
+// task of every new workflow, tasks whose sticky queue timed out, queries of
+// workflows not in any cache) and its own sticky one (the next tasks of the
+// workflows it has cached). The SDK's fixed pollers (MaxConcurrentWorkflow
+// TaskPollers) are "mixed": each picks its queue for each poll, and while
+// the sticky queue reports a backlog every poll goes to the sticky queue
+// (sdk-go internal_task_pollers.go, getNextPollRequest). Thousands of
+// running workflows whose actions keep completing keep that backlog above
+// zero, so the shared queue is never polled: new workflows never start and
+// queries time out (issue 25: 4,000 workers, backlog 826, dispatch rate 0).
+//
+// Autoscaling pollers are two sets, one per queue, under one balancer that
+// always lets a first poll of each queue through (the SDK's
+// workflowAutoscalingBalancer.canPollKind): the shared queue is never left
+// without a poll, whatever the sticky backlog. Each set starts at
+// min(5, max) polls and moves between 1 and max as the server's poll
+// responses suggest (servers that send scaling decisions) or stays put.
+func setWorkflowPollers(opts *worker.Options, scaling string, max int) {
+	if scaling == pollerFixed {
+		opts.MaxConcurrentWorkflowTaskPollers = max
+		return
+	}
+	opts.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
+		InitialNumberOfPollers: min(5, max),
+		MinimumNumberOfPollers: 1,
+		MaximumNumberOfPollers: max,
+	})
+}
