@@ -125,8 +125,8 @@ func markStale(st *Status, mark string) {
 }
 
 type assembler struct {
-	q           Query
-	leaves      bool
+	q            Query
+	leaves       bool
 	leafTimeout  time.Duration
 	queryTimeout time.Duration
 	fallback     Query
