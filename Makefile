@@ -37,7 +37,7 @@ test-browser: build temporal-cli
 
 ## bench: steward beside raw Temporal on its own dev server (table + bench/<timestamp>.json), then the Go micro-benchmarks
 bench: build temporal-cli
-	go run ./bench -temporal $(TEMPORAL) -worker $(BIN)/worker -out bench
+	go run ./bench -temporal $(TEMPORAL) -worker $(BIN)/worker -starter $(BIN)/starter -out bench
 	go test -run '^$$' -bench . -benchmem ./internal/... ./workflows
 
 build:

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +26,17 @@ import (
 // memory; restarts every worker by one rollout at chunk 200; and measures
 // the CPU of the worker and the server over o.idleFor with all of it idle.
 func scale(ctx context.Context, c client.Client, o options, res Result, workerPid int) error {
+	// Other trees first, as on an operator's server (issue 25: the
+	// starvation showed after a 100-worker tree was rolled out twice).
+	small := writeFleet("bench-scale-small", 100, 100)
+	if _, err := starterRun(o, 10*time.Minute, "apply", "-f", small, "--wait"); err != nil {
+		return err
+	}
+	for range 2 {
+		if _, err := starterRun(o, 10*time.Minute, "rollout", "restart", "bench-scale-small", "--chunk", "20", "-o", "json"); err != nil {
+			return err
+		}
+	}
 	began := time.Now()
 	if err := rawLoops(ctx, c, "raw-scale", o.scale, 1); err != nil {
 		return err
@@ -32,12 +45,42 @@ func scale(ctx context.Context, c client.Client, o options, res Result, workerPi
 	res["scale_raw_start_seconds"] = round(rawSecs)
 	tree := fleet("bench-scale", o.scale, 100)
 	res["scale_workers"] = o.scale
+	// The operator's own commands: `starter apply --wait`, and `starter
+	// status` of the root every 10 s while it runs (each must answer, in
+	// 10 s at most: scale_status_failures counts those that did not).
+	applied := make(chan error, 1)
 	began = time.Now()
-	if err := applyAndWait(ctx, c, tree, 60*time.Minute); err != nil {
-		return err
+	go func() {
+		_, err := starterRun(o, 60*time.Minute, "apply", "-f", writeFleet(tree.Name, o.scale, 100), "--wait", "--timeout", "10m")
+		applied <- err
+	}()
+	var applyErr error
+	statusCalls, statusFailures, statusMax := 0, 0, 0.0
+	for done := false; !done; {
+		select {
+		case applyErr = <-applied:
+			done = true
+			continue
+		case <-time.After(10 * time.Second):
+		}
+		t0 := time.Now()
+		_, err := starterRun(o, 10*time.Second, "status", tree.Name, "-o", "json")
+		took := time.Since(t0).Seconds()
+		statusCalls++
+		statusMax = max(statusMax, took)
+		if err != nil {
+			statusFailures++
+			fmt.Fprintln(os.Stderr, "bench: scale: status during the apply:", err)
+		}
+	}
+	if applyErr != nil {
+		return fmt.Errorf("scale: apply --wait: %w", applyErr)
 	}
 	res["scale_apply_seconds"] = round(time.Since(began).Seconds())
-	res["scale_apply_ratio"] = round(time.Since(began).Seconds() / rawSecs)
+	res["scale_apply_wait_ratio"] = round(time.Since(began).Seconds() / rawSecs)
+	res["scale_status_calls"] = statusCalls
+	res["scale_status_failures"] = statusFailures
+	res["scale_status_max_seconds"] = round(statusMax)
 	// starter status: the supervisors' records (its default above 1,000
 	// workers), and every worker asked too (--exact).
 	q := func(ctx context.Context, id string) (workflows.Status, error) { return query(ctx, c, id) }
@@ -120,4 +163,41 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// writeFleet writes the spec of a tree of n stub workers in groups of per
+// (actions of no delay) to a temporary file, for `starter apply -f`.
+func writeFleet(name string, n, per int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nintensity: {maxRestarts: 1000, period: 1m}\nchildren:\n", name)
+	for g := 0; g*per < n; g++ {
+		fmt.Fprintf(&b, "  - name: g%02d\n    children:\n", g)
+		for i := g * per; i < min(n, (g+1)*per); i++ {
+			fmt.Fprintf(&b, "      - {name: w%04d, kind: stub, stub: {delay: 0s}, observe: {interval: 1h}}\n", i)
+		}
+	}
+	f, err := os.CreateTemp("", name+"-*.yaml")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(b.String()); err != nil {
+		panic(err)
+	}
+	return f.Name()
+}
+
+// starterRun runs bin/starter against the bench's server, its output on
+// the bench's stderr, and fails when it exits non-zero or outlives within.
+func starterRun(o options, within time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, o.starterBin, append([]string{"--address", o.addr, "--namespace", o.ns}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("starter %s: %w", strings.Join(args, " "), err)
+	}
+	return out.String(), nil
 }
