@@ -159,9 +159,7 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string) (work
 func treeStatus(ctx context.Context, c client.Client, path string, leaves bool) (workflows.Status, error) {
 	st, err := treestatus.Assemble(ctx, path, func(ctx context.Context, p string) (workflows.Status, error) {
 		return queryOne(ctx, c, p)
-	}, treestatus.Options{Leaves: leaves, Fallback: func(ctx context.Context, p string) (workflows.Status, error) {
-		return visibilitySubtree(ctx, c, p)
-	}})
+	}, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path)})
 	if errors.Is(err, treestatus.ErrNotFound) {
 		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -18,6 +19,27 @@ import (
 // visibilityLimit bounds the rows one fallback reads (a subtree larger than
 // this shows its first rows, by path).
 const visibilityLimit = 20000
+
+// visibilityFallback is treestatus.Options.Fallback for one assembly of the
+// tree at root: the first call lists root's whole subtree once (one
+// listing, however many supervisors do not answer: 40 listings at once
+// exceeded the dev server's persistence rate), and every call answers
+// from that listing.
+func visibilityFallback(c client.Client, root string) treestatus.Query {
+	var once sync.Once
+	var whole treestatus.Status
+	var err error
+	return func(ctx context.Context, path string) (treestatus.Status, error) {
+		once.Do(func() { whole, err = visibilitySubtree(ctx, c, root) })
+		if err != nil {
+			return treestatus.Status{}, err
+		}
+		if sub, ok := whole.Find(path); ok {
+			return sub, nil
+		}
+		return treestatus.Status{Path: path, Kind: treestatus.KindSupervisor, Children: []treestatus.Status{}}, nil
+	}
+}
 
 // visibilitySubtree is what the server's visibility store knows of the
 // running subtree at path, without asking any workflow: each workflow's
