@@ -211,6 +211,12 @@ func startWorker(name string, extra ...string) (*workerProc, error) {
 
 // startWorkerAt runs bin/worker against the server at addr.
 func startWorkerAt(name, addr string, extra ...string) (*workerProc, error) {
+	return startWorkerBin(workerBin, name, addr, extra...)
+}
+
+// startWorkerBin runs a worker binary (another build's, say) against the
+// server at addr.
+func startWorkerBin(bin, name, addr string, extra ...string) (*workerProc, error) {
 	logf, err := os.Create(filepath.Join(workDir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -222,7 +228,7 @@ func startWorkerAt(name, addr string, extra ...string) (*workerProc, error) {
 	// Every worker of a run keeps its records of the processes it started
 	// (which outlive it) under workDir: the next worker of its host adopts
 	// them, and the run kills what is left at its end (killLeftovers).
-	cmd := exec.Command(workerBin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port,
+	cmd := exec.Command(bin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port,
 		"--state-dir", filepath.Join(workDir, "state")}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -248,20 +254,27 @@ type result struct {
 // cli runs a binary with TEMPORAL_ADDRESS pointing at the test server.
 func cli(t *testing.T, bin string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runAt(t, bin, address, 2*time.Minute, args...)
+}
+
+// runAt runs a binary (a starter, the temporal CLI) with TEMPORAL_ADDRESS
+// pointing at the server at addr.
+func runAt(t *testing.T, bin, addr string, timeout time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+addr)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run %s %v: %v", bin, args, err)
+		t.Fatalf("%s %v: %v", bin, args, err)
 	}
-	return result{out.String(), errb.String(), code}
+	return result{o.String(), e.String(), code}
 }
 
 func starter(t *testing.T, args ...string) result {

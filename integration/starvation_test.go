@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,45 +48,14 @@ func TestScale_ApplyWaitAndStatusOf4000WorkersAfterOtherTrees_Issue25(t *testing
 	out, err := exec.Command("go", "build", "-o", workerPlain, "../worker").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath: temporal, LogLevel: "error", ClientOptions: &client.Options{Logger: quiet{}},
-		ExtraArgs: []string{
-			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
-		},
-	})
-	cancel()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = server.Stop() })
-	addr := server.FrontendHostPort()
-	c := server.Client()
+	addr, c := ownServer(t)
 
-	saved := workerBin
-	workerBin = workerPlain
-	w, err := startWorkerAt("worker-starvation", addr, append([]string{"--pool-size", "20", "--host", "it-starvation", "--state-dir", filepath.Join(dir, "state")}, strings.Fields(os.Getenv("STEWARD_STARVATION_WORKER_FLAGS"))...)...)
-	workerBin = saved
+	w, err := startWorkerBin(workerPlain, "worker-starvation", addr, append([]string{"--pool-size", "20", "--host", "it-starvation", "--state-dir", filepath.Join(dir, "state")}, strings.Fields(os.Getenv("STEWARD_STARVATION_WORKER_FLAGS"))...)...)
 	require.NoError(t, err)
 	t.Cleanup(w.stop)
 
 	run := func(timeout time.Duration, args ...string) result {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, starterBin, args...)
-		cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+addr)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("starter %v: %v", args, err)
-		}
-		return result{o.String(), e.String(), code}
+		return runAt(t, starterBin, addr, timeout, args...)
 	}
 
 	// Other trees first, as on an operator's server.
@@ -161,4 +129,25 @@ func TestScale_ApplyWaitAndStatusOf4000WorkersAfterOtherTrees_Issue25(t *testing
 	require.Equal(t, 4000, total)
 	require.Equal(t, 4000, at)
 	require.Empty(t, st.StaleNodes(), "once the tree settled, every supervisor answers")
+}
+
+// ownServer starts a dev server of the test's own, with the settings of the
+// suite's (DESIGN.md's table), stopped at the test's end.
+func ownServer(t *testing.T) (addr string, c client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath: temporal, LogLevel: "error", ClientOptions: &client.Options{Logger: quiet{}},
+		ExtraArgs: []string{
+			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
+			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = server.Stop() })
+	return server.FrontendHostPort(), server.Client()
 }

@@ -118,9 +118,9 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, history
 	}
 	var wf, input any
 	if node.IsSupervisor() {
-		wf, input = workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit}
+		wf, input = workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit, Version: workflows.SupervisorVersion}
 	} else {
-		wf, input = workflows.WorkerWorkflow, workflows.WorkerInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit}
+		wf, input = workflows.WorkerWorkflow, workflows.WorkerInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit, Version: workflows.WorkerVersion}
 	}
 	_, err = c.ExecuteWorkflow(ctx, opts, wf, input)
 	if err == nil {

@@ -60,7 +60,8 @@ func main() {
 	root.AddCommand(applyCmd(g), statusCmd(g), deleteCmd(g),
 		desiredCmd(g, "start", "running", "Start the service(s) at PATH (desired running)"),
 		desiredCmd(g, "stop", "stopped", "Stop the service(s) at PATH (desired stopped)"),
-		restartCmd(g), rolloutCmd(g), codecServerCmd(g), historyCmd(g), logsCmd(g))
+		restartCmd(g), rolloutCmd(g), codecServerCmd(g), historyCmd(g), logsCmd(g),
+		upgradeCmd(g), versionCmd())
 	err := root.Execute()
 	if err == nil {
 		return

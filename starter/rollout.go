@@ -94,7 +94,7 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 				StaticSummary:                            fmt.Sprintf("steward rollout: %s %d workers under %s, %d at a time", op, len(targets), path, chunk),
 				TypedSearchAttributes: temporal.NewSearchAttributes(
 					workflows.SearchPath.ValueSet(path), workflows.SearchKind.ValueSet("rollout"), workflows.SearchState.ValueSet("running")),
-			}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: failFast, HistoryLimit: historyLimit})
+			}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: failFast, HistoryLimit: historyLimit, Version: workflows.RolloutVersion})
 			var already *serviceerror.WorkflowExecutionAlreadyStarted
 			if errors.As(err, &already) {
 				return failure("a rollout of %s is already running (%s); wait for it or `starter rollout cancel %s`", path, id, id)

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/buildinfo"
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/driver/httpdrv"
 	"github.com/steward-sh/steward/internal/driver/process"
@@ -63,7 +64,12 @@ func main() {
 	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
 	flag.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
 	flag.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
+	version := flag.Bool("version", false, "print this worker's build and exit")
 	flag.Parse()
+	if *version {
+		fmt.Println(buildinfo.ID())
+		return
+	}
 	if o.poolSize < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --pool-size must be >= 1")
 		os.Exit(2)
@@ -191,6 +197,9 @@ func run(o options) error {
 		DisableEagerActivities: !o.eagerActions,
 		// Let in-flight actions finish (or see their cancellation) on shutdown.
 		WorkerStopTimeout: 10 * time.Second,
+		// The build ends the identity the server lists for each poller:
+		// `starter upgrade` refuses while a worker of another build polls.
+		Identity: workerIdentity(),
 	}
 	setWorkflowPollers(&opts, o.pollerScaling, o.workflowPollers)
 	w := worker.New(c, workflows.TaskQueue, opts)
@@ -225,11 +234,18 @@ func run(o options) error {
 
 	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
-		zap.Int("poolSize", o.poolSize), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers))
+		zap.Int("poolSize", o.poolSize), zap.String("build", buildinfo.ID()), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers))
 	// Run returns on SIGINT or SIGTERM, after stopping the worker gracefully.
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		return err
 	}
 	zl.Info("steward worker stopped")
 	return nil
+}
+
+// workerIdentity is the identity the worker gives the server: the SDK's
+// default (pid@host) with the build after it, as "pid@host@build".
+func workerIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%d@%s@%s", os.Getpid(), host, buildinfo.ID())
 }

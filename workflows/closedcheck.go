@@ -123,7 +123,7 @@ func (s *supervisorRun) startReadBack(path string) bool {
 	if slices.ContainsFunc(s.readBacks, func(r readBack) bool { return r.path == path }) {
 		return true
 	}
-	if workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if s.in.Version < 1 && workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return false
 	}
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{

@@ -67,7 +67,7 @@ var (
 
 // SearchAttributeNames lists the custom search attributes steward needs
 // registered (all Keyword).
-var SearchAttributeNames = []string{"StewardPath", "StewardKind", "StewardState"}
+var SearchAttributeNames = []string{"StewardPath", "StewardKind", "StewardState", "StewardBuild"}
 
 // DefaultHistoryLimit is the history length at which a workflow continues as
 // new even before the server suggests it (the server suggests at 4,096

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/buildinfo"
 )
 
 // Rollouts: one operation (restart, stop or start) over every leaf worker of
@@ -74,6 +75,9 @@ type RolloutInput struct {
 	ChunkTimeout time.Duration `json:"chunkTimeout,omitempty"`
 	HistoryLimit int           `json:"historyLimit,omitempty"`
 	Carry        *RolloutCarry `json:"carry,omitempty"`
+	// Version is the code version of this run (upgrade.go; 0: begun by
+	// code older than the versions).
+	Version int `json:"version,omitempty"`
 }
 
 // RolloutCarry is what a rollout carries across continue-as-new (it
@@ -120,13 +124,14 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart {
 		return RolloutStatus{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown rollout op %q (restart, stop or start)", in.Op), "InvalidRollout", nil)
 	}
+	checkVersion("RolloutWorkflow", in.Version, RolloutVersion)
 	if in.Chunk <= 0 {
 		in.Chunk = DefaultRolloutChunk
 	}
 	if in.ChunkTimeout <= 0 {
 		in.ChunkTimeout = time.Hour
 	}
-	r := &rolloutRun{ctx: ctx, in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	r := &rolloutRun{ctx: ctx, in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID, upgrade: upgrade{version: in.Version}}
 	if in.Carry != nil {
 		r.carry = *in.Carry
 	} else {
@@ -138,7 +143,11 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (RolloutStatus, error) { return r.status(), nil }); err != nil {
 		return RolloutStatus{}, err
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, SearchPath.ValueSet(in.Path), SearchKind.ValueSet("rollout"), SearchState.ValueSet("running"))
+	sas := []temporal.SearchAttributeUpdate{SearchPath.ValueSet(in.Path), SearchKind.ValueSet("rollout"), SearchState.ValueSet("running")}
+	if in.Version >= 1 {
+		sas = append(sas, SearchBuild.ValueSet(buildinfo.ID())) // one upsert a run, as before
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, sas...)
 	return r.run()
 }
 
@@ -148,13 +157,17 @@ type rolloutRun struct {
 	id    string
 	carry RolloutCarry
 	ended time.Time
+	// upgrade: the run was asked to continue as new onto this build's code.
+	upgrade upgrade
 }
 
 func (r *rolloutRun) run() (RolloutStatus, error) {
 	ctx := r.ctx
 	cancelCh := workflow.GetSignalChannel(ctx, SignalCancel)
+	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 	for r.carry.Next < len(r.carry.Targets) {
 		r.drainCancel(cancelCh)
+		r.upgrade.receive(ctx, upgradeCh) // between chunks: its safe points
 		if r.carry.CancelRequested || ctx.Err() != nil || (r.in.FailFast && r.failures() > 0) {
 			break
 		}
@@ -162,6 +175,7 @@ func (r *rolloutRun) run() (RolloutStatus, error) {
 			next := r.in
 			carry := r.carry
 			next.Carry = &carry
+			next.Version = RolloutVersion // the next run is this code's
 			return RolloutStatus{}, workflow.NewContinueAsNewError(ctx, RolloutWorkflow, next)
 		}
 		r.runChunk(cancelCh)
@@ -283,7 +297,7 @@ func (r *rolloutRun) failures() int {
 }
 
 func (r *rolloutRun) shouldContinueAsNew() bool {
-	return continueAsNewDue(r.ctx, r.in.HistoryLimit)
+	return r.upgrade.asked || continueAsNewDue(r.ctx, r.in.HistoryLimit)
 }
 
 func (r *rolloutRun) status() RolloutStatus {

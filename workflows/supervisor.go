@@ -34,6 +34,9 @@ type SupervisorInput struct {
 	Generation   int64            `json:"generation"`
 	HistoryLimit int              `json:"historyLimit,omitempty"`
 	Carry        *SupervisorCarry `json:"carry,omitempty"`
+	// Version is the code version of this run (upgrade.go; 0: begun by
+	// code older than the versions).
+	Version int `json:"version,omitempty"`
 	// ReportSubtree: its record says how its subtree is (Status.Subtree),
 	// for its supervisor's dependency order (dependencies.go).
 	ReportSubtree bool `json:"reportSubtree,omitempty"`
@@ -142,7 +145,9 @@ const childStopWait = 5 * time.Minute
 // How it answers the end of a child (strategies, restart intensity, giving
 // up and cooldown) is described in strategy.go.
 func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
-	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, futures: map[string]workflow.ChildWorkflowFuture{}}
+	checkVersion("SupervisorWorkflow", in.Version, SupervisorVersion)
+	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, futures: map[string]workflow.ChildWorkflowFuture{},
+		upgrade: upgrade{version: in.Version}}
 	if in.Carry == nil {
 		if ps := spec.Validate(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() {
 			msg := "a supervisor needs children"
@@ -224,6 +229,8 @@ type supervisorRun struct {
 	depth  int
 	// shuttingDown: the supervisor is deleted; it starts nothing more.
 	shuttingDown bool
+	// upgrade: the run was asked to continue as new onto this build's code.
+	upgrade upgrade
 }
 
 type pendingCancel struct {
@@ -238,7 +245,9 @@ func (s *supervisorRun) loop() error {
 	restartCh := workflow.GetSignalChannel(ctx, SignalRestart)
 	childCh := workflow.GetSignalChannel(ctx, SignalChild)
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
+	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 
+	recordBuild(ctx, s.in.Version)
 	s.upsertSearch()
 	s.notes.resend(ctx, s.carry.Notifications)
 	s.carry.Notifications = nil
@@ -261,6 +270,7 @@ func (s *supervisorRun) loop() error {
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); s.onRestart() })
 		sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) { s.onChild(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { s.onSuperviseSignal(receiveRaw(ctx, c)) })
+		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) { s.carry.RejectedSignals += s.upgrade.receive(ctx, c) })
 		if t := s.wake.fut; t != nil {
 			sel.AddFuture(t, func(f workflow.Future) {
 				if !s.wake.fired(f) {
@@ -282,7 +292,7 @@ func (s *supervisorRun) loop() error {
 		if cancelled {
 			return s.shutdown(childCh)
 		}
-		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise)
+		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise, SignalUpgrade)
 		s.advance()
 		s.release()
 		s.armWake()
@@ -304,10 +314,12 @@ func (s *supervisorRun) loop() error {
 			if !s.out.delivered() || len(s.readBacks) > 0 {
 				continue // the drain sent more, or began a read-back: finish it first
 			}
+			s.carry.RejectedSignals += s.upgrade.receive(ctx, upgradeCh)
 			next := s.in
 			carry := s.carry
 			carry.Notifications = s.notes.undelivered()
 			next.Carry = &carry
+			next.Version = SupervisorVersion // the next run is this code's
 			return workflow.NewContinueAsNewError(ctx, SupervisorWorkflow, next)
 		}
 	}
@@ -462,10 +474,10 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	})
 	parent := workflow.GetInfo(s.ctx).WorkflowExecution.ID
 	if node.IsSupervisor() {
-		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
+		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: SupervisorVersion,
 			ReportSubtree: s.reportsSubtree(c.Name)})
 	}
-	return rec, workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit,
+	return rec, workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: WorkerVersion,
 		Coordinated: coordinated(s.strategy())})
 }
 
@@ -949,7 +961,7 @@ func (s *supervisorRun) report(ended bool) {
 }
 
 func (s *supervisorRun) shouldContinueAsNew() bool {
-	return continueAsNewDue(s.ctx, s.in.HistoryLimit)
+	return s.upgrade.asked || continueAsNewDue(s.ctx, s.in.HistoryLimit)
 }
 
 // shutdown cancels the children in reverse spec order, each after the one

@@ -26,6 +26,9 @@ type WorkerInput struct {
 	Coordinated bool `json:"coordinated,omitempty"`
 	// Carry is the state carried across continue-as-new (nil on a first run).
 	Carry *WorkerCarry `json:"carry,omitempty"`
+	// Version is the code version of this run (upgrade.go; 0: begun by
+	// code older than the versions).
+	Version int `json:"version,omitempty"`
 }
 
 // WorkerCarry is the state of a worker that survives continue-as-new.
@@ -145,10 +148,13 @@ type workerRun struct {
 	out outbox
 	// notes holds the notifications not yet delivered.
 	notes notifier
+	// upgrade: the run was asked to continue as new onto this build's code.
+	upgrade upgrade
 }
 
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
-	w := &workerRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in}
+	checkVersion("WorkerWorkflow", in.Version, WorkerVersion)
+	w := &workerRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, upgrade: upgrade{version: in.Version}}
 	if ps := spec.ValidateWorker(in.Spec); len(ps) > 0 {
 		// Starters validate before starting anything; this guards direct starts.
 		return nil, temporal.NewNonRetryableApplicationError("invalid worker spec:\n"+ps.Error(), "InvalidSpec", nil)
@@ -186,7 +192,9 @@ func (w *workerRun) loop() error {
 	exitCh := workflow.GetSignalChannel(ctx, SignalExit)
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 	slowCh := workflow.GetSignalChannel(ctx, SignalSlow)
+	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 
+	recordBuild(ctx, w.in.Version)
 	w.upsertSearch()
 	w.notes.resend(ctx, w.carry.Notifications)
 	w.carry.Notifications = nil
@@ -208,6 +216,7 @@ func (w *workerRun) loop() error {
 			w.onRolloutCall(call)
 		})
 		sel.AddReceive(slowCh, func(c workflow.ReceiveChannel, _ bool) { w.onSlow(receiveRaw(ctx, c)) })
+		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) { w.carry.RejectedSignals += w.upgrade.receive(ctx, c) })
 		w.notes.watch(ctx, w.log, sel)
 		if t := w.wake.fut; t != nil {
 			sel.AddFuture(t, func(fut workflow.Future) { w.wake.fired(fut) }) // afterEvent checks the budget
@@ -240,7 +249,7 @@ func (w *workerRun) loop() error {
 		if cancelled {
 			return w.shutdown()
 		}
-		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow)
+		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow, SignalUpgrade)
 		w.afterEvent()
 		// No update waits for this loop (its outcome is settled, so its
 		// handler ends): continueAsNew waits for the handlers to return.

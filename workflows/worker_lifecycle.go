@@ -12,7 +12,7 @@ import (
 // A worker's continue-as-new and its end on delete.
 
 func (w *workerRun) shouldContinueAsNew() bool {
-	return continueAsNewDue(w.ctx, w.in.HistoryLimit)
+	return w.upgrade.asked || continueAsNewDue(w.ctx, w.in.HistoryLimit)
 }
 
 // continueAsNew waits until what this run sent is delivered, drains every
@@ -32,10 +32,12 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	if w.ctx.Err() != nil {
 		return true, w.shutdown()
 	}
+	w.carry.RejectedSignals += w.upgrade.receive(w.ctx, workflow.GetSignalChannel(w.ctx, SignalUpgrade))
 	next := w.in
 	carry := w.carry
 	carry.Notifications = w.notes.undelivered()
 	next.Carry = &carry
+	next.Version = WorkerVersion // the next run is this code's
 	return true, workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
 }
 

@@ -169,7 +169,7 @@ func (w *workerRun) startedSince(wt RolloutWatch) bool {
 	if wt.Asked.IsZero() || m.State != tick.Running || m.PendingRestart || m.RunningSince.Before(wt.Asked) {
 		return false
 	}
-	return workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
+	return w.in.Version >= 1 || workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
 }
 
 func wantWord(op string) string {

@@ -202,7 +202,7 @@ func (w *workerRun) onExit(raw converter.RawValue) {
 func (w *workerRun) exitSnapshot(e tick.Exit) tick.Snapshot {
 	snap := tick.Snapshot{Event: tick.EventExited, Exit: &e}
 	if m := w.carry.Memory; m.State == tick.Unknown && e.Instance != "" && e.Instance == m.Instance {
-		snap.ExitWhileUnknown = workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
+		snap.ExitWhileUnknown = w.in.Version >= 1 || workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
 	}
 	return snap
 }

@@ -170,7 +170,7 @@ func (w *workerRun) report(ended bool) {
 		// activity told the supervisor of a success first (a new path:
 		// versioned, and asked only then).
 		if maybe == nil || sameReport(*maybe, st) ||
-			workflow.GetVersion(w.ctx, "report-after-failed-action", workflow.DefaultVersion, 1) != 1 {
+			(w.in.Version < 1 && workflow.GetVersion(w.ctx, "report-after-failed-action", workflow.DefaultVersion, 1) != 1) {
 			return
 		}
 	}

@@ -1,0 +1,156 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+// lastRelease is the commit of the last release whose trees must keep
+// running across an upgrade of steward (DESIGN.md): nothing but `starter
+// upgrade` may be asked of their operators.
+const lastRelease = "5b9cb0e"
+
+// buildRelease builds the worker and starter of a commit of this
+// repository's history, from `git archive` (the repository is untouched).
+func buildRelease(t *testing.T, commit string) (worker, starter string) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	if out, err := exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").CombinedOutput(); err != nil {
+		t.Fatalf("commit %s is not in this clone's history (a shallow clone?): %v %s", commit, err, out)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	archive := exec.Command("bash", "-c", fmt.Sprintf("git -C %q archive %s | tar -x -C %q", root, commit, src))
+	out, err := archive.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	bin := t.TempDir()
+	for _, b := range []string{"worker", "starter"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, b), "./"+b)
+		cmd.Dir = src
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "build %s at %s: %s", b, commit, out)
+	}
+	return filepath.Join(bin, "worker"), filepath.Join(bin, "starter")
+}
+
+// A tree applied by the last release keeps running when its workers are
+// replaced by this build and `starter upgrade` runs: no delete, no
+// re-apply, no service restarted (same PIDs, restarts unchanged), every
+// workflow on this build, and the tree working afterwards (restart,
+// rollout, re-apply of the same file restarts nothing).
+func TestUpgradeFromTheLastRelease(t *testing.T) {
+	needServer(t)
+	oldWorker, oldStarter := buildRelease(t, lastRelease)
+	addr, _ := ownServer(t)
+	state := filepath.Join(t.TempDir(), "state")
+	workerFlags := []string{"--host", "it-upgrade", "--state-dir", state}
+	tree := writeSpec(t, `name: it-up
+children:
+  - name: svc
+    kind: process
+    process: {command: sleep, args: ["600"], startSeconds: 200ms, host: it-upgrade}
+  - name: g
+    strategy: one_for_all
+    children:
+      - {name: a, kind: stub, stub: {delay: 0s}}
+      - {name: b, kind: stub, stub: {delay: 0s}, dependsOn: [a]}
+`)
+	old, err := startWorkerBin(oldWorker, "worker-upgrade-old", addr, workerFlags...)
+	require.NoError(t, err)
+	r := runAt(t, oldStarter, addr, 3*time.Minute, "apply", "-f", tree, "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	// A manual restart and a rollout under the old build: counters that must
+	// survive the upgrade.
+	r = runAt(t, oldStarter, addr, time.Minute, "restart", "it-up/g/a")
+	require.Equal(t, 0, r.code, r.stderr)
+	statusAt := func() workflows.Status {
+		t.Helper()
+		r := runAt(t, starterBin, addr, time.Minute, "status", "it-up", "--exact", "true", "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var st workflows.Status
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+		return st
+	}
+	var before workflows.Status
+	eventually(t, time.Minute, func() (bool, string) {
+		before = statusAt()
+		a, _ := before.Find("it-up/g/a")
+		at, total := before.AtDesired()
+		return a.ManualRestarts == 1 && at == total, fmt.Sprintf("a: %d manual restarts; %d/%d", a.ManualRestarts, at, total)
+	})
+	svc, _ := before.Find("it-up/svc")
+	pid := pidOf(t, svc.Instance)
+	require.True(t, alive(pid))
+
+	// Replace the worker: the service outlives it and the new one adopts it.
+	old.stop()
+	w, err := startWorkerBin(workerBin, "worker-upgrade-new", addr, workerFlags...)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+
+	r = runAt(t, starterBin, addr, 6*time.Minute, "upgrade", "--wait", "--timeout", "5m", "-o", "json")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	var res struct {
+		Total    int            `json:"total"`
+		Upgraded int            `json:"upgraded"`
+		Builds   map[string]int `json:"builds"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	build := strings.TrimSpace(runAt(t, starterBin, addr, time.Minute, "version").stdout)
+	require.NotEmpty(t, build)
+	require.Equal(t, 5, res.Total, "the root, svc, g, a and b")
+	require.Equal(t, res.Total, res.Upgraded)
+	require.Equal(t, map[string]int{build: 5}, res.Builds)
+	require.Contains(t, r.stderr, "upgrade: 0 of 5 workflows on build "+build, "progress on stderr")
+
+	after := statusAt()
+	for _, p := range []string{"it-up/svc", "it-up/g/a", "it-up/g/b"} {
+		b, _ := before.Find(p)
+		a, ok := after.Find(p)
+		require.True(t, ok, p)
+		require.Equal(t, "running", a.State, p)
+		require.Equal(t, b.Restarts, a.Restarts, "%s: no automatic restart", p)
+		require.Equal(t, b.ManualRestarts, a.ManualRestarts, "%s: no manual restart", p)
+		require.Equal(t, b.Instance, a.Instance, "%s: the same instance", p)
+	}
+	svc, _ = after.Find("it-up/svc")
+	require.Equal(t, pid, pidOf(t, svc.Instance), "the service was not restarted")
+	require.True(t, alive(pid))
+
+	// The tree works on the new build: restart, rollout, re-apply.
+	r = runAt(t, starterBin, addr, time.Minute, "restart", "it-up/g/b")
+	require.Equal(t, 0, r.code, r.stderr)
+	eventually(t, time.Minute, func() (bool, string) {
+		b, _ := statusAt().Find("it-up/g/b")
+		return b.ManualRestarts == 1 && b.State == "running", fmt.Sprintf("%+v", b)
+	})
+	r = runAt(t, starterBin, addr, 3*time.Minute, "rollout", "restart", "it-up/g", "--chunk", "1", "-o", "json")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	var ro workflows.RolloutStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ro))
+	require.Equal(t, 2, ro.Succeeded)
+	r = runAt(t, starterBin, addr, time.Minute, "apply", "-f", tree, "--dry-run", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"changed": []`, "the file the old build applied compares equal")
+	r = runAt(t, starterBin, addr, 3*time.Minute, "apply", "-f", tree, "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	final := statusAt()
+	svc, _ = final.Find("it-up/svc")
+	require.Equal(t, pid, pidOf(t, svc.Instance), "a re-apply of the same file restarts nothing")
+	require.Equal(t, 0, svc.Restarts+svc.ManualRestarts)
+
+	r = runAt(t, starterBin, addr, 2*time.Minute, "delete", "it-up")
+	require.Equal(t, 0, r.code, r.stderr)
+	eventually(t, time.Minute, func() (bool, string) { return !alive(pid), "the service stops with its tree" })
+}

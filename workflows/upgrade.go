@@ -1,0 +1,95 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/internal/buildinfo"
+)
+
+// Versions of the workflow code, one per workflow type, and how a running
+// tree moves from one to the next.
+//
+// A run's version is in its input (SupervisorInput.Version and the like),
+// set by whatever starts it: the starter for a root or a rollout, a
+// supervisor for its children, and every continue-as-new, which always
+// writes the version of the code that runs it. A run keeps its version for
+// its whole life, so the code that replays its history takes the branches
+// that wrote it: a change of behaviour is written as
+//
+//	if s.in.Version >= 3 { new } else { old }
+//
+// (version 0 is a run begun by code older than this scheme: the ad-hoc
+// workflow.GetVersion markers of that code are still asked in version-0
+// runs only). The input costs no history event, unlike a marker.
+//
+// A run moves to the newest version at its next continue-as-new: on its
+// own (history length), or sooner when asked by the `upgrade` signal
+// (`starter upgrade`), at its next safe point (no action in flight, every
+// handler finished, signals drained). Children keep running across it; no
+// service is restarted.
+//
+// Policy: a change adds a version and a branch; an old branch is removed
+// one release after `starter upgrade` has shown no workflow on a build
+// older than the one that introduced its successor. Every old branch is
+// exercised by a test (a run with the old version in its input).
+const (
+	SupervisorVersion = 1
+	WorkerVersion     = 1
+	RolloutVersion    = 1
+)
+
+// SignalUpgrade asks a workflow to continue as new onto the code of the
+// build that runs it, at its next safe point (no payload).
+const SignalUpgrade = "upgrade"
+
+// SearchBuild is the build (internal/buildinfo) of the worker that began a
+// workflow's current run: `starter upgrade` counts the workflows by it.
+var SearchBuild = temporal.NewSearchAttributeKeyKeyword("StewardBuild")
+
+// checkVersion refuses, by failing the workflow task, a run of a version
+// newer than this build knows: its history was written by newer code. The
+// task is retried until a worker of a newer build takes it (during a
+// rolling replacement of the worker processes, say).
+func checkVersion(workflowType string, got, known int) {
+	if got > known {
+		panic(fmt.Sprintf("%s run of code version %d: this worker's build (%s) knows up to %d; run a newer worker", workflowType, got, buildinfo.ID(), known))
+	}
+}
+
+// recordBuild upserts StewardBuild at the start of a run of version >= 1
+// (one history event a run).
+func recordBuild(ctx workflow.Context, version int) {
+	if version >= 1 {
+		_ = workflow.UpsertTypedSearchAttributes(ctx, SearchBuild.ValueSet(buildinfo.ID()))
+	}
+}
+
+// upgrade is a run's answer to the upgrade signal.
+type upgrade struct {
+	version int // the run's
+	// asked: continue as new at the next safe point.
+	asked bool
+	// seen counts the upgrade signals this run received.
+	seen int
+}
+
+// receive takes every upgrade signal waiting on ch, and returns how many it
+// refused. A run of version >= 1 always honours one. A run of version 0
+// began under code that did not know the signal and dropped it as unknown:
+// replaying such a history, the n-th signal's marker ("steward-upgrade-n")
+// is absent and the signal is refused again; received live, the marker is
+// recorded and the signal honoured.
+func (u *upgrade) receive(ctx workflow.Context, ch workflow.ReceiveChannel) (refused int) {
+	for ch.ReceiveAsync(nil) {
+		u.seen++
+		if u.version >= 1 || workflow.GetVersion(ctx, fmt.Sprintf("steward-upgrade-%d", u.seen), workflow.DefaultVersion, 1) == 1 {
+			u.asked = true
+		} else {
+			refused++
+		}
+	}
+	return refused
+}

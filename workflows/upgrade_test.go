@@ -1,0 +1,215 @@
+package workflows
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// A worker begun by older code (version 0) asked to upgrade continues as
+// new at once (nothing in flight) onto this code's version, carrying its
+// state: its service is not started again.
+func TestUpgrade_AWorkerContinuesAsNewOntoThisCodeKeepingItsService(t *testing.T) {
+	env := newEnv(t)
+	log := mockActions(env)
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+	endAt(env, 10*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: stubNode("w", nil), Generation: 1})
+
+	next, ok := continuedAs[WorkerInput](t, env.GetWorkflowError())
+	require.True(t, ok, "continued as new: %v", env.GetWorkflowError())
+	require.Equal(t, WorkerVersion, next.Version)
+	require.NotNil(t, next.Carry)
+	require.Equal(t, tick.Running, next.Carry.Memory.State)
+	require.Equal(t, []string{"p/w"}, log.of("start"), "started once, before the upgrade only")
+}
+
+// A supervisor asked to upgrade continues as new onto this code's version
+// with its children's records: the next run adopts them, starting nothing.
+// (Its children run elsewhere: the run is one carried over, as every
+// supervisor's is after its first continue-as-new.)
+func TestUpgrade_ASupervisorContinuesAsNewWithItsChildren(t *testing.T) {
+	env := newEnv(t)
+	log := mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+	carry := &SupervisorCarry{Desired: "running"}
+	for _, n := range []string{"a", "b"} {
+		carry.Children = append(carry.Children, ChildRecord{Name: n, Path: "root/" + n, Run: "r-" + n, Digest: "d", WantGeneration: 1,
+			Status: Status{Path: "root/" + n, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
+	}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+	endAt(env, 10*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(tree("root", stubNode("a", nil), stubNode("b", nil))), Generation: 1, Carry: carry})
+
+	next, ok := continuedAs[SupervisorInput](t, env.GetWorkflowError())
+	require.True(t, ok, "continued as new: %v", env.GetWorkflowError())
+	require.Equal(t, SupervisorVersion, next.Version)
+	require.Len(t, next.Carry.Children, 2)
+	require.Equal(t, "running", next.Carry.Children[0].Status.State)
+	require.Empty(t, log.of("start"), "nothing started")
+}
+
+// A version-0 run replaying a history in which its older code dropped an
+// upgrade signal as unknown (no "steward-upgrade-1" marker) drops it again,
+// counted as rejected, and goes on.
+func TestUpgrade_AVersion0RunReplaysADroppedSignalAsDropped(t *testing.T) {
+	env := newEnv(t)
+	mockActions(env)
+	env.OnGetVersion("steward-upgrade-1", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	var st Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+	at(env, 2*time.Minute, func() { st = queryOwn(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: stubNode("w", nil), Generation: 1})
+
+	_, continued := continuedAs[WorkerInput](t, env.GetWorkflowError())
+	require.False(t, continued)
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "running", st.State)
+}
+
+// A run of a version newer than this build knows fails its workflow task
+// (retried until a newer worker takes it); it never runs older code over
+// a newer history.
+func TestUpgrade_ARunOfANewerVersionIsRefused(t *testing.T) {
+	env := newEnv(t)
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: stubNode("w", nil), Generation: 1, Version: WorkerVersion + 1})
+	require.ErrorContains(t, env.GetWorkflowError(), "knows up to")
+}
+
+// The old branches of the markers asked in version-0 runs only
+// (upgrade.go): each behaves as the code that wrote such histories did when
+// its marker is absent, and a run of version >= 1 takes the new branch
+// without asking (the marker's absence does not matter).
+
+func TestVersions_ReadBackClosedSupervisor(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		version  int
+		readBack bool
+	}{{"version 0 without the marker: stays closed", 0, false}, {"version 1: read back", 1, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			log := mockActions(env)
+			env.OnGetVersion("read-back-closed-supervisor", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return(
+				[]activities.ClosedChild{{Path: "root/g", Status: "terminated"}}, nil)
+			group := tree("g", stubNode("x", nil))
+			var readBacks atomic.Int32
+			env.OnActivity(activities.SubtreeSpecName, mock.Anything, mock.Anything).Return(
+				func(context.Context, activities.SubtreeSpecRequest) (spec.Node, error) {
+					readBacks.Add(1)
+					return group, nil
+				})
+			var st Status
+			at(env, time.Minute, func() { st = queryOwn(t, env) })
+			endAt(env, 2*time.Minute)
+			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(tree("root", group)), Generation: 1, Carry: carriedGroup(), Version: c.version})
+
+			g := childNamed(t, st, "root/g")
+			if c.readBack {
+				require.EqualValues(t, 1, readBacks.Load())
+				require.Equal(t, []string{"root/g/x"}, log.of("start"))
+				return
+			}
+			require.Zero(t, readBacks.Load())
+			require.Empty(t, log.of("start"))
+			require.Equal(t, "failed", g.State, "%+v", g)
+		})
+	}
+}
+
+func TestVersions_ReportAfterFailedAction(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		failed  int // reports of state failed
+	}{{"version 0 without the marker: the unchanged state is not reported again", 0, 1}, {"version 1: reported again", 1, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnGetVersion("report-after-failed-action", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			reps := recordReports(env, "p")
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(
+				activities.ActionResult{Attempt: 1}, temporal.NewNonRetryableApplicationError("lost after its report", activities.ErrPermanent, nil, int32(1)))
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })
+			endAt(env, 2*time.Minute)
+			node := stubNode("w", nil)
+			node.Restart = spec.RestartTemporary
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: node, Generation: 1, Version: c.version})
+
+			failed := 0
+			for _, s := range reps.states() {
+				if s == "failed" {
+					failed++
+				}
+			}
+			require.Equal(t, c.failed, failed, "%v", reps.states())
+		})
+	}
+}
+
+func TestVersions_RolloutRestartSatisfiedByStart(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		status  string
+	}{{"version 0 without the marker: waits out its budget", 0, TargetTimeout}, {"version 1: satisfied by the start", 1, TargetSucceeded}} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnGetVersion("rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(3*time.Second).Return(
+				activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+			env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+				activities.ActionResult{Attempt: 1, Instance: "i2"}, nil).Maybe()
+			out := workerUpdate(t, env, time.Second, RolloutRestart)
+			endAt(env, 10*time.Minute)
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "fleet/w", Spec: stubNode("w", nil), Generation: 1, Version: c.version})
+			require.Equal(t, c.status, out.Status, out.Error)
+		})
+	}
+}
+
+func TestVersions_ExitWhileUnknown(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		acted   bool
+	}{{"version 0 without the marker: the exit is ignored", 0, false}, {"version 1: the exit is acted on", 1, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnGetVersion("exit-while-unknown", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+			// No worker of the host takes the restart: the host is unreachable.
+			env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+				activities.ActionResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil))
+			var unknown, after Status
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalRestart, nil) })
+			at(env, 2*time.Minute, func() {
+				unknown = queryOwn(t, env)
+				env.SignalWorkflow(SignalExit, tick.Exit{Instance: "i1", Reason: "crashed while its host was away"})
+			})
+			at(env, 3*time.Minute, func() { after = queryOwn(t, env) })
+			endAt(env, 4*time.Minute)
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: stubNode("w", nil), Generation: 1, Version: c.version})
+
+			require.Equal(t, "unknown", unknown.State, "%+v", unknown)
+			if c.acted {
+				require.NotEqual(t, "unknown", after.State, "%+v", after)
+				return
+			}
+			require.Equal(t, "unknown", after.State, "%+v", after)
+		})
+	}
+}
