@@ -12,7 +12,7 @@ GO_PACKAGES := ./...
 run: build temporal-cli
 	@./scripts/run.sh
 
-## cluster: a Temporal server on this machine's PostgreSQL (scripts/cluster.sh; README "Running on a Temporal cluster"); Ctrl-C takes it down
+## cluster: a Temporal server on this machine's PostgreSQL (scripts/cluster.sh; docs/cluster.md); Ctrl-C takes it down
 cluster: build temporal-cli
 	@./scripts/cluster.sh up --foreground
 
@@ -37,7 +37,7 @@ test-browser: build temporal-cli
 
 ## bench: steward beside raw Temporal on its own dev server (table + bench/<timestamp>.json), then the Go micro-benchmarks
 bench: build temporal-cli
-	go run ./bench -temporal $(TEMPORAL) -worker $(BIN)/worker -starter $(BIN)/starter -out bench
+	go run ./bench -temporal $(TEMPORAL) -worker $(BIN)/worker -starter $(BIN)/starter -out bench/results
 	go test -run '^$$' -bench . -benchmem ./internal/... ./workflows
 
 build:

@@ -97,7 +97,7 @@ type Activities struct {
 	inFlight map[string]int // by task queue
 }
 
-// Action metrics (README: "Metrics").
+// Action metrics (docs/metrics.md).
 const (
 	MetricExecutionDuration = "steward_action_execution_duration_seconds" // {action, kind, status}
 	MetricPoolUtilization   = "steward_worker_pool_utilization"           // {task_queue}: in flight / pool size

@@ -3,7 +3,7 @@
 // that the ratios mean something on a noisy machine. It prints a table with
 // the goals beside the figures and writes bench/<timestamp>.json.
 //
-// Scenarios (each on its own task queue; see README "Benchmarks"; -only
+// Scenarios (each on its own task queue; see docs/benchmarks.md; -only
 // runs some of them):
 //   - cost: the history events and workflow tasks one action costs the
 //     server on each side, summed over every workflow involved (raw: one
@@ -117,7 +117,7 @@ func main() {
 	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "the Temporal CLI (dev server)")
 	flag.StringVar(&o.workerBin, "worker", "bin/worker", "the steward worker binary")
 	flag.StringVar(&o.starterBin, "starter", "bin/starter", "the steward starter binary (the scale step applies and reads its tree with it)")
-	flag.StringVar(&o.out, "out", "bench", "directory for the JSON result")
+	flag.StringVar(&o.out, "out", "bench/results", "directory for the JSON result")
 	flag.StringVar(&o.address, "address", "", "run against this Temporal server (host:port) instead of a dev server of its own; the bench ends what it started there")
 	flag.StringVar(&o.namespace, "namespace", "default", "the namespace (with -address)")
 	flag.IntVar(&o.serverPid, "server-pid", 0, "with -address: the server's PID, for its CPU (scripts/cluster.sh writes it to <cluster dir>/server.pid); 0: not measured")

@@ -103,7 +103,7 @@ func run(m *testing.M) int {
 		ClientOptions: &client.Options{
 			Logger: quiet{},
 		},
-		// The settings of DESIGN.md's table: fast dispatch, WAL, one partition.
+		// The settings of the table of docs/design.md: fast dispatch, WAL, one partition.
 		ExtraArgs: append([]string{
 			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
 			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",

@@ -132,7 +132,7 @@ func TestScale_ApplyWaitAndStatusOf4000WorkersAfterOtherTrees_Issue25(t *testing
 }
 
 // ownServer starts a dev server of the test's own, with the settings of the
-// suite's (DESIGN.md's table), stopped at the test's end.
+// suite's (the table of docs/design.md), stopped at the test's end.
 func ownServer(t *testing.T) (addr string, c client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

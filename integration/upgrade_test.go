@@ -16,7 +16,7 @@ import (
 )
 
 // lastRelease is the commit of the last release whose trees must keep
-// running across an upgrade of steward (DESIGN.md): nothing but `starter
+// running across an upgrade of steward (docs/contract.md): nothing but `starter
 // upgrade` may be asked of their operators.
 const lastRelease = "5b9cb0e"
 

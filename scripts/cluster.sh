@@ -5,7 +5,7 @@
 # history, matching and worker services in one process) built from its Go
 # module, on the machine's PostgreSQL, with STEWARD_CLUSTER_SHARDS history
 # shards, plus the Web UI server. What the dev server (one shard, SQLite) is
-# not: see README, "Running on a Temporal cluster".
+# not: see docs/cluster.md.
 #
 #   STEWARD_CLUSTER_PORT     frontend gRPC port (7233; at most 32757). The cluster uses the
 #                            ports PORT..PORT+10: frontend, history, matching,
@@ -303,7 +303,7 @@ dynamicConfigClient:
   pollInterval: 10s
 YAML
   )
-  # The dispatch setting of DESIGN.md's dev-server table (history reads its
+  # The dispatch setting of docs/design.md's dev-server table (history reads its
   # queues 20 times a second by default). Kept across ups once written: edit it.
   [ -f "$DIR/config/dynamicconfig.yaml" ] || cat >"$DIR/config/dynamicconfig.yaml" <<'YAML'
 history.transferProcessorMaxPollRPS:

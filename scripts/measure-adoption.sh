@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures how long a restarted worker takes to adopt its host's services:
 # from the new worker process's start to its "recovered" log line, five
-# times, with three process services (README "Upgrading steward").
+# times, with three process services (docs/upgrading.md).
 # Usage: make build temporal-cli && scripts/measure-adoption.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

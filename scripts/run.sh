@@ -77,10 +77,10 @@ if [ -n "${STEWARD_ENCRYPTION_KEY_FILE:-}" ]; then
   CODEC_ARGS=(--ui-codec-endpoint "http://127.0.0.1:$CODEC_PORT")
 fi
 
-# The server settings measured in DESIGN.md: faster dispatch, SQLite WAL (it
+# The server settings measured in docs/design.md: faster dispatch, SQLite WAL (it
 # survives a process crash, not a power cut), one task-queue partition; and
 # timers fired within 100 ms of their time, not 1 s (a 100 ms backoff took
-# 1.1 s; README "Benchmarks").
+# 1.1 s; docs/benchmarks.md).
 echo "Starting the Temporal dev server on $ADDRESS (Web UI on http://localhost:$UI_PORT)..."
 bin/temporal server start-dev \
   --port "$PORT" --ui-port "$UI_PORT" \

@@ -15,7 +15,7 @@ import (
 // Workflow-side metrics. They go through workflow.GetMetricsHandler, which
 // drops them while a workflow task replays history, so each is counted once
 // however often a history is replayed. The worker process serves them with
-// the SDK's own on one /metrics endpoint (README: "Metrics").
+// the SDK's own on one /metrics endpoint (docs/metrics.md).
 //
 // Labels stay of low cardinality (kind, action, state, strategy, host); only
 // per-supervisor gauges carry a path.

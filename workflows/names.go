@@ -25,7 +25,7 @@ const ControlQueue = TaskQueue + "-control"
 // local process): the worker started with --host NAME serves it.
 func HostTaskQueue(host string) string { return TaskQueue + "-host-" + host }
 
-// Signal and query names (the contract of DESIGN.md; usable from the
+// Signal and query names (the contract of docs/contract.md; usable from the
 // `temporal` CLI).
 const (
 	// SignalDesired: payload "running" or "stopped".

@@ -3,7 +3,7 @@ package spec
 import "time"
 
 // Defaults of every worker option. They are written down here, in one place,
-// and in the README's spec reference.
+// and in docs/spec.md.
 var (
 	DefaultStartTimeout   = 30 * time.Second
 	DefaultStopTimeout    = 10 * time.Second

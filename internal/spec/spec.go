@@ -1,9 +1,9 @@
 // Package spec is the operator's declaration of a supervision tree: the YAML
-// format of DESIGN.md, its defaults, and its validation.
+// format of docs/spec.md, its defaults, and its validation.
 //
 // A Node with Children is a supervisor; a Node with Kind is a worker (one
 // supervised service). Every option has a written default (see Defaults and
-// the README); Resolved returns a worker node with every default filled in,
+// docs/spec.md); Resolved returns a worker node with every default filled in,
 // which is what workflows and drivers act on.
 //
 // The same types travel as JSON inside Temporal payloads (workflow inputs and

@@ -755,7 +755,7 @@ func TestInvalidDurationIsRefused(t *testing.T) {
 	require.Error(t, err)
 }
 
-// DESIGN.md: an invalid spec is refused "with one line per problem naming its
+// docs/contract.md: an invalid spec is refused "with one line per problem naming its
 // path". A bad duration names its line and column.
 func TestInvalidDurationNamesWhereItIs(t *testing.T) {
 	_, err := Parse([]byte("name: a\nkind: stub\ntimeouts: {start: 1s}\nretry: {maxInterval: soon}\n"))

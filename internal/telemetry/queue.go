@@ -70,10 +70,10 @@ func (h QueueHealth) Warnings(now time.Time) []string {
 	case h.Pollers == 0:
 		out = append(out, fmt.Sprintf("no worker polls the %s queue %q: nothing there moves until one does (start bin/worker)", h.Type, h.TaskQueue))
 	case now.Sub(h.LastPoll) > 2*time.Minute: // a long poll of an idle worker lasts about a minute
-		out = append(out, fmt.Sprintf("no worker has polled the %s queue %q for %s: its workers poll only their sticky queues (starved; README \"Workflow pollers\") or are gone", h.Type, h.TaskQueue, now.Sub(h.LastPoll).Round(time.Second)))
+		out = append(out, fmt.Sprintf("no worker has polled the %s queue %q for %s: its workers poll only their sticky queues (starved; docs/operations.md, \"Workflow pollers\") or are gone", h.Type, h.TaskQueue, now.Sub(h.LastPoll).Round(time.Second)))
 	}
 	if h.Backlog > 0 && h.BacklogAge > StarvedAfter {
-		out = append(out, fmt.Sprintf("the %s queue %q has %d tasks waiting, the oldest for %s (dispatched %.1f/s, added %.1f/s): a starved queue or too few workers (README \"Workflow pollers\")",
+		out = append(out, fmt.Sprintf("the %s queue %q has %d tasks waiting, the oldest for %s (dispatched %.1f/s, added %.1f/s): a starved queue or too few workers (docs/operations.md, \"Workflow pollers\")",
 			h.Type, h.TaskQueue, h.Backlog, h.BacklogAge.Round(time.Second), h.DispatchRate, h.AddRate))
 	}
 	return out

@@ -23,7 +23,7 @@
 //   - Exits carry the instance they are about; an exit of an older instance
 //     (one already restarted) is ignored.
 //
-// States (DESIGN.md): stopped, starting (a start or restart in flight),
+// States (docs/contract.md): stopped, starting (a start or restart in flight),
 // running, stopping (a stop in flight), backoff (a durable timer before an
 // automatic restart), failed (given up until an operator acts). Hold marks a
 // worker that stays down until an operator acts (a transient or temporary
@@ -162,7 +162,7 @@ type Exit struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// BackoffPolicy is the restart backoff of DESIGN.md.
+// BackoffPolicy is the restart backoff of docs/spec.md.
 type BackoffPolicy struct {
 	Initial    time.Duration
 	Max        time.Duration

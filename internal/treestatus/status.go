@@ -28,7 +28,7 @@ import (
 // KindSupervisor is the kind of a node with children.
 const KindSupervisor = "supervisor"
 
-// Status is the answer of the `status` query (DESIGN.md): a worker answers
+// Status is the answer of the `status` query (docs/contract.md): a worker answers
 // for itself, a supervisor for itself and its direct children (Children
 // holds their records, never theirs in turn); an assembled Status nests the
 // whole subtree.

@@ -1,4 +1,4 @@
-// Package httpdrv is the http driver of DESIGN.md: a service that runs on
+// Package httpdrv is the http driver of docs/contract.md: a service that runs on
 // its own and is controlled over HTTP. The worker's `http:` block
 // (spec.HTTP) gives optional start and stop requests and a health URL.
 //

@@ -1,6 +1,6 @@
 //go:build unix
 
-// Package process is the process driver of DESIGN.md: it runs a worker as
+// Package process is the process driver of docs/contract.md: it runs a worker as
 // a local OS process on the host whose worker serves the action (routing by
 // `host` happens before the driver: it only ever runs processes locally).
 //

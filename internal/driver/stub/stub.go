@@ -1,4 +1,4 @@
-// Package stub is the simulated service of DESIGN.md, for demos, tests and
+// Package stub is the simulated service of docs/spec.md, for demos, tests and
 // load: actions take Delay, fail with FailureRate (repeatably, from Seed), or
 // follow a scripted list of Outcomes attempt by attempt; a started service
 // crashes after CrashAfter or exits normally after ExitAfter.
