@@ -35,6 +35,11 @@
 //     largest history event of the root and of a group; the worker's
 //     memory; one rollout restart of all at chunk 200; idle CPU of worker
 //     and server over -idle-for.
+//   - upgrade: the worker and starter of the last release (5b9cb0e, built
+//     from this repository's history) apply a tree of 1,000 stub workers;
+//     the worker is replaced by this build and `starter upgrade --wait`
+//     moves every workflow onto it: how long it took, and how many
+//     services restarted (their instance or restart counts changed).
 //   - kill: a process service (sleep, backoff 100ms) killed with -9, -kills
 //     (20) times: how long until it runs again (a new instance, read by
 //     query), for a process the worker started; then -kills services,
@@ -127,7 +132,7 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,kill); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -230,12 +235,18 @@ func run(o options) error {
 		return err
 	}
 	defer func() { _ = wcmd.Process.Signal(os.Interrupt); _ = wcmd.Wait() }()
-	// restartWorker kills the worker with -9 and starts another (the kill
-	// step's adopted processes).
-	restartWorker := func() error {
-		_ = wcmd.Process.Kill()
+	// swapWorker ends the worker (with -9 when kill is set, else as an
+	// operator stops it) and starts bin in its place, with the same flags
+	// and state directory: the kill step's adopted processes, the upgrade
+	// step's older build.
+	swapWorker := func(bin string, kill bool) error {
+		if kill {
+			_ = wcmd.Process.Kill()
+		} else {
+			_ = wcmd.Process.Signal(os.Interrupt)
+		}
 		_ = wcmd.Wait()
-		next := exec.Command(o.workerBin, wargs...)
+		next := exec.Command(bin, wargs...)
 		next.Stdout, next.Stderr = os.Stderr, os.Stderr
 		if err := next.Start(); err != nil {
 			return err
@@ -243,6 +254,7 @@ func run(o options) error {
 		wcmd = next
 		return nil
 	}
+	restartWorker := func() error { return swapWorker(o.workerBin, true) }
 	if o.address != "" {
 		// Deferred after the worker's stop, so run before it.
 		defer func() {
@@ -272,6 +284,7 @@ func run(o options) error {
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
+		{"upgrade", "upgrade from the last release", func() error { return upgradeStep(ctx, c, o, res, swapWorker) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
 	}
 	// The workflow task latencies, read before the kill step: it restarts
@@ -1220,6 +1233,8 @@ var goals = []goal{
 	{"scale_status_seconds", "<=", 10},
 	{"scale_apply_wait_ratio", "<=", 1.5},
 	{"scale_status_failures", "<=", 0},
+	{"upgrade_seconds_1000", "<=", 60},
+	{"upgrade_restarts_1000", "<=", 0},
 	{"scale_status_max_seconds", "<=", 10},
 	{"max_workflow_backlog_age_seconds", "<=", 30},
 	{"scale_idle_worker_cpu_percent", "<=", 2},

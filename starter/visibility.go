@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -37,7 +38,7 @@ func visibilityFallback(c client.Client, root string) treestatus.Query {
 		if sub, ok := whole.Find(path); ok {
 			return sub, nil
 		}
-		return treestatus.Status{Path: path, Kind: treestatus.KindSupervisor, Children: []treestatus.Status{}}, nil
+		return treestatus.Status{Path: path, Kind: spec.KindSupervisor, Children: []treestatus.Status{}}, nil
 	}
 }
 
@@ -71,7 +72,7 @@ func visibilitySubtree(ctx context.Context, c client.Client, path string) (trees
 	}
 	root, ok := rows[path]
 	if !ok {
-		root = treestatus.Status{Path: path, Kind: treestatus.KindSupervisor, Children: []treestatus.Status{}}
+		root = treestatus.Status{Path: path, Kind: spec.KindSupervisor, Children: []treestatus.Status{}}
 	}
 	below := map[string][]string{} // parent path -> children's paths
 	paths := make([]string, 0, len(rows))

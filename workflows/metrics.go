@@ -1,12 +1,9 @@
 package workflows
 
 import (
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -64,28 +61,4 @@ func recordPropagation(ctx workflow.Context, u spec.Update) {
 	h := workflow.GetMetricsHandler(ctx)
 	h.Timer(MetricPropagationDuration).Record(max(workflow.Now(ctx).Sub(u.Origin), time.Duration(0)))
 	h.Gauge(MetricPropagationDepth).Update(float64(u.Depth))
-}
-
-// dropUnknownSignals consumes signals sent under a name this workflow does
-// not know (a typo in a `temporal workflow signal`, say): each is logged
-// and counted as rejected, and none piles up across continue-as-new. It
-// returns how many it dropped. They are noticed at the workflow's next
-// wake-up: an unknown name wakes nothing.
-func dropUnknownSignals(ctx workflow.Context, log interface{ Warn(string, ...any) }, known ...string) int {
-	names := workflow.GetUnhandledSignalNames(ctx)
-	sort.Strings(names)
-	n := 0
-	for _, name := range names {
-		if slices.Contains(known, name) {
-			continue
-		}
-		ch := workflow.GetSignalChannel(ctx, name)
-		var raw converter.RawValue
-		for ch.ReceiveAsync(&raw) {
-			n++
-			log.Warn("rejected signal: unknown name", "signal", name)
-			count(ctx, MetricRejectedSignals, map[string]string{"signal": "unknown"})
-		}
-	}
-	return n
 }

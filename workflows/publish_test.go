@@ -13,6 +13,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 )
 
 // reports records what a workflow signals its parent, with the workflow
@@ -109,7 +110,7 @@ func TestLeanReports_ASuperviseAckIsReportedAtOnce(t *testing.T) {
 	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).After(4*time.Second).Return(activities.ActionResult{Attempt: 1}, nil)
 	env.SetStartTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	began := env.Now()
-	at(env, time.Minute, func() { env.SignalWorkflow(SignalSupervise, SuperviseRequest{Seq: 1, Op: SuperviseStop}) })
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSupervise, SuperviseRequest{Seq: 1, Op: supervise.RequestStop}) })
 	endAt(env, 2*time.Minute)
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1, Coordinated: true})
 

@@ -5,6 +5,7 @@ import (
 
 	"go.temporal.io/sdk/converter"
 
+	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/treestatus"
 )
 
@@ -16,22 +17,10 @@ type Status = treestatus.Status
 // ActionStatus describes a worker's last start, stop or restart.
 type ActionStatus = treestatus.ActionStatus
 
-// SuperviseRequest is the payload of the supervise signal.
-type SuperviseRequest struct {
-	// Seq orders a supervisor's requests; the child echoes the last one.
-	Seq int64 `json:"seq"`
-	// Op is SuperviseStop or SuperviseRestart.
-	Op     string `json:"op"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// Supervise operations.
-const (
-	// SuperviseStop: stop (keep down) until restarted by the supervisor.
-	SuperviseStop = "stop"
-	// SuperviseRestart: start again (an automatic restart).
-	SuperviseRestart = "restart"
-)
+// SuperviseRequest is the payload of the supervise signal: a stop (keep
+// down until restarted by the supervisor, supervise.RequestStop) or a
+// restart (start again: an automatic restart, supervise.RequestRestart).
+type SuperviseRequest = supervise.Request
 
 // ChildReport is what a child signals its supervisor on a change of its own
 // record (internal/treestatus).
@@ -43,8 +32,8 @@ func decodeSupervise(raw converter.RawValue) (SuperviseRequest, error) {
 	if err := decodeRaw(raw, &r); err != nil {
 		return r, err
 	}
-	if r.Op != SuperviseStop && r.Op != SuperviseRestart {
-		return r, fmt.Errorf("op must be %q or %q, got %q", SuperviseStop, SuperviseRestart, r.Op)
+	if r.Op != supervise.RequestStop && r.Op != supervise.RequestRestart {
+		return r, fmt.Errorf("op must be %q or %q, got %q", supervise.RequestStop, supervise.RequestRestart, r.Op)
 	}
 	return r, nil
 }

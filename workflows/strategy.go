@@ -108,7 +108,7 @@ func (s *supervisorRun) carryOut(c supervise.Command) {
 		if i < 0 {
 			return
 		}
-		f := workflow.SignalExternalWorkflow(s.ctx, s.carry.Children[i].Path, "", SignalSupervise, SuperviseRequest{Seq: c.Seq, Op: c.Request, Reason: c.Reason})
+		f := workflow.SignalExternalWorkflow(s.ctx, s.carry.Children[i].Path, "", SignalSupervise, supervise.Request{Seq: c.Seq, Op: c.Request, Reason: c.Reason})
 		s.out.add(f)
 		s.stepSignal, s.stepSeq = f, c.Seq
 	case supervise.StartAnew:
@@ -141,7 +141,7 @@ func (s *supervisorRun) armWake() { s.wake.set(s.ctx, supervise.WakeAt(s.carry.M
 
 // onSupervise carries out the parent's stop or restart of this subtree.
 func (s *supervisorRun) onSupervise(r SuperviseRequest) {
-	s.decide(supervise.Snapshot{Kind: supervise.Supervised, Request: supervise.Request{Seq: r.Seq, Op: r.Op, Reason: r.Reason}})
+	s.decide(supervise.Snapshot{Kind: supervise.Supervised, Request: r})
 }
 
 // resetSupervision drops what the operator's desired state overrides: a

@@ -59,20 +59,6 @@ type WorkerCarry struct {
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 }
 
-// JournalLimit bounds a worker's journal: about 180 bytes an entry as JSON
-// with its action, 18 KB carried over continue-as-new at most (measured).
-const JournalLimit = 100
-
-// JournalEntry is one state transition: when, from which state to which,
-// the reason status gave, and the action whose end caused it (if one did).
-type JournalEntry struct {
-	Time   time.Time     `json:"time"`
-	From   string        `json:"from"`
-	State  string        `json:"state"`
-	Reason string        `json:"reason"`
-	Action *ActionStatus `json:"action,omitempty"`
-}
-
 // WorkerWorkflow supervises one service.
 //
 // It is an event-driven loop: signals (desired, restart, spec, exit), the

@@ -115,18 +115,6 @@ func classify(err error, maxAttempts int, action tick.Action) (tick.Outcome, int
 	return outcome, attempts
 }
 
-// rootMessage is the innermost error message: "stub: start failed", not the
-// activity error wrapping it.
-func rootMessage(err error) string {
-	for {
-		u := errors.Unwrap(err)
-		if u == nil {
-			return err.Error()
-		}
-		err = u
-	}
-}
-
 // snapshot completes an event's snapshot with the worker's state.
 func (w *workerRun) snapshot(s tick.Snapshot) tick.Snapshot {
 	s.Now = workflow.Now(w.ctx)

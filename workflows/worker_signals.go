@@ -9,26 +9,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
 )
 
 // A worker's signals: each handler decodes its payload (a bad one is
 // rejected and counted) and feeds the event to the tick.
-
-// receiveRaw takes one signal without decoding it, so a payload that does
-// not decode is ours to reject and count (the SDK would drop it silently).
-func receiveRaw(ctx workflow.Context, c workflow.ReceiveChannel) converter.RawValue {
-	var raw converter.RawValue
-	c.Receive(ctx, &raw)
-	return raw
-}
-
-func decodeRaw(raw converter.RawValue, out any) error {
-	if raw.Payload() == nil {
-		return errors.New("no payload")
-	}
-	return converter.GetDefaultDataConverter().FromPayload(raw.Payload(), out)
-}
 
 func (w *workerRun) reject(signal string, err error) {
 	w.carry.RejectedSignals++
@@ -138,7 +124,7 @@ func (w *workerRun) onSupervise(raw converter.RawValue) {
 	if r.Seq > w.carry.SuperviseSeq {
 		w.carry.SuperviseSeq = r.Seq
 	}
-	if r.Op == SuperviseStop {
+	if r.Op == supervise.RequestStop {
 		if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, tick.WantStopped) {
 			f.cancelled = true
 			f.cancel()
@@ -147,22 +133,6 @@ func (w *workerRun) onSupervise(raw converter.RawValue) {
 		return
 	}
 	w.event(tick.Snapshot{Event: tick.EventSupervisorRestart})
-}
-
-// decodeUpdate accepts {"generation": N, "spec": {...}} or a bare node.
-func decodeUpdate(raw converter.RawValue) (spec.Update, error) {
-	var u spec.Update
-	if err := decodeRaw(raw, &u); err == nil && u.Spec.Name != "" {
-		return u, nil
-	}
-	var n spec.Node
-	if err := decodeRaw(raw, &n); err != nil {
-		return spec.Update{}, fmt.Errorf("payload is not a spec: %w", err)
-	}
-	if n.Name == "" {
-		return spec.Update{}, errors.New("payload is not a spec: no name")
-	}
-	return spec.Update{Spec: n}, nil
 }
 
 // driverChanged reports whether a running service must restart to apply a

@@ -69,15 +69,6 @@ func (w *workerRun) journal(m *tick.Memory) {
 	w.carry.Journal = appendJournal(w.carry.Journal, e)
 }
 
-// appendJournal adds e to a journal, keeping the last JournalLimit.
-func appendJournal(j []JournalEntry, e JournalEntry) []JournalEntry {
-	j = append(j, e)
-	if n := len(j) - JournalLimit; n > 0 {
-		j = append([]JournalEntry(nil), j[n:]...)
-	}
-	return j
-}
-
 // publish makes a change of status known: the search attributes and the
 // report to the parent. A change while an action is in flight waits for the
 // action's end, or for its `slow` signal (publish.go), unless the

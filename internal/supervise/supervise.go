@@ -160,9 +160,11 @@ const (
 
 // Request is a supervise request from the parent.
 type Request struct {
-	Seq    int64
-	Op     string
-	Reason string
+	// Seq orders a supervisor's requests; the child echoes the last one.
+	Seq int64 `json:"seq"`
+	// Op is RequestStop or RequestRestart.
+	Op     string `json:"op"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Snapshot is what Next decides from.

@@ -23,10 +23,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// KindSupervisor is the kind of a node with children.
-const KindSupervisor = "supervisor"
+	"github.com/steward-sh/steward/internal/spec"
+)
 
 // Status is the answer of the `status` query (docs/contract.md): a worker answers
 // for itself, a supervisor for itself and its direct children (Children
@@ -123,7 +122,7 @@ type ChildReport struct {
 }
 
 // IsSupervisor reports whether the node supervises children.
-func (s Status) IsSupervisor() bool { return s.Kind == KindSupervisor }
+func (s Status) IsSupervisor() bool { return s.Kind == spec.KindSupervisor }
 
 // Settled reports whether a node counts as at its desired state by its own
 // record: its state is the desired one (or it completed), and no spec is on

@@ -10,18 +10,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // answers is what each supervisor of a small tree answers: its own record
 // and its direct children's, as SupervisorWorkflow's status query does.
 func answers() map[string]Status {
 	return map[string]Status{
-		"plant": {Path: "plant", Kind: KindSupervisor, State: "running", Desired: "running", Generation: 2, Reason: WithChildCounts("", 1, 2),
+		"plant": {Path: "plant", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 2, Reason: WithChildCounts("", 1, 2),
 			Children: []Status{
-				{Path: "plant/line-1", Kind: KindSupervisor, State: "running", Desired: "running", Generation: 2},
+				{Path: "plant/line-1", Kind: spec.KindSupervisor, State: "running", Desired: "running", Generation: 2},
 				{Path: "plant/office", Kind: "stub", State: "backoff", Desired: "running", Generation: 1, Applying: true},
 			}},
-		"plant/line-1": {Path: "plant/line-1", Kind: KindSupervisor, Strategy: "one_for_all", State: "running", Desired: "running", Generation: 2,
+		"plant/line-1": {Path: "plant/line-1", Kind: spec.KindSupervisor, Strategy: "one_for_all", State: "running", Desired: "running", Generation: 2,
 			Reason: WithChildCounts("restarted: press crashed", 1, 2),
 			Children: []Status{
 				{Path: "plant/line-1/press", Kind: "stub", State: "running", Desired: "running", Generation: 2},
@@ -91,7 +93,7 @@ func TestAssembleKeepsGoingWhenASupervisorDoesNotAnswer_Issue25(t *testing.T) {
 	}
 	fallback := func(_ context.Context, path string) (Status, error) {
 		require.Equal(t, "plant/line-1", path)
-		return Status{Path: path, Kind: KindSupervisor, State: "running", Children: []Status{
+		return Status{Path: path, Kind: spec.KindSupervisor, State: "running", Children: []Status{
 			{Path: "plant/line-1/press", Kind: "stub", State: "running"},
 			{Path: "plant/line-1/saw", Kind: "stub", State: "starting"},
 		}}, nil
@@ -130,7 +132,7 @@ func TestAssembleAtARootThatDoesNotAnswer(t *testing.T) {
 	_, err := Assemble(context.Background(), "plant", q, Options{Parallel: 2})
 	require.ErrorIs(t, err, boom)
 	fallback := func(_ context.Context, path string) (Status, error) {
-		return Status{Path: path, Kind: KindSupervisor, State: "running", Children: []Status{{Path: "plant/office", Kind: "stub", State: "running"}}}, nil
+		return Status{Path: path, Kind: spec.KindSupervisor, State: "running", Children: []Status{{Path: "plant/office", Kind: "stub", State: "running"}}}, nil
 	}
 	st, err := Assemble(context.Background(), "plant", q, Options{Fallback: fallback})
 	require.NoError(t, err)
@@ -149,11 +151,11 @@ func TestAssembleAtARootThatDoesNotAnswer(t *testing.T) {
 // than its bound of queries at once, and finds every worker.
 func TestAssembleBoundsItsConcurrency(t *testing.T) {
 	m := map[string]Status{}
-	root := Status{Path: "fleet", Kind: KindSupervisor, State: "running", Desired: "running"}
+	root := Status{Path: "fleet", Kind: spec.KindSupervisor, State: "running", Desired: "running"}
 	for g := range 40 {
 		gp := fmt.Sprintf("fleet/g%d", g)
-		root.Children = append(root.Children, Status{Path: gp, Kind: KindSupervisor})
-		grp := Status{Path: gp, Kind: KindSupervisor, State: "running", Desired: "running"}
+		root.Children = append(root.Children, Status{Path: gp, Kind: spec.KindSupervisor})
+		grp := Status{Path: gp, Kind: spec.KindSupervisor, State: "running", Desired: "running"}
 		for w := range 25 {
 			grp.Children = append(grp.Children, Status{Path: fmt.Sprintf("%s/w%d", gp, w), Kind: "stub", State: "running", Desired: "running"})
 		}

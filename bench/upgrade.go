@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+// lastRelease is the commit whose trees an upgrade must keep running.
+const lastRelease = "5b9cb0e"
+
+// upgradeStep applies a 1,000-worker tree with the last release's worker and
+// starter, replaces the worker with this build, and times `starter upgrade
+// --wait` (upgrade_seconds_1000); upgrade_restarts_1000 counts the workers
+// whose service started again meanwhile (another instance, or more
+// restarts). The bench's worker is this build again afterwards.
+func upgradeStep(ctx context.Context, c client.Client, o options, res Result, swapWorker func(bin string, kill bool) error) error {
+	oldWorker, oldStarter, err := buildRelease(lastRelease)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(oldWorker))
+	if err := swapWorker(oldWorker, false); err != nil {
+		return err
+	}
+	old := o
+	old.starterBin = oldStarter
+	const name = "bench-upgrade"
+	if _, err := starterRun(old, 20*time.Minute, "apply", "-f", writeFleet(name, 1000, 100), "--wait", "--timeout", "10m"); err != nil {
+		return fmt.Errorf("upgrade: apply with %s: %w", lastRelease, err)
+	}
+	before, err := workerRows(o, name)
+	if err != nil {
+		return err
+	}
+	if err := swapWorker(o.workerBin, false); err != nil {
+		return err
+	}
+	began := time.Now()
+	// --force: the old worker is gone (swapWorker waited for its exit); the
+	// server would list its poller for another minute.
+	out, err := starterRun(o, 20*time.Minute, "upgrade", name, "--wait", "--force", "--timeout", "15m", "-o", "json")
+	if err != nil {
+		return err
+	}
+	res["upgrade_seconds_1000"] = round(time.Since(began).Seconds())
+	var up struct {
+		Total, Upgraded int
+	}
+	if err := json.Unmarshal([]byte(out), &up); err != nil {
+		return fmt.Errorf("upgrade: %q: %w", out, err)
+	}
+	res["upgrade_workflows_1000"] = up.Total
+	after, err := workerRows(o, name)
+	if err != nil {
+		return err
+	}
+	restarted := 0
+	for path, b := range before {
+		a, ok := after[path]
+		if !ok || a.Instance != b.Instance || a.Restarts != b.Restarts || a.ManualRestarts != b.ManualRestarts || a.State != "running" {
+			restarted++
+		}
+	}
+	res["upgrade_restarts_1000"] = restarted
+	_, err = starterRun(o, 5*time.Minute, "delete", name)
+	return err
+}
+
+// workerRows is every worker of the tree at root as it answers for itself
+// (`starter status --exact true`).
+func workerRows(o options, root string) (map[string]workflows.Status, error) {
+	out, err := starterRun(o, 5*time.Minute, "status", root, "--exact", "true", "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var st workflows.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		return nil, err
+	}
+	rows := map[string]workflows.Status{}
+	var walk func(s workflows.Status)
+	walk = func(s workflows.Status) {
+		if !s.IsSupervisor() {
+			rows[s.Path] = s
+		}
+		for _, ch := range s.Children {
+			walk(ch)
+		}
+	}
+	walk(st)
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("upgrade: no workers under %s", root)
+	}
+	return rows, nil
+}
+
+// buildRelease builds the worker and starter of a commit of this
+// repository (git archive: the checkout is untouched) into a temporary
+// directory.
+func buildRelease(commit string) (worker, starter string, err error) {
+	dir, err := os.MkdirTemp("", "steward-release-")
+	if err != nil {
+		return "", "", err
+	}
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", "", err
+	}
+	if out, err := exec.Command("bash", "-c", fmt.Sprintf("git archive %s | tar -x -C %q", commit, src)).CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("git archive %s: %v: %s", commit, err, out)
+	}
+	for _, b := range []string{"worker", "starter"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./"+b)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("build %s at %s: %v: %s", b, commit, err, out)
+		}
+	}
+	return filepath.Join(dir, "worker"), filepath.Join(dir, "starter"), nil
+}
