@@ -62,3 +62,27 @@ func TestPrintRolloutShowsWhatDidNotSucceedAndTheCounts(t *testing.T) {
 	require.NoError(t, printRollout(&out, st, "json"))
 	require.Contains(t, out.String(), `"skipped": 1`)
 }
+
+// apply --wait names what it waits for: the supervisors with the most
+// workers not yet at their desired state, a stale one with no rows first.
+func TestSlowestNamesTheSupervisorsFurthestFromDone(t *testing.T) {
+	st := sampleTree()
+	st.Children = append(st.Children, workflows.Status{Path: "plant/line-2", Kind: "supervisor", State: "running", Stale: "did not answer in time"})
+	require.Equal(t, "plant/line-2 (no answer), plant/line-1 (1 of 2), plant (0 of 1)", slowest(st, 3))
+	require.Equal(t, "plant/line-2 (no answer)", slowest(st, 1))
+}
+
+// The stale rows are counted and the first few named.
+func TestStaleSummaryCountsAndNamesStaleRows(t *testing.T) {
+	st := sampleTree()
+	require.Empty(t, staleSummary([]workflows.Status{st}))
+	for i := range st.Children[0].Children {
+		st.Children[0].Children[i].Stale = "x"
+	}
+	st.Children[0].Stale = "x"
+	got := staleSummary([]workflows.Status{st})
+	require.Contains(t, got, "3 nodes did not answer in time (plant/line-1, plant/line-1/press, plant/line-1/saw)")
+	var out bytes.Buffer
+	printTree(&out, []workflows.Status{st})
+	require.Contains(t, out.String(), "[stale: x]")
+}
