@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"slices"
-	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -12,25 +11,13 @@ import (
 
 // Dependencies between siblings (spec.Node.DependsOn; internal/spec's
 // depends.go states the contract). A supervisor keeps its children in start
-// order (spec.StartOrder), and:
-//
-//   - a child whose dependencies are not all running is not started: its
-//     record waits (Deferred, with its node) until each has reported
-//     running, then its workflow starts;
-//   - the operator's start of the supervisor (desired running) reaches a
-//     child only once its dependencies run (Held);
-//   - the operator's stop (desired stopped) reaches a child only once every
-//     sibling that depends on it is down (PendingStop);
-//   - the operator's restart of the supervisor stops every child in that
-//     order, then starts each once its dependencies run again (Restart);
-//   - group restarts, give-ups and delete handle children one after the
-//     other in start order (or its reverse), so they honour it as they are;
-//   - a child supervisor in a dependency reports how its whole subtree is
-//     (Status.Subtree): it counts as running once every worker below it is
-//     up, and as down once every one is down.
-//
-// Children without dependencies are not held back at all: they start
-// together, and a tree without dependsOn sends exactly what it sent before.
+// order (spec.StartOrder); internal/supervise (order.go) decides what the
+// order lets go (supervise.Release) from the children's records seen as
+// supervise.Siblings, and this file carries its steps out. Group restarts,
+// give-ups and delete handle children one after the other in start order
+// (or its reverse), so they honour it as they are. Children without
+// dependencies are not held back at all: they start together, and a tree
+// without dependsOn sends exactly what it sent before.
 
 // dependenciesOf names the siblings the child depends on.
 func (s *supervisorRun) dependenciesOf(name string) []string {
@@ -42,45 +29,47 @@ func (s *supervisorRun) dependenciesOf(name string) []string {
 	return nil
 }
 
-// waitingFor lists the dependencies in deps that are not running yet (none
-// while the supervisor is stopped: what starts then starts stopped). A
-// dependency that completed (a transient or temporary job that exited
-// normally) counts as done.
-func (s *supervisorRun) waitingFor(deps []string) []string {
-	if len(deps) == 0 || s.carry.Desired != spec.DesiredRunning {
-		return nil
+// sibling is the dependency order's view of a child's record; deps are its
+// dependencies by the spec.
+func sibling(r ChildRecord, deps []string, removing bool) supervise.Sibling {
+	sb := supervise.Sibling{Name: r.Name, DependsOn: deps, Supervisor: r.isSupervisor(),
+		State: r.Status.State, Completed: r.Status.Completed, Subtree: r.Status.Subtree,
+		Deferred: r.Deferred, CanStart: r.Node != nil, Removing: removing,
+		Held: r.Held, PendingStop: r.PendingStop, Restart: r.Restart, Ended: r.Ended, Closed: r.Closed}
+	if r.Node != nil {
+		sb.NodeDependsOn = r.Node.DependsOn
 	}
-	var out []string
-	for _, d := range deps {
-		i := s.childIndex(d)
-		if i < 0 || !isUp(s.carry.Children[i]) {
-			out = append(out, d)
-		}
+	return sb
+}
+
+// siblings is the dependency order's view of every child, in start order.
+func (s *supervisorRun) siblings() []supervise.Sibling {
+	deps := make(map[string][]string, len(s.in.Spec.Children))
+	for _, c := range s.in.Spec.Children {
+		deps[c.Name] = c.DependsOn
+	}
+	out := make([]supervise.Sibling, len(s.carry.Children))
+	for i, r := range s.carry.Children {
+		out[i] = sibling(r, deps[r.Name], slices.Contains(s.carry.Removing, r.Path))
 	}
 	return out
 }
 
+// waitingFor lists the dependencies in deps that are not up yet
+// (supervise.WaitingFor).
+func (s *supervisorRun) waitingFor(deps []string) []string {
+	if len(deps) == 0 { // the common case: no view of the siblings to build
+		return nil
+	}
+	return supervise.WaitingFor(s.siblings(), deps, s.carry.Desired == spec.DesiredRunning)
+}
+
 // isUp: the child runs (a child supervisor: its whole subtree), or
 // completed, and nothing is queued for it.
-func isUp(r ChildRecord) bool {
-	st := r.Status
-	if r.Deferred || r.Held || r.PendingStop || r.Closed || r.Ended {
-		return false
-	}
-	return st.Completed || (st.State == "running" && (!r.isSupervisor() || st.Subtree == "running"))
-}
+func isUp(r ChildRecord) bool { return sibling(r, nil, false).Up() }
 
 // isDown: the child runs nothing (a child supervisor: nothing below it).
-func isDown(r ChildRecord) bool {
-	if r.gone() {
-		return true
-	}
-	return !r.PendingStop && supervise.IsDown(r.Status.State) && (!r.isSupervisor() || r.Status.Subtree == "stopped")
-}
-
-func waitingReason(names []string) string {
-	return "waiting for " + strings.Join(names, ", ") + " to be running"
-}
+func isDown(r ChildRecord) bool { return sibling(r, nil, false).Down() }
 
 // hasDependencies reports whether any child depends on a sibling.
 func (s *supervisorRun) hasDependencies() bool {
@@ -119,20 +108,6 @@ func (s *supervisorRun) subtree() string {
 	return "changing"
 }
 
-// dependantsDown reports whether every sibling that depends on name is down
-// or gone (it may stop now).
-func (s *supervisorRun) dependantsDown(name string) bool {
-	for _, c := range s.in.Spec.Children {
-		if !slices.Contains(c.DependsOn, name) {
-			continue
-		}
-		if i := s.childIndex(c.Name); i >= 0 && !isDown(s.carry.Children[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // clearQueued drops the operator's start, stop and restart still waiting
 // for dependencies: a newer desired state or restart replaces them.
 func (s *supervisorRun) clearQueued() {
@@ -155,66 +130,37 @@ func (s *supervisorRun) restartInOrder() {
 	s.release()
 }
 
-// restartsDown: every child of an operator's restart is down.
-func (s *supervisorRun) restartsDown() bool {
-	for _, r := range s.carry.Children {
-		if r.Restart && !isDown(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// release starts, and sends the operator's start and stop to, the
-// children whose dependencies allow it now: stops in reverse start order,
-// starts in start order. Nothing starts while a plan of the core (a group
+// release carries out what the dependency order lets go now
+// (supervise.Release): the operator's stops, in reverse start order, then
+// the deferred starts and the operator's starts, in start order. Nothing
+// waiting for dependencies starts while a plan of the core (a group
 // restart, a give-up, a hold) is in progress, or while the supervisor is
 // failed or held: the core decides then.
 func (s *supervisorRun) release() {
 	if s.shuttingDown || !slices.ContainsFunc(s.carry.Children, func(r ChildRecord) bool { return r.Deferred || r.Held || r.PendingStop }) {
 		return // nothing waits: the common case, after every event
 	}
-	for j := len(s.carry.Children) - 1; j >= 0; j-- {
-		rec := &s.carry.Children[j]
-		if rec.PendingStop && s.dependantsDown(rec.Name) {
-			rec.PendingStop = false
-			if !rec.gone() {
-				s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, spec.DesiredStopped))
-			}
-		}
-	}
-	// A child waiting for a removed run of its path starts when that ends,
-	// whatever else goes on (as it always has); one waiting for its
-	// dependencies does not start while the core has a plan in progress or
-	// the supervisor failed or is held.
 	blocked := s.carry.Plan != nil || s.carry.Failed || s.carry.Memory.Held
-	restartsDown := s.restartsDown()
-	for j := range s.carry.Children {
-		rec := &s.carry.Children[j]
-		switch {
-		case rec.Deferred && rec.Node != nil:
-			if slices.Contains(s.carry.Removing, rec.Path) || (blocked && len(rec.Node.DependsOn) > 0) {
-				continue
-			}
-			if w := s.waitingFor(rec.Node.DependsOn); len(w) > 0 {
-				rec.Status.Reason = waitingReason(w)
-				continue
-			}
+	steps, after := supervise.Release(s.siblings(), s.carry.Desired == spec.DesiredRunning, blocked)
+	// The queued marks first, as the order leaves them: a child started
+	// below checks its dependencies (earlier in start order) by them.
+	for i, a := range after {
+		r := &s.carry.Children[i]
+		r.Held, r.PendingStop, r.Restart = a.Held, a.PendingStop, a.Restart
+	}
+	for _, st := range steps {
+		rec := &s.carry.Children[st.Index]
+		switch st.Kind {
+		case supervise.StopChild:
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, spec.DesiredStopped))
+		case supervise.RunChild:
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, spec.DesiredRunning))
+		case supervise.StartChild:
 			want := rec.WantGeneration
-			s.carry.Children[j] = s.startChildren([]spec.Node{*rec.Node})[0]
-			s.carry.Children[j].WantGeneration = max(want, s.carry.Children[j].WantGeneration)
-		case rec.Held && !rec.PendingStop:
-			if blocked || (rec.Restart && !restartsDown) {
-				continue
-			}
-			if w := s.waitingFor(s.dependenciesOf(rec.Name)); len(w) > 0 {
-				rec.Status.Reason = waitingReason(w)
-				continue
-			}
-			rec.Held, rec.Restart = false, false
-			if !rec.gone() {
-				s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, spec.DesiredRunning))
-			}
+			s.carry.Children[st.Index] = s.startChildren([]spec.Node{*rec.Node})[0]
+			s.carry.Children[st.Index].WantGeneration = max(want, s.carry.Children[st.Index].WantGeneration)
+		case supervise.Wait:
+			rec.Status.Reason = st.Reason
 		}
 	}
 }

@@ -454,7 +454,7 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	}
 	if w := s.waitingFor(c.DependsOn); len(w) > 0 {
 		rec.Deferred, rec.Node = true, &c
-		rec.Status.Reason = waitingReason(w)
+		rec.Status.Reason = supervise.WaitingReason(w)
 		return rec, nil
 	}
 	// A disconnected context: cancelling this supervisor must not cancel

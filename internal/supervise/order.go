@@ -1,0 +1,175 @@
+package supervise
+
+import (
+	"slices"
+	"strings"
+)
+
+// The dependency order among siblings (spec.Node.DependsOn), decided here
+// and carried out by the supervisor workflow:
+//
+//   - a child whose dependencies are not all up is not started: it waits
+//     (Deferred, its node kept) until each is, then its workflow starts;
+//   - the operator's start of the supervisor reaches a child only once its
+//     dependencies are up (Held);
+//   - the operator's stop reaches a child only once every sibling that
+//     depends on it is down (PendingStop);
+//   - the operator's restart of the supervisor stops every child in that
+//     order, then starts each once its dependencies are up again (Restart).
+//
+// A child supervisor in a dependency reports how its whole subtree is
+// (Subtree): up once every worker below it runs, down once every one is.
+
+// Sibling is what the dependency order knows of one child, in start order.
+type Sibling struct {
+	Name string
+	// DependsOn names the siblings it depends on, by the spec;
+	// NodeDependsOn, a deferred child's by the node it will start with.
+	DependsOn, NodeDependsOn []string
+	Supervisor               bool
+	// State, Completed and Subtree are its last report's.
+	State     string
+	Completed bool
+	Subtree   string
+	// Deferred: it waits to start; CanStart: its node is kept to start it.
+	Deferred, CanStart bool
+	// Removing: a removed run of its path has not ended yet.
+	Removing bool
+	// The operator's start, stop and restart waiting for the order.
+	Held, PendingStop, Restart bool
+	// Ended: its workflow reported its end; Closed: it closed unreported.
+	Ended, Closed bool
+}
+
+// Gone: the child's workflow is not there to be asked anything.
+func (c Sibling) Gone() bool { return c.Ended || c.Closed || c.Deferred }
+
+// Up: the child runs (a child supervisor: its whole subtree) or completed,
+// and nothing is queued for it.
+func (c Sibling) Up() bool {
+	if c.Deferred || c.Held || c.PendingStop || c.Closed || c.Ended {
+		return false
+	}
+	return c.Completed || (c.State == "running" && (!c.Supervisor || c.Subtree == "running"))
+}
+
+// Down: the child runs nothing (a child supervisor: nothing below it).
+func (c Sibling) Down() bool {
+	if c.Gone() {
+		return true
+	}
+	return !c.PendingStop && IsDown(c.State) && (!c.Supervisor || c.Subtree == "stopped")
+}
+
+// WaitingFor lists the dependencies in deps that are not up yet; none while
+// the supervisor is not to run (what starts then starts stopped).
+func WaitingFor(sibs []Sibling, deps []string, running bool) []string {
+	if len(deps) == 0 || !running {
+		return nil
+	}
+	var out []string
+	for _, d := range deps {
+		i := slices.IndexFunc(sibs, func(c Sibling) bool { return c.Name == d })
+		if i < 0 || !sibs[i].Up() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// WaitingReason is the reason of a child that waits for deps.
+func WaitingReason(deps []string) string {
+	return "waiting for " + strings.Join(deps, ", ") + " to be running"
+}
+
+// DependantsDown reports whether every sibling that depends on name is
+// down or gone (name may stop now).
+func DependantsDown(sibs []Sibling, name string) bool {
+	for _, c := range sibs {
+		if slices.Contains(c.DependsOn, name) && !c.Down() {
+			return false
+		}
+	}
+	return true
+}
+
+// RestartsDown: every child of an operator's restart is down.
+func RestartsDown(sibs []Sibling) bool {
+	return !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Restart && !c.Down() })
+}
+
+// OrderKind is what an OrderStep asks of the workflow.
+type OrderKind string
+
+const (
+	// StopChild: send the child desired stopped (its dependants are down).
+	StopChild OrderKind = "stop"
+	// StartChild: start the deferred child's workflow (its dependencies
+	// are up, no removed run of its path is left).
+	StartChild OrderKind = "start"
+	// RunChild: send the child desired running (its dependencies are up).
+	RunChild OrderKind = "run"
+	// Wait: the child still waits; Reason says for what.
+	Wait OrderKind = "wait"
+)
+
+// OrderStep is one step of Release, on the child at Index.
+type OrderStep struct {
+	Kind   OrderKind
+	Index  int
+	Reason string
+}
+
+// Release decides which waiting children the order lets go now: stops in
+// reverse start order, then starts and the operator's starts in start
+// order. running: the supervisor is to run; blocked: a plan of the core
+// (a group restart, a give-up, a hold) is in progress, or the supervisor
+// failed or is held, and nothing waiting for dependencies starts (a child
+// waiting only for a removed run of its path still does). It returns the
+// steps to carry out, in order, and the siblings as they are after them
+// (a started child: up to its first report, not up).
+func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
+	sibs = slices.Clone(sibs)
+	if !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Deferred || c.Held || c.PendingStop }) {
+		return nil, sibs // nothing waits: the common case, after every event
+	}
+	var steps []OrderStep
+	for j := len(sibs) - 1; j >= 0; j-- {
+		c := &sibs[j]
+		if c.PendingStop && DependantsDown(sibs, c.Name) {
+			c.PendingStop = false
+			if !c.Gone() {
+				steps = append(steps, OrderStep{Kind: StopChild, Index: j})
+			}
+		}
+	}
+	restartsDown := RestartsDown(sibs)
+	for j := range sibs {
+		c := &sibs[j]
+		switch {
+		case c.Deferred && c.CanStart:
+			if c.Removing || (blocked && len(c.NodeDependsOn) > 0) {
+				continue
+			}
+			if w := WaitingFor(sibs, c.NodeDependsOn, running); len(w) > 0 {
+				steps = append(steps, OrderStep{Kind: Wait, Index: j, Reason: WaitingReason(w)})
+				continue
+			}
+			steps = append(steps, OrderStep{Kind: StartChild, Index: j})
+			*c = Sibling{Name: c.Name, DependsOn: c.DependsOn, Supervisor: c.Supervisor, State: "stopped"}
+		case c.Held && !c.PendingStop:
+			if blocked || (c.Restart && !restartsDown) {
+				continue
+			}
+			if w := WaitingFor(sibs, c.DependsOn, running); len(w) > 0 {
+				steps = append(steps, OrderStep{Kind: Wait, Index: j, Reason: WaitingReason(w)})
+				continue
+			}
+			c.Held, c.Restart = false, false
+			if !c.Gone() {
+				steps = append(steps, OrderStep{Kind: RunChild, Index: j})
+			}
+		}
+	}
+	return steps, sibs
+}
