@@ -10,6 +10,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 )
 
 // Children closed while no run watched them.
@@ -161,7 +162,7 @@ func (s *supervisorRun) onReadBack(path string, node spec.Node, err error) {
 		return // removed, or started anew by a new spec
 	}
 	rec := s.carry.Children[i]
-	if s.carry.Desired != spec.DesiredRunning || s.carry.Failed || s.carry.Memory.Held {
+	if supervise.StaysDown(s.carry.Memory, s.carry.Desired) {
 		// The subtree is to stay down now (stopped, given up, held by a
 		// group stop above): what starts it again (start, cooldown, the
 		// group's restart) asks for a new read-back.

@@ -140,8 +140,7 @@ func (s *supervisorRun) release() {
 	if s.shuttingDown || !slices.ContainsFunc(s.carry.Children, func(r ChildRecord) bool { return r.Deferred || r.Held || r.PendingStop }) {
 		return // nothing waits: the common case, after every event
 	}
-	blocked := s.carry.Plan != nil || s.carry.Failed || s.carry.Memory.Held
-	steps, after := supervise.Release(s.siblings(), s.carry.Desired == spec.DesiredRunning, blocked)
+	steps, after := supervise.Release(s.siblings(), s.carry.Desired == spec.DesiredRunning, supervise.Blocked(s.carry.Memory))
 	// The queued marks first, as the order leaves them: a child started
 	// below checks its dependencies (earlier in start order) by them.
 	for i, a := range after {

@@ -3,6 +3,8 @@ package supervise
 import (
 	"slices"
 	"strings"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // The dependency order among siblings (spec.Node.DependsOn), decided here
@@ -172,4 +174,19 @@ func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
 		}
 	}
 	return steps, sibs
+}
+
+// Blocked: a plan of the core is in progress (a group restart, a give-up,
+// a hold), or the supervisor failed or is held. Children waiting for their
+// dependencies do not start then: the core decides what starts, and when.
+func Blocked(m Memory) bool { return m.Plan != nil || m.Failed || m.Held }
+
+// StaysDown: the supervisor's subtree is to stay down (it is stopped, gave
+// up, or is held by a group stop above it). A closed child supervisor is
+// not started anew then, even by a read-back of its spec: what starts the
+// supervisor again (start, cooldown, the group's restart) reads it back
+// again. Unlike Blocked, a plan in progress does not keep it down: the plan
+// itself starts it.
+func StaysDown(m Memory, desired string) bool {
+	return desired != spec.DesiredRunning || m.Failed || m.Held
 }

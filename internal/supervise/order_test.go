@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // db <- api <- web: the chain of the tests below.
@@ -112,4 +114,24 @@ func TestSiblingUpAndDown(t *testing.T) {
 	require.True(t, Sibling{Completed: true}.Up(), "a job that completed counts as done")
 	require.True(t, Sibling{Closed: true, State: "running"}.Down(), "gone")
 	require.False(t, Sibling{State: "stopped", PendingStop: true}.Down(), "a stop still queued")
+}
+
+// The two gates, and where they differ: a plan in progress blocks the
+// dependency order but does not keep a closed child supervisor down.
+func TestBlockedAndStaysDown(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		m                Memory
+		desired          string
+		blocked, staysDn bool
+	}{
+		{"running", Memory{}, spec.DesiredRunning, false, false},
+		{"a plan in progress", Memory{Plan: &Plan{Op: OpRestart}}, spec.DesiredRunning, true, false},
+		{"gave up", Memory{Failed: true}, spec.DesiredRunning, true, true},
+		{"held by its supervisor", Memory{Held: true}, spec.DesiredRunning, true, true},
+		{"stopped by the operator", Memory{}, spec.DesiredStopped, false, true},
+	} {
+		require.Equal(t, c.blocked, Blocked(c.m), c.name)
+		require.Equal(t, c.staysDn, StaysDown(c.m, c.desired), c.name)
+	}
 }
