@@ -127,6 +127,9 @@ func queryOne(ctx context.Context, c client.Client, path string) (workflows.Stat
 	if errors.As(err, &nf) {
 		return workflows.Status{}, fmt.Errorf("query %s: %w", path, treestatus.ErrNotFound)
 	}
+	if noAnswer(ctx, err) {
+		return workflows.Status{}, fmt.Errorf("query %s: %v: %w", path, err, treestatus.ErrNoAnswer)
+	}
 	if err != nil {
 		return workflows.Status{}, fmt.Errorf("query %s: %w", path, err)
 	}
@@ -135,6 +138,22 @@ func queryOne(ctx context.Context, c client.Client, path string) (workflows.Stat
 		return workflows.Status{}, fmt.Errorf("query %s: %w", path, err)
 	}
 	return st, nil
+}
+
+// noAnswer reports whether a query's error means the workflow did not
+// answer (rather than answered something this starter cannot read): the
+// query's time ran out, no worker took it, the server is busy, or the
+// workflow has not run its first task yet.
+func noAnswer(ctx context.Context, err error) bool {
+	if err == nil {
+		return false
+	}
+	var deadline *serviceerror.DeadlineExceeded
+	var unavailable *serviceerror.Unavailable
+	var exhausted *serviceerror.ResourceExhausted
+	var notReady *serviceerror.WorkflowNotReady
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) ||
+		errors.As(err, &unavailable) || errors.As(err, &exhausted) || errors.As(err, &notReady)
 }
 
 // sizedStatus assembles the subtree at path from its supervisors, then,

@@ -12,6 +12,18 @@ import (
 // a child whose workflow is starting, or one that closed.
 var ErrNotFound = errors.New("no workflow at this path")
 
+// ErrNoAnswer is what a Query returns (wrapped) when the workflow did not
+// answer: the query timed out, or the server could not reach a worker. A
+// context deadline counts as one too. Such a node's row is stale, never a
+// failure of the assembly; any other error (a payload the caller cannot
+// decode, say) fails it.
+var ErrNoAnswer = errors.New("the workflow did not answer")
+
+// noAnswer reports whether err means the node did not answer.
+func noAnswer(err error) bool {
+	return errors.Is(err, ErrNoAnswer) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // Query asks the workflow at path for its `status`.
 type Query func(ctx context.Context, path string) (Status, error)
 
@@ -32,8 +44,9 @@ type Options struct {
 	Leaves bool
 	// LeafTimeout bounds one worker's query (0: DefaultLeafTimeout).
 	LeafTimeout time.Duration
-	// QueryTimeout bounds one supervisor's query (0: DefaultQueryTimeout).
-	QueryTimeout time.Duration
+	// QueryTimeout bounds one supervisor's query below the root (0:
+	// DefaultQueryTimeout); RootTimeout the root's (0: DefaultRootTimeout).
+	QueryTimeout, RootTimeout time.Duration
 	// Fallback, when set, says what is known of the subtree at a path
 	// without asking its workflows (visibility: paths, kinds and states):
 	// the rows below a supervisor that does not answer, and a root that
@@ -53,20 +66,27 @@ const DefaultLeafTimeout = 3 * time.Second
 // or a worker that is gone.
 const DefaultQueryTimeout = 5 * time.Second
 
+// DefaultRootTimeout is how long the root's query may take before the
+// subtree is Fallback's: longer than a child's, as the root is what was
+// asked for (a query of a workflow whose worker just died waits for the
+// server's 5 s sticky timeout, then a replay on another worker).
+const DefaultRootTimeout = 10 * time.Second
+
 // Assemble builds the nested status of the subtree at root: it queries root,
 // then every supervisor below it (and with o.Leaves every worker), at most
 // o.Parallel queries at a time, and nests each answer in place of its
 // parent's record (keeping the parent's Applying mark). Every supervisor's
 // reason then counts the workers of its subtree.
 //
-// One node that does not answer never fails the assembly: a supervisor
-// whose query fails or takes longer than o.QueryTimeout keeps its parent's
-// record, marked Stale with the error, and the rows below it are what
-// o.Fallback knows (none without it); a worker's keeps its supervisor's
-// record (marked Stale when o.Leaves asked for its own). The root has no
-// parent: when it does not answer, its subtree is o.Fallback's, or the
-// assembly fails. A root that does not exist (ErrNotFound) fails it, and
-// so does ctx ending.
+// One node that does not answer (ErrNoAnswer, or longer than
+// o.QueryTimeout) never fails the assembly: a supervisor keeps its parent's
+// record, marked Stale with why, and the rows below it are what o.Fallback
+// knows (none without it); a worker whose query fails keeps its
+// supervisor's record (marked Stale when o.Leaves asked for its own). The
+// root has no parent: when it does not answer within o.RootTimeout, its
+// subtree is o.Fallback's, or the assembly fails. Any other error of a
+// supervisor's query fails the assembly, as does a root that does not exist
+// (ErrNotFound) and ctx ending.
 func Assemble(ctx context.Context, root string, q Query, o Options) (Status, error) {
 	parallel := o.Parallel
 	if parallel <= 0 {
@@ -74,15 +94,19 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 	}
 	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves, leafTimeout: o.LeafTimeout,
 		queryTimeout: o.QueryTimeout, fallback: o.Fallback}
+	rootTimeout := o.RootTimeout
+	if rootTimeout <= 0 {
+		rootTimeout = DefaultRootTimeout
+	}
 	if a.leafTimeout <= 0 {
 		a.leafTimeout = DefaultLeafTimeout
 	}
 	if a.queryTimeout <= 0 {
 		a.queryTimeout = DefaultQueryTimeout
 	}
-	st, err := a.query(ctx, root, a.queryTimeout)
+	st, err := a.query(ctx, root, rootTimeout)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || ctx.Err() != nil || a.fallback == nil {
+		if !noAnswer(err) || ctx.Err() != nil || a.fallback == nil {
 			return Status{}, err
 		}
 		fb, ferr := a.fallback(ctx, root)
@@ -90,12 +114,18 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 			return Status{}, errors.Join(err, ferr)
 		}
 		markStale(&fb, "")
-		fb.Stale = staleReason(err)
+		fb.Stale = noAnswerReason(err) + ": rows from visibility"
 		finish(&fb)
 		return fb, nil
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.cancel = cancel
 	a.expand(ctx, &st)
 	a.wg.Wait()
+	if a.err != nil {
+		return Status{}, a.err
+	}
 	if ctx.Err() != nil {
 		return Status{}, ctx.Err()
 	}
@@ -105,10 +135,14 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 
 // staleReason is a Stale mark for a node whose query failed.
 func staleReason(err error) string {
+	return noAnswerReason(err) + ": row from its supervisor's record"
+}
+
+func noAnswerReason(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return "did not answer in time: row from its supervisor's record"
+		return "did not answer in time"
 	}
-	return "did not answer (" + err.Error() + "): row from its supervisor's record"
+	return "did not answer (" + err.Error() + ")"
 }
 
 // belowStale marks a row that visibility gave, below a stale node.
@@ -132,6 +166,9 @@ type assembler struct {
 	fallback     Query
 	sem          chan struct{}
 	wg           sync.WaitGroup
+	mu           sync.Mutex
+	err          error
+	cancel       context.CancelFunc
 }
 
 // query runs one query when a slot is free, its time counted from then.
@@ -173,9 +210,12 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 			case err != nil && !c.IsSupervisor():
 				c.Stale = staleReason(err) // keep the record: the worker cannot answer now
 				return
-			case err != nil:
+			case err != nil && noAnswer(err):
 				c.Stale = staleReason(err)
 				a.fillFromFallback(ctx, c)
+				return
+			case err != nil:
+				a.fail(err)
 				return
 			}
 			got.Applying = got.Applying || c.Applying
@@ -184,6 +224,15 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 				a.expand(ctx, c)
 			}
 		}()
+	}
+}
+
+func (a *assembler) fail(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.err = err
+		a.cancel()
 	}
 }
 

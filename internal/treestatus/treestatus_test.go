@@ -122,7 +122,7 @@ func TestAssembleKeepsGoingWhenASupervisorDoesNotAnswer_Issue25(t *testing.T) {
 // does for a root that does not exist and for a caller's context that ends.
 func TestAssembleAtARootThatDoesNotAnswer(t *testing.T) {
 	m := answers()
-	boom := errors.New("unavailable")
+	boom := fmt.Errorf("unavailable: %w", ErrNoAnswer)
 	q := func(ctx context.Context, path string) (Status, error) {
 		if path == "plant" {
 			return Status{}, boom
@@ -139,12 +139,31 @@ func TestAssembleAtARootThatDoesNotAnswer(t *testing.T) {
 	require.Contains(t, st.Stale, "unavailable")
 	require.Equal(t, []string{"plant", "plant/office"}, st.StaleNodes())
 
+	undecodable := errors.New("payload encoding is not supported")
+	_, err = Assemble(context.Background(), "plant", func(context.Context, string) (Status, error) { return Status{}, undecodable }, Options{Fallback: fallback})
+	require.ErrorIs(t, err, undecodable, "an answer the caller cannot read is a failure, not a stale row")
+
 	_, err = Assemble(context.Background(), "nowhere", query(m), Options{Parallel: 2, Fallback: fallback})
 	require.ErrorIs(t, err, ErrNotFound)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = Assemble(ctx, "plant", query(m), Options{Fallback: fallback})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// A supervisor's query that fails other than by not answering (its answer
+// cannot be decoded: no key) fails the assembly: nothing else would read
+// better.
+func TestAssembleFailsOnAnErrorOtherThanNoAnswer(t *testing.T) {
+	boom := errors.New("payload encoding is not supported")
+	q := func(ctx context.Context, path string) (Status, error) {
+		if path == "plant/line-1" {
+			return Status{}, boom
+		}
+		return query(answers())(ctx, path)
+	}
+	_, err := Assemble(context.Background(), "plant", q, Options{Parallel: 2, Fallback: func(context.Context, string) (Status, error) { return Status{}, nil }})
+	require.ErrorIs(t, err, boom)
 }
 
 // A wide tree: 40 supervisors of 25 workers. The assembly never runs more
