@@ -21,6 +21,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/temporalclient"
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -159,10 +160,14 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 	lastLine := ""
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	best, took := -1, false
+	last, lastTotal, took := -1, -1, false
 	lastProgress, lastReport := time.Now(), time.Now()
 	for {
-		st, err := treeStatus(ctx, c, root, false) // states are always reported
+		// States are always reported: the supervisors' records suffice.
+		// No visibility listing below a node that does not answer: its
+		// workers count as not there yet, and a listing of the whole tree
+		// twice a second would load the server the tree is starting on.
+		st, err := assembleTree(ctx, c, root, treestatus.Options{})
 		waiting := ""
 		switch {
 		case err != nil:
@@ -176,8 +181,8 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 			at, total := st.AtDesired()
 			// Until every child workflow has started, count the spec's workers.
 			total = max(total, want)
-			if at > best {
-				best, lastProgress = at, time.Now()
+			if at != last || total != lastTotal {
+				last, lastTotal, lastProgress = at, total, time.Now()
 			}
 			failed := failedWorkers(st)
 			if tty {
@@ -287,7 +292,7 @@ func slowest(st workflows.Status, n int) string {
 
 func failedWorkers(st workflows.Status) []string {
 	var out []string
-	if st.State == "failed" && !st.Applying {
+	if st.State == "failed" && !st.Applying && st.Stale == "" { // a stale row proves nothing
 		msg := st.Path + " (" + st.Reason
 		if st.LastAction.Error != "" && !strings.Contains(st.Reason, st.LastAction.Error) {
 			msg += ": " + st.LastAction.Error

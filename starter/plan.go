@@ -41,8 +41,7 @@ func runningTree(ctx context.Context, c client.Client, root string) (*spec.Node,
 		qctx, cancel := context.WithTimeout(ctx, treestatus.DefaultQueryTimeout)
 		defer cancel()
 		n, err := querySpec(qctx, c, p)
-		var nf *serviceerror.NotFound
-		if err != nil && !errors.As(err, &nf) && ctx.Err() == nil && !errors.Is(err, errOlderWorker) {
+		if noAnswer(qctx, err) && ctx.Err() == nil {
 			stale = append(stale, spec.StalePath{Path: p, Reason: "not compared: its workflow did not answer (" + err.Error() + ")"})
 			return n, errStale
 		}
@@ -123,7 +122,7 @@ func querySpec(ctx context.Context, c client.Client, path string) (spec.Node, er
 		if strings.Contains(err.Error(), "unknown queryType") || strings.Contains(err.Error(), "QueryType") {
 			return n, failure("%s does not answer the spec query: %w (upgrade bin/worker): %v", path, errOlderWorker, err)
 		}
-		return n, failure("query %s: %v", path, err)
+		return n, failure("query %s: %w", path, err)
 	}
 	if err := v.Get(&n); err != nil {
 		return n, failure("query %s: %v", path, err)

@@ -174,11 +174,17 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string) (work
 
 // treeStatus assembles the status of the subtree at path, down to the
 // leaves, from parallel queries of its supervisors, and with leaves of its
-// workers too (internal/treestatus says how fresh each row is).
+// workers too (internal/treestatus says how fresh each row is); the rows
+// below a node that does not answer are visibility's.
 func treeStatus(ctx context.Context, c client.Client, path string, leaves bool) (workflows.Status, error) {
+	return assembleTree(ctx, c, path, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path)})
+}
+
+// assembleTree is treeStatus with the assembly's options as given.
+func assembleTree(ctx context.Context, c client.Client, path string, o treestatus.Options) (workflows.Status, error) {
 	st, err := treestatus.Assemble(ctx, path, func(ctx context.Context, p string) (workflows.Status, error) {
 		return queryOne(ctx, c, p)
-	}, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path)})
+	}, o)
 	if errors.Is(err, treestatus.ErrNotFound) {
 		return workflows.Status{}, failure("no workflow at %q (see `starter status`)", path)
 	}
@@ -259,18 +265,24 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 // staleSummary says how many rows of the assembled trees are stale and
 // names the first few ("" when none is).
 func staleSummary(sts []workflows.Status) string {
-	var stale []string
+	var unanswered []string
+	rows := 0
 	for _, st := range sts {
-		stale = append(stale, st.StaleNodes()...)
+		unanswered = append(unanswered, st.Unanswered()...)
+		rows += len(st.StaleNodes())
 	}
-	if len(stale) == 0 {
+	if len(unanswered) == 0 {
 		return ""
 	}
-	names := strings.Join(stale[:min(len(stale), 5)], ", ")
-	if len(stale) > 5 {
-		names += fmt.Sprintf(" and %d more", len(stale)-5)
+	names := strings.Join(unanswered[:min(len(unanswered), 5)], ", ")
+	if len(unanswered) > 5 {
+		names += fmt.Sprintf(" and %d more", len(unanswered)-5)
 	}
-	return fmt.Sprintf("%d nodes did not answer in time (%s): their rows are their supervisors' records or visibility's, marked stale", len(stale), names)
+	s := fmt.Sprintf("%d nodes did not answer (%s): their rows are their supervisors' records, marked stale", len(unanswered), names)
+	if below := rows - len(unanswered); below > 0 {
+		s += fmt.Sprintf(", and the %d rows below them visibility's", below)
+	}
+	return s
 }
 
 // warnStale writes staleSummary to w as a warning.

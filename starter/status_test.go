@@ -81,7 +81,7 @@ func TestStaleSummaryCountsAndNamesStaleRows(t *testing.T) {
 	}
 	st.Children[0].Stale = "x"
 	got := staleSummary([]workflows.Status{st})
-	require.Contains(t, got, "3 nodes did not answer in time (plant/line-1, plant/line-1/press, plant/line-1/saw)")
+	require.Contains(t, got, "3 nodes did not answer (plant/line-1, plant/line-1/press, plant/line-1/saw)")
 	var out bytes.Buffer
 	printTree(&out, []workflows.Status{st})
 	require.Contains(t, out.String(), "[stale: x]")

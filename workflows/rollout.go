@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
-	"github.com/steward-sh/steward/internal/buildinfo"
 )
 
 // Rollouts: one operation (restart, stop or start) over every leaf worker of
@@ -131,7 +130,7 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if in.ChunkTimeout <= 0 {
 		in.ChunkTimeout = time.Hour
 	}
-	r := &rolloutRun{ctx: ctx, in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID, upgrade: upgrade{version: in.Version}}
+	r := &rolloutRun{ctx: ctx, in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
 	if in.Carry != nil {
 		r.carry = *in.Carry
 	} else {
@@ -143,11 +142,7 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (RolloutStatus, error) { return r.status(), nil }); err != nil {
 		return RolloutStatus{}, err
 	}
-	sas := []temporal.SearchAttributeUpdate{SearchPath.ValueSet(in.Path), SearchKind.ValueSet("rollout"), SearchState.ValueSet("running")}
-	if in.Version >= 1 {
-		sas = append(sas, SearchBuild.ValueSet(buildinfo.ID())) // one upsert a run, as before
-	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, sas...)
+	_ = workflow.UpsertTypedSearchAttributes(ctx, stateAttributes(in.Version, in.Path, "rollout", "running")...)
 	return r.run()
 }
 
@@ -167,7 +162,7 @@ func (r *rolloutRun) run() (RolloutStatus, error) {
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 	for r.carry.Next < len(r.carry.Targets) {
 		r.drainCancel(cancelCh)
-		r.upgrade.receive(ctx, upgradeCh) // between chunks: its safe points
+		r.upgrade.receive(ctx, upgradeCh) // between chunks: its safe points (nothing waits on it)
 		if r.carry.CancelRequested || ctx.Err() != nil || (r.in.FailFast && r.failures() > 0) {
 			break
 		}

@@ -146,8 +146,7 @@ const childStopWait = 5 * time.Minute
 // up and cooldown) is described in strategy.go.
 func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 	checkVersion("SupervisorWorkflow", in.Version, SupervisorVersion)
-	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, futures: map[string]workflow.ChildWorkflowFuture{},
-		upgrade: upgrade{version: in.Version}}
+	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, futures: map[string]workflow.ChildWorkflowFuture{}}
 	if in.Carry == nil {
 		if ps := spec.Validate(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() {
 			msg := "a supervisor needs children"
@@ -247,7 +246,7 @@ func (s *supervisorRun) loop() error {
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 
-	recordBuild(ctx, s.in.Version)
+	recordBuild(ctx, s.in.Version, s.in.Carry != nil)
 	s.upsertSearch()
 	s.notes.resend(ctx, s.carry.Notifications)
 	s.carry.Notifications = nil
@@ -270,7 +269,12 @@ func (s *supervisorRun) loop() error {
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); s.onRestart() })
 		sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) { s.onChild(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { s.onSuperviseSignal(receiveRaw(ctx, c)) })
-		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) { s.carry.RejectedSignals += s.upgrade.receive(ctx, c) })
+		idle := false // woken by an upgrade signal older code would not have seen
+		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) {
+			refused, wokeOnly := s.upgrade.receive(ctx, c)
+			s.carry.RejectedSignals += refused
+			idle = wokeOnly
+		})
 		if t := s.wake.fut; t != nil {
 			sel.AddFuture(t, func(f workflow.Future) {
 				if !s.wake.fired(f) {
@@ -291,6 +295,9 @@ func (s *supervisorRun) loop() error {
 		sel.Select(ctx)
 		if cancelled {
 			return s.shutdown(childCh)
+		}
+		if idle {
+			continue
 		}
 		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise, SignalUpgrade)
 		s.advance()
@@ -314,7 +321,8 @@ func (s *supervisorRun) loop() error {
 			if !s.out.delivered() || len(s.readBacks) > 0 {
 				continue // the drain sent more, or began a read-back: finish it first
 			}
-			s.carry.RejectedSignals += s.upgrade.receive(ctx, upgradeCh)
+			refused, _ := s.upgrade.receive(ctx, upgradeCh)
+			s.carry.RejectedSignals += refused
 			next := s.in
 			carry := s.carry
 			carry.Notifications = s.notes.undelivered()
@@ -932,8 +940,7 @@ func (s *supervisorRun) upsertState(state string) {
 	if state == s.searchState {
 		return
 	}
-	err := workflow.UpsertTypedSearchAttributes(s.ctx,
-		SearchPath.ValueSet(s.in.Path), SearchKind.ValueSet(spec.KindSupervisor), SearchState.ValueSet(state))
+	err := workflow.UpsertTypedSearchAttributes(s.ctx, stateAttributes(s.in.Version, s.in.Path, spec.KindSupervisor, state)...)
 	if err == nil {
 		s.searchState = state
 	}

@@ -59,37 +59,64 @@ func checkVersion(workflowType string, got, known int) {
 	}
 }
 
-// recordBuild upserts StewardBuild at the start of a run of version >= 1
-// (one history event a run).
-func recordBuild(ctx workflow.Context, version int) {
+// stateAttributes are the search attributes a run upserts when its state
+// changes: with StewardBuild in a run of version >= 1. The build rides on
+// upserts the run makes anyway (their content is not held against the
+// history on replay): a first run records it without an event of its own.
+func stateAttributes(version int, path, kind, state string) []temporal.SearchAttributeUpdate {
+	sas := []temporal.SearchAttributeUpdate{SearchPath.ValueSet(path), SearchKind.ValueSet(kind), SearchState.ValueSet(state)}
 	if version >= 1 {
-		_ = workflow.UpsertTypedSearchAttributes(ctx, SearchBuild.ValueSet(buildinfo.ID()))
+		sas = append(sas, SearchBuild.ValueSet(buildinfo.ID()))
 	}
+	return sas
+}
+
+// recordBuild upserts StewardBuild at the start of a run carried over
+// continue-as-new into version >= 1: it carries the search attributes of
+// the run before (of an older build, or none), and its state may not change
+// for hours. A worker of a release before the versions (5b9cb0e) ignores
+// the version in the input and may run the first task of such a run while
+// the workers are being replaced; its history has no such upsert. So the
+// upsert is behind a marker ("steward-build"), which the SDK does not hold
+// against a history without it: replaying that history, the marker is
+// absent and the upsert is not made again. Two events a continue-as-new.
+func recordBuild(ctx workflow.Context, version int, carried bool) {
+	if version < 1 || !carried || workflow.GetVersion(ctx, "steward-build", workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, SearchBuild.ValueSet(buildinfo.ID()))
 }
 
 // upgrade is a run's answer to the upgrade signal.
 type upgrade struct {
-	version int // the run's
 	// asked: continue as new at the next safe point.
 	asked bool
 	// seen counts the upgrade signals this run received.
 	seen int
 }
 
-// receive takes every upgrade signal waiting on ch, and returns how many it
-// refused. A run of version >= 1 always honours one. A run of version 0
-// began under code that did not know the signal and dropped it as unknown:
-// replaying such a history, the n-th signal's marker ("steward-upgrade-n")
-// is absent and the signal is refused again; received live, the marker is
-// recorded and the signal honoured.
-func (u *upgrade) receive(ctx workflow.Context, ch workflow.ReceiveChannel) (refused int) {
+// receive takes every upgrade signal waiting on ch. It returns how many it
+// refused and whether it took one without honouring it: a wake-up that the
+// older code which wrote this history did not have, after which the caller
+// goes back to waiting, doing nothing else.
+//
+// Code older than the versions did not know the signal: it dropped it as
+// unknown at its next wake-up, and the signal alone woke nothing. Each
+// signal is honoured behind a marker of its own ("steward-upgrade-n", the
+// n-th of the run): received live, the marker is recorded and the signal
+// honoured; replaying a history older code wrote, the marker is absent and
+// the signal is refused again, as it was. (A marker costs two events; an
+// upgrade asks once.)
+func (u *upgrade) receive(ctx workflow.Context, ch workflow.ReceiveChannel) (refused int, idle bool) {
+	took := false
 	for ch.ReceiveAsync(nil) {
+		took = true
 		u.seen++
-		if u.version >= 1 || workflow.GetVersion(ctx, fmt.Sprintf("steward-upgrade-%d", u.seen), workflow.DefaultVersion, 1) == 1 {
+		if workflow.GetVersion(ctx, fmt.Sprintf("steward-upgrade-%d", u.seen), workflow.DefaultVersion, 1) == 1 {
 			u.asked = true
 		} else {
 			refused++
 		}
 	}
-	return refused
+	return refused, took && !u.asked
 }

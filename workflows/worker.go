@@ -140,7 +140,7 @@ type workerRun struct {
 
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 	checkVersion("WorkerWorkflow", in.Version, WorkerVersion)
-	w := &workerRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, upgrade: upgrade{version: in.Version}}
+	w := &workerRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in}
 	if ps := spec.ValidateWorker(in.Spec); len(ps) > 0 {
 		// Starters validate before starting anything; this guards direct starts.
 		return nil, temporal.NewNonRetryableApplicationError("invalid worker spec:\n"+ps.Error(), "InvalidSpec", nil)
@@ -180,7 +180,7 @@ func (w *workerRun) loop() error {
 	slowCh := workflow.GetSignalChannel(ctx, SignalSlow)
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 
-	recordBuild(ctx, w.in.Version)
+	recordBuild(ctx, w.in.Version, w.in.Carry != nil)
 	w.upsertSearch()
 	w.notes.resend(ctx, w.carry.Notifications)
 	w.carry.Notifications = nil
@@ -202,7 +202,12 @@ func (w *workerRun) loop() error {
 			w.onRolloutCall(call)
 		})
 		sel.AddReceive(slowCh, func(c workflow.ReceiveChannel, _ bool) { w.onSlow(receiveRaw(ctx, c)) })
-		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) { w.carry.RejectedSignals += w.upgrade.receive(ctx, c) })
+		idle := false // woken by an upgrade signal older code would not have seen
+		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) {
+			refused, wokeOnly := w.upgrade.receive(ctx, c)
+			w.carry.RejectedSignals += refused
+			idle = wokeOnly
+		})
 		w.notes.watch(ctx, w.log, sel)
 		if t := w.wake.fut; t != nil {
 			sel.AddFuture(t, func(fut workflow.Future) { w.wake.fired(fut) }) // afterEvent checks the budget
@@ -234,6 +239,9 @@ func (w *workerRun) loop() error {
 		sel.Select(ctx)
 		if cancelled {
 			return w.shutdown()
+		}
+		if idle {
+			continue
 		}
 		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow, SignalUpgrade)
 		w.afterEvent()

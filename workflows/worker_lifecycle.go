@@ -32,7 +32,8 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	if w.ctx.Err() != nil {
 		return true, w.shutdown()
 	}
-	w.carry.RejectedSignals += w.upgrade.receive(w.ctx, workflow.GetSignalChannel(w.ctx, SignalUpgrade))
+	refused, _ := w.upgrade.receive(w.ctx, workflow.GetSignalChannel(w.ctx, SignalUpgrade))
+	w.carry.RejectedSignals += refused
 	next := w.in
 	carry := w.carry
 	carry.Notifications = w.notes.undelivered()

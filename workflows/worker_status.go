@@ -122,8 +122,7 @@ func (w *workerRun) upsertSearch() {
 	if key == w.searchState {
 		return
 	}
-	err := workflow.UpsertTypedSearchAttributes(w.ctx,
-		SearchPath.ValueSet(w.in.Path), SearchKind.ValueSet(w.node.Kind), SearchState.ValueSet(state))
+	err := workflow.UpsertTypedSearchAttributes(w.ctx, stateAttributes(w.in.Version, w.in.Path, w.node.Kind, state)...)
 	if err != nil {
 		w.log.Warn("could not upsert search attributes", "error", err.Error())
 		return

@@ -145,8 +145,9 @@ func noAnswerReason(err error) string {
 	return "did not answer (" + err.Error() + ")"
 }
 
-// belowStale marks a row that visibility gave, below a stale node.
-const belowStale = "below a node that did not answer: row from visibility"
+// BelowStale marks a row that visibility gave, below a node that did not
+// answer: the row is stale, but the node itself was not asked.
+const BelowStale = "below a node that did not answer: row from visibility"
 
 // markStale marks every row of a Fallback subtree below its root.
 func markStale(st *Status, mark string) {
@@ -154,7 +155,7 @@ func markStale(st *Status, mark string) {
 		st.Stale = mark
 	}
 	for i := range st.Children {
-		markStale(&st.Children[i], belowStale)
+		markStale(&st.Children[i], BelowStale)
 	}
 }
 
@@ -244,11 +245,12 @@ func (a *assembler) fillFromFallback(ctx context.Context, c *Status) {
 	}
 	fb, err := a.fallback(ctx, c.Path)
 	if err != nil {
+		c.Stale += "; no rows below it: " + err.Error()
 		return
 	}
 	c.Children = fb.Children
 	for i := range c.Children {
-		markStale(&c.Children[i], belowStale)
+		markStale(&c.Children[i], BelowStale)
 	}
 }
 

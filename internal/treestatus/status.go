@@ -152,6 +152,19 @@ func (s Status) AtDesired() (at, total int) {
 	return at, total
 }
 
+// Unanswered lists the paths of the nodes of an assembled subtree that did
+// not answer (stale, not merely below one that did not), in tree order.
+func (s Status) Unanswered() []string {
+	var out []string
+	if s.Stale != "" && !strings.HasPrefix(s.Stale, "below a node") {
+		out = append(out, s.Path)
+	}
+	for _, c := range s.Children {
+		out = append(out, c.Unanswered()...)
+	}
+	return out
+}
+
 // StaleNodes lists the paths of the rows of an assembled subtree that are
 // stale (Stale set), in tree order.
 func (s Status) StaleNodes() []string {

@@ -106,8 +106,16 @@ func TestAssembleKeepsGoingWhenASupervisorDoesNotAnswer_Issue25(t *testing.T) {
 	require.Empty(t, line.Strategy, "its parent's record, not its own answer")
 	require.Len(t, line.Children, 2, "the rows below it come from the fallback")
 	require.Equal(t, []string{"plant/line-1", "plant/line-1/press", "plant/line-1/saw"}, st.StaleNodes())
+	require.Equal(t, []string{"plant/line-1"}, st.Unanswered(), "the rows below it were not asked")
 	_, total := st.AtDesired()
 	require.Equal(t, 3, total)
+
+	// A fallback that fails: no rows below it, and its mark says why.
+	st, err = Assemble(context.Background(), "plant", q, Options{QueryTimeout: 50 * time.Millisecond,
+		Fallback: func(context.Context, string) (Status, error) { return Status{}, errors.New("visibility unavailable") }})
+	require.NoError(t, err)
+	line, _ = st.Find("plant/line-1")
+	require.Contains(t, line.Stale, "visibility unavailable")
 
 	// Without a fallback, the stale supervisor has no rows below it.
 	st, err = Assemble(context.Background(), "plant", q, Options{QueryTimeout: 50 * time.Millisecond})
