@@ -104,8 +104,13 @@ func (c *Control) RolloutChunk(ctx context.Context, req RolloutChunkRequest) ([]
 
 // ask sends one target the rollout update and waits for its answer. A
 // workflow that closed (continued as new) while the update ran is asked
-// again under the same update ID: its next run answers.
+// again under the same update ID: its next run answers. A workflow whose
+// task is being retried (its worker died with it, or the sticky queue of a
+// worker cut off from the server timed out: the server refuses updates as
+// "Workflow Task in failed state" until another worker completes it) is
+// asked again until the chunk's time runs out.
 func (c *Control) ask(ctx context.Context, updateID, path, op string) RolloutOutcome {
+	notReady := 0
 	for attempt := 0; ; attempt++ {
 		h, err := c.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 			UpdateID: updateID, WorkflowID: path, UpdateName: UpdateRollout,
@@ -121,6 +126,13 @@ func (c *Control) ask(ctx context.Context, updateID, path, op string) RolloutOut
 			return res
 		case ctx.Err() != nil:
 			return RolloutOutcome{Status: outcomeFailed, Error: ctx.Err().Error()}
+		case errors.As(err, new(*serviceerror.WorkflowNotReady)):
+			notReady++
+			attempt-- // not one of the attempts after a continue-as-new
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(min(notReady, 10)) * time.Second):
+			}
 		case attempt < 3:
 			// A run that closed under the update (continue-as-new) is
 			// followed by the next: ask it.
