@@ -163,8 +163,8 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string) (work
 		return treeStatus(ctx, c, path, true)
 	}
 	st, err := treeStatus(ctx, c, path, false)
-	if err != nil || exact == "false" {
-		return st, err
+	if err != nil || exact == "false" || st.Stale != "" {
+		return st, err // a root that did not answer would not answer twice
 	}
 	if _, total := st.AtDesired(); total <= exactUpTo {
 		return treeStatus(ctx, c, path, true)

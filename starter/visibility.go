@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -16,6 +17,9 @@ import (
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
+
+// visibilityTimeout bounds one listing of a tree (its pages together).
+const visibilityTimeout = 10 * time.Second
 
 // visibilityLimit bounds the rows one fallback reads (a subtree larger than
 // this shows its first rows, by path).
@@ -31,7 +35,11 @@ func visibilityFallback(c client.Client, root string) treestatus.Query {
 	var whole treestatus.Status
 	var err error
 	return func(ctx context.Context, path string) (treestatus.Status, error) {
-		once.Do(func() { whole, err = visibilitySubtree(ctx, c, root) })
+		once.Do(func() {
+			lctx, cancel := context.WithTimeout(ctx, visibilityTimeout)
+			defer cancel()
+			whole, err = visibilitySubtree(lctx, c, root)
+		})
 		if err != nil {
 			return treestatus.Status{}, err
 		}
