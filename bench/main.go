@@ -208,7 +208,14 @@ func run(o options) error {
 		return err
 	}
 	defer rawClient.Close()
-	rw := worker.New(rawClient, rawQueue, worker.Options{MaxConcurrentActivityExecutionSize: pool, DisableEagerActivities: !o.eager})
+	// The raw worker polls as steward's does by default (autoscaling
+	// workflow pollers, docs/operations.md "Workflow pollers"): with the
+	// SDK's mixed pollers its raw tree of 1,000 child workflows took 16 s in
+	// one run and 80 s in the next (the shared queue starved), which no
+	// ratio can be read against.
+	rw := worker.New(rawClient, rawQueue, worker.Options{MaxConcurrentActivityExecutionSize: pool, DisableEagerActivities: !o.eager,
+		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
+			InitialNumberOfPollers: 5, MinimumNumberOfPollers: 1, MaximumNumberOfPollers: 10})})
 	rw.RegisterWorkflow(RawLoop)
 	rw.RegisterWorkflow(RawOnSignal)
 	rw.RegisterWorkflow(RawTree)
