@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/steward-sh/steward/internal/release"
 	"github.com/steward-sh/steward/workflows"
 )
-
-// lastRelease is the commit whose trees an upgrade must keep running.
-const lastRelease = "5b9cb0e"
 
 // upgradeStep applies a 1,000-worker tree with the last release's worker and
 // starter, replaces the worker with this build, and times `starter upgrade
@@ -23,11 +19,15 @@ const lastRelease = "5b9cb0e"
 // whose service started again meanwhile (another instance, or more
 // restarts). The bench's worker is this build again afterwards.
 func upgradeStep(ctx context.Context, c client.Client, o options, res Result, swapWorker func(bin string, kill bool) error) error {
-	oldWorker, oldStarter, err := buildRelease(lastRelease)
+	dir, err := os.MkdirTemp("", "steward-release-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(filepath.Dir(oldWorker))
+	defer os.RemoveAll(dir)
+	oldWorker, oldStarter, err := release.Build(".", release.Last, dir)
+	if err != nil {
+		return err
+	}
 	if err := swapWorker(oldWorker, false); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func upgradeStep(ctx context.Context, c client.Client, o options, res Result, sw
 	old.starterBin = oldStarter
 	const name = "bench-upgrade"
 	if _, err := starterRun(old, 20*time.Minute, "apply", "-f", writeFleet(name, 1000, 100), "--wait", "--timeout", "10m"); err != nil {
-		return fmt.Errorf("upgrade: apply with %s: %w", lastRelease, err)
+		return fmt.Errorf("upgrade: apply with %s: %w", release.Last, err)
 	}
 	before, err := workerRows(o, name)
 	if err != nil {
@@ -101,29 +101,4 @@ func workerRows(o options, root string) (map[string]workflows.Status, error) {
 		return nil, fmt.Errorf("upgrade: no workers under %s", root)
 	}
 	return rows, nil
-}
-
-// buildRelease builds the worker and starter of a commit of this
-// repository (git archive: the checkout is untouched) into a temporary
-// directory.
-func buildRelease(commit string) (worker, starter string, err error) {
-	dir, err := os.MkdirTemp("", "steward-release-")
-	if err != nil {
-		return "", "", err
-	}
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", "", err
-	}
-	if out, err := exec.Command("bash", "-c", fmt.Sprintf("git archive %s | tar -x -C %q", commit, src)).CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("git archive %s: %v: %s", commit, err, out)
-	}
-	for _, b := range []string{"worker", "starter"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./"+b)
-		cmd.Dir = src
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("build %s at %s: %v: %s", b, commit, err, out)
-		}
-	}
-	return filepath.Join(dir, "worker"), filepath.Join(dir, "starter"), nil
 }

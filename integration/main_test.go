@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -104,14 +105,8 @@ func run(m *testing.M) int {
 			Logger: quiet{},
 		},
 		// The settings of the table of docs/design.md: fast dispatch, WAL, one partition.
-		ExtraArgs: append([]string{
-			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
-		}, extra...),
-		Stdout: serverLog, Stderr: serverLog,
+		ExtraArgs: append(slices.Clone(devServerSettings), extra...),
+		Stdout:    serverLog, Stderr: serverLog,
 	})
 	cancel()
 	if err != nil {
@@ -145,6 +140,16 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// devServerSettings are the dev server's settings of the table in
+// docs/design.md: fast dispatch, WAL, one partition.
+var devServerSettings = []string{
+	"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+	"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+	"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
+	"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+	"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 }
 
 func tail(s string, n int) string {

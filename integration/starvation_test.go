@@ -139,13 +139,7 @@ func ownServer(t *testing.T) (addr string, c client.Client) {
 	defer cancel()
 	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: temporal, LogLevel: "error", ClientOptions: &client.Options{Logger: quiet{}},
-		ExtraArgs: []string{
-			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000",
-			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
-		},
+		ExtraArgs: devServerSettings,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = server.Stop() })

@@ -3,8 +3,6 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,37 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steward-sh/steward/internal/release"
 	"github.com/steward-sh/steward/workflows"
 )
-
-// lastRelease is the commit of the last release whose trees must keep
-// running across an upgrade of steward (docs/contract.md): nothing but `starter
-// upgrade` may be asked of their operators.
-const lastRelease = "5b9cb0e"
-
-// buildRelease builds the worker and starter of a commit of this
-// repository's history, from `git archive` (the repository is untouched).
-func buildRelease(t *testing.T, commit string) (worker, starter string) {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	if out, err := exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").CombinedOutput(); err != nil {
-		t.Fatalf("commit %s is not in this clone's history (a shallow clone?): %v %s", commit, err, out)
-	}
-	src := filepath.Join(t.TempDir(), "src")
-	require.NoError(t, os.MkdirAll(src, 0o755))
-	archive := exec.Command("bash", "-c", fmt.Sprintf("git -C %q archive %s | tar -x -C %q", root, commit, src))
-	out, err := archive.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	bin := t.TempDir()
-	for _, b := range []string{"worker", "starter"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, b), "./"+b)
-		cmd.Dir = src
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "build %s at %s: %s", b, commit, out)
-	}
-	return filepath.Join(bin, "worker"), filepath.Join(bin, "starter")
-}
 
 // A tree applied by the last release keeps running when its workers are
 // replaced by this build and `starter upgrade` runs: no delete, no
@@ -51,7 +21,10 @@ func buildRelease(t *testing.T, commit string) (worker, starter string) {
 // rollout, re-apply of the same file restarts nothing).
 func TestUpgradeFromTheLastRelease(t *testing.T) {
 	needServer(t)
-	oldWorker, oldStarter := buildRelease(t, lastRelease)
+	repo, err := filepath.Abs("..")
+	require.NoError(t, err)
+	oldWorker, oldStarter, err := release.Build(repo, release.Last, t.TempDir())
+	require.NoError(t, err)
 	addr, _ := ownServer(t)
 	state := filepath.Join(t.TempDir(), "state")
 	workerFlags := []string{"--host", "it-upgrade", "--state-dir", state}

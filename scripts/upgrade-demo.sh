@@ -10,6 +10,18 @@ M=$(cd "$(dirname "$0")/.." && pwd); D=${1:-/tmp/steward-upgrade-demo}; rm -rf "
 git -C $M archive 5b9cb0e | tar -x -C $D/old/src
 (cd $D/old/src && go build -o bin/worker ./worker && go build -o bin/starter ./starter && go build -o bin/hello ./examples/hello) || exit 1
 export TEMPORAL_ADDRESS=127.0.0.1:27233
+# rows WHEN: each worker of the demo tree (state, instance, restarts) as
+# `starter status --exact true` says now, saved in $D/WHEN.json.
+rows() {
+  "$M/bin/starter" status demo --exact true -o json >"$D/$1.json"
+  python3 -c "
+import json,sys
+def walk(n):
+  yield n
+  for c in n['children']: yield from walk(c)
+for n in walk(json.load(open(sys.argv[1]))):
+  if n['kind'] != 'supervisor': print(sys.argv[2], n['path'], n['state'], n.get('instance', ''), n['restarts'], n['manualRestarts'])" "$D/$1.json" "$1"
+}
 $M/bin/temporal server start-dev --port 27233 --ui-port 28233 --headless --db-filename $D/t.db --log-level error \
   --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
   --dynamic-config-value history.transferProcessorMaxPollRPS=1000 --dynamic-config-value history.timerProcessorMaxPollRPS=1000 \
@@ -22,14 +34,7 @@ OW=$!
 sleep 3
 (cd $D/old/src && bin/starter apply -f examples/demo.yaml --wait --timeout 3m) || echo "old apply failed"
 sleep 5
-$M/bin/starter status demo --exact true -o json > $D/before.json
-python3 -c "
-import json;s=json.load(open('$D/before.json'))
-def walk(n):
-  yield n
-  for c in n['children']: yield from walk(c)
-for n in walk(s):
-  if n['kind']!='supervisor': print('before', n['path'], n['state'], n.get('instance',''), n['restarts'], n['manualRestarts'])"
+rows before
 kill $OW; wait $OW 2>/dev/null
 (cd $M && exec bin/worker --metrics 127.0.0.1:29090 --state-dir $D/state > $D/new-worker.log 2>&1) &
 NW=$!
@@ -39,14 +44,7 @@ rc=$?
 e=$(date +%s.%N)
 echo "upgrade rc=$rc took $(python3 -c "print(round($e-$s,1))") s: $(cat $D/upgrade.json)"
 tail -3 $D/upgrade.err
-$M/bin/starter status demo --exact true -o json > $D/after.json
-python3 -c "
-import json;s=json.load(open('$D/after.json'))
-def walk(n):
-  yield n
-  for c in n['children']: yield from walk(c)
-for n in walk(s):
-  if n['kind']!='supervisor': print('after ', n['path'], n['state'], n.get('instance',''), n['restarts'], n['manualRestarts'])"
+rows after
 curl -s http://127.0.0.1:18081/ | head -c 100; echo
 $M/bin/starter delete demo >/dev/null
 sleep 5
