@@ -74,7 +74,7 @@ func (p *Reporter) send(parent string) {
 	for {
 		p.mu.Lock()
 		q := p.queues[parent]
-		if len(q) == 0 {
+		if len(q) == 0 { // every queued report was taken back
 			delete(p.queues, parent)
 			p.mu.Unlock()
 			return
@@ -91,8 +91,20 @@ func (p *Reporter) send(parent string) {
 		ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
 		err := p.Send(ctx, parent, r)
 		cancel()
+		// The sender leaves before its callers hear back when nothing
+		// waits, so that a caller that returned never finds a sender
+		// still around for an idle supervisor.
+		p.mu.Lock()
+		last := len(p.queues[parent]) == 0
+		if last {
+			delete(p.queues, parent)
+		}
+		p.mu.Unlock()
 		for _, b := range batch {
 			b.done <- err
+		}
+		if last {
+			return
 		}
 	}
 }

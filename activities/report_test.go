@@ -16,6 +16,8 @@ import (
 // Reports that come while a signal to the same supervisor is on its way go
 // together in the next one; each Report returns its signal's outcome, and
 // supervisors do not wait for each other.
+// Regression: the last sender used to leave only after its callers heard
+// back, so a caller could still find it (a CI failure: "no sender left").
 func TestReporter_BatchesWhatComesWhileASignalIsOnItsWay(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
