@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
@@ -44,6 +45,10 @@ const (
 	ErrPermanent    = "PermanentError"
 	ErrActionFailed = "ActionFailed"
 	ErrUnknownKind  = "UnknownKind"
+	// ErrRefused: the host would not run the spec (its policy, or a
+	// signature it requires): nothing ran, nothing was stopped. It is
+	// non-retryable.
+	ErrRefused = "Refused"
 )
 
 // ActionRequest is the input of every action.
@@ -92,6 +97,12 @@ type Activities struct {
 	// supervisor (a Reporter's Report); an error leaves the report to the
 	// workflow.
 	Report func(ctx context.Context, parent string, r treestatus.ChildReport) error
+	// Guard is this host's admission (worker --policy, --trusted-keys):
+	// asked before a process is started, restarted or observed (its probes
+	// run programs); nil admits everything.
+	Guard *admission.Guard
+	// Log, when set, hears of every refusal.
+	Log func(msg string, keyvals ...any)
 
 	mu       sync.Mutex
 	inFlight map[string]int // by task queue
@@ -101,6 +112,7 @@ type Activities struct {
 const (
 	MetricExecutionDuration = "steward_action_execution_duration_seconds" // {action, kind, status}
 	MetricPoolUtilization   = "steward_worker_pool_utilization"           // {task_queue}: in flight / pool size
+	MetricRefusedActions    = "steward_refused_actions_total"             // {action, rule}: refused by the host's policy or signature check
 )
 
 // track counts an action in or out of its task queue's slots and updates
@@ -179,6 +191,9 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 			fmt.Sprintf("no driver for kind %q in this worker", req.Spec.Kind), ErrUnknownKind,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{attempt}})
 	}
+	if err := a.admit(ctx, req); err != nil {
+		return ActionResult{Attempt: attempt}, err
+	}
 	a.track(info.TaskQueue, 1)
 	defer a.track(info.TaskQueue, -1)
 	if a.Slow != nil && info.ActivityType.Name != ObserveName {
@@ -216,6 +231,35 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	}
 	return res, temporal.NewApplicationErrorWithOptions(err.Error(), typ,
 		temporal.ApplicationErrorOptions{NonRetryable: typ == ErrPermanent, Details: []any{attempt}})
+}
+
+// admit asks the host's guard before an action runs anything: a refusal
+// is a non-retryable failure (ErrRefused) whose message names the rule,
+// counted and logged. A stop is never refused: it runs nothing the spec
+// names.
+func (a *Activities) admit(ctx context.Context, req ActionRequest) error {
+	info := activity.GetInfo(ctx)
+	if a.Guard.Open() || info.ActivityType.Name == StopName {
+		return nil
+	}
+	err := a.Guard.Admit(req.Path, req.Spec)
+	if err == nil {
+		return nil
+	}
+	action := strings.ToLower(strings.TrimPrefix(info.ActivityType.Name, Prefix))
+	rule := "signature"
+	var r *admission.Refusal
+	if errors.As(err, &r) && strings.HasPrefix(r.Rule, "policy") {
+		rule = "policy"
+	}
+	if a.Metrics != nil {
+		a.Metrics.WithTags(map[string]string{"action": action, "rule": rule}).Counter(MetricRefusedActions).Inc(1)
+	}
+	if a.Log != nil && action != "observe" { // an observe is refused at every interval until the spec changes
+		a.Log("refused", "action", action, "path", req.Path, "reason", err.Error())
+	}
+	return temporal.NewApplicationErrorWithOptions(err.Error(), ErrRefused,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{info.Attempt}})
 }
 
 // reportSuccess sends a succeeded action's report, if it has one and this

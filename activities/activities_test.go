@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/driver/stub"
 	"github.com/steward-sh/steward/internal/spec"
@@ -592,4 +593,43 @@ func TestSlowActionTellsItsWorkflow(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"steward/shop/db#3"}, told)
+}
+
+// A host's guard refuses a process action before its driver hears of it:
+// a non-retryable Refused error naming the rule, counted; a stop is never
+// refused, and other kinds pass.
+func TestGuardRefusesBeforeTheDriverRuns(t *testing.T) {
+	leakcheck.NoLeaks(t)
+	f := newFixture(t)
+	f.acts.Drivers[spec.KindProcess] = f.probe
+	policy, err := admission.ParsePolicy([]byte("commands: [/usr/bin/sleep]\n"))
+	require.NoError(t, err)
+	rec := metricstest.New()
+	var logged []string
+	f.acts.Guard, f.acts.Metrics = &admission.Guard{Policy: policy}, rec
+	f.acts.Log = func(msg string, kv ...any) { logged = append(logged, fmt.Sprint(append([]any{msg}, kv...)...)) }
+	env := f.activityEnv()
+	req := stubReq(nil)
+	req.Spec = spec.Node{Name: "db", Kind: spec.KindProcess, Process: map[string]any{"command": "/bin/sh"}}
+	for _, name := range []string{StartName, RestartName, ObserveName} {
+		_, err := env.ExecuteActivity(name, req)
+		appErr := appError(t, err)
+		assert.Equal(t, ErrRefused, appErr.Type(), name)
+		assert.True(t, appErr.NonRetryable(), name)
+		assert.Equal(t, "policy (inline): command /bin/sh is not allowed", appErr.Message(), name)
+		assert.Equal(t, int32(1), attemptOf(t, appErr), name)
+	}
+	assert.Empty(t, f.probe.requests(), "the driver never heard of them")
+	_, err = env.ExecuteActivity(StopName, req)
+	require.NoError(t, err, "a stop runs nothing the spec names")
+	allowed := req
+	allowed.Spec.Process = map[string]any{"command": "/usr/bin/sleep"}
+	_, err = env.ExecuteActivity(StartName, allowed)
+	require.NoError(t, err)
+	_, err = env.ExecuteActivity(StartName, stubReq(nil))
+	require.NoError(t, err, "not a process: not the policy's business")
+	assert.Len(t, f.probe.requests(), 3)
+	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "start", "rule": "policy"}))
+	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "observe", "rule": "policy"}))
+	assert.Len(t, logged, 2, "an observe's refusal is counted, not logged: %v", logged)
 }

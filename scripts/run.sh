@@ -104,8 +104,18 @@ for i in $(seq 1 120); do
   sleep 0.5
 done
 
-echo "Starting the steward worker (logs: $DATA/worker.log)..."
-bin/worker --address "$ADDRESS" --log-dir "$DATA/logs" --state-dir "$DATA/state" >"$DATA/worker.log" 2>&1 &
+# The demo host's command policy (docs/security.md): of every command a
+# spec may name, only the demo's own service runs here. It names this
+# checkout's absolute path, so it is written at every run.
+cat >"$DATA/policy.yaml" <<YAML
+# The demo host's policy, written by scripts/run.sh: only the hello service
+# (examples/hello, built into bin/hello) may run here.
+commands:
+  - $PWD/bin/hello
+YAML
+
+echo "Starting the steward worker (logs: $DATA/worker.log; policy: $DATA/policy.yaml)..."
+bin/worker --address "$ADDRESS" --log-dir "$DATA/logs" --state-dir "$DATA/state" --policy "$DATA/policy.yaml" >"$DATA/worker.log" 2>&1 &
 pids+=($!)
 
 echo "Applying $SPEC..."
@@ -128,6 +138,10 @@ Try, in another terminal$( [ "$PORT" = 7233 ] || echo ", after: export TEMPORAL_
   bin/temporal workflow signal --workflow-id $root/shop/web --name desired --input '"stopped"'
   bin/temporal workflow query --workflow-id $root --name status
   bin/temporal workflow list --query "StewardState='running'"
+  # a spec sent around the starter, refused by the host's policy (hello keeps running):
+  bin/temporal workflow signal --workflow-id $root/hello --name spec \
+    --input '{"spec":{"name":"hello","kind":"process","process":{"command":"/bin/sh","args":["-c","id"]}}}'
+  bin/starter status $root/hello              # running, "restart refused: policy ..."
 
 Logs: $DATA/server.log, $DATA/worker.log. Press Ctrl-C to stop everything.
 TXT

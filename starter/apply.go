@@ -32,6 +32,7 @@ func applyCmd(g *globals) *cobra.Command {
 	var historyLimit int
 	var dryRun bool
 	var output string
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Validate a spec, then start its tree or hand the running tree the new spec (--dry-run: only say what would change)",
@@ -52,6 +53,11 @@ func applyCmd(g *globals) *cobra.Command {
 			node, err := spec.Load(file)
 			if err != nil {
 				return badInput("invalid spec %s:\n%v", file, err)
+			}
+			if signKey != "" {
+				if node, err = signSpec(node, signKey); err != nil {
+					return err
+				}
 			}
 			c, err := g.dial()
 			if err != nil {
@@ -95,6 +101,7 @@ func applyCmd(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits without progress (a worker more at its desired state) before it gives up")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "compare the file with the running tree and print what apply would add, remove and change, field by field; start and signal nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format of --dry-run: text or json")
+	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign what each host will run with this private key (starter keygen PREFIX writes it): hosts started with --trusted-keys run only specs signed by a key they trust")
 	cmd.Flags().IntVar(&historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
 	return cmd
 }
@@ -292,12 +299,18 @@ func slowest(st workflows.Status, n int) string {
 
 func failedWorkers(st workflows.Status) []string {
 	var out []string
-	if st.State == "failed" && !st.Applying && st.Stale == "" { // a stale row proves nothing
+	switch {
+	case st.Stale != "" || st.Applying: // a stale row proves nothing
+	case st.State == "failed":
 		msg := st.Path + " (" + st.Reason
 		if st.LastAction.Error != "" && !strings.Contains(st.Reason, st.LastAction.Error) {
 			msg += ": " + st.LastAction.Error
 		}
 		out = append(out, msg+")")
+	case st.LastAction.Status == "refused":
+		// Its host refused the new spec: the service runs on as it was,
+		// which is not what was applied.
+		out = append(out, fmt.Sprintf("%s (%s refused, running as before: %s)", st.Path, st.LastAction.Name, st.LastAction.Error))
 	}
 	for _, c := range st.Children {
 		out = append(out, failedWorkers(c)...)

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/buildinfo"
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/driver/httpdrv"
@@ -44,6 +45,8 @@ type options struct {
 	workflowPollers                 int
 	pollerScaling                   string
 	eagerActions                    bool
+	policy, trustedKeys             string
+	guard                           *admission.Guard
 }
 
 func main() {
@@ -64,6 +67,8 @@ func main() {
 	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
 	flag.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
 	flag.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
+	flag.StringVar(&o.policy, "policy", "", "this host's command policy (YAML: commands, users, groups): a process whose command, probe command, user or group it does not allow is refused before anything runs (docs/security.md); empty: any command a spec names runs as this worker's user")
+	flag.StringVar(&o.trustedKeys, "trusted-keys", "", "Ed25519 public keys (PEM files, comma-separated; starter keygen writes them): every process start on this host needs a spec signed by one of them (starter apply --sign-key)")
 	version := flag.Bool("version", false, "print this worker's build and exit")
 	flag.Parse()
 	if *version {
@@ -98,6 +103,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "worker: --host %q: use letters, digits, '.', '_' and '-'\n", o.host)
 		os.Exit(2)
 	}
+	guard, err := loadGuard(o.policy, o.trustedKeys)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	o.guard = guard
 	if o.stateDir == "" {
 		o.stateDir = filepath.Join(os.TempDir(), "steward", "state")
 	}
@@ -174,7 +185,9 @@ func run(o options) error {
 	}, Metrics: metrics.Handler, PoolSize: o.poolSize,
 		Slow: func(ctx context.Context, workflowID string, seq int64) error {
 			return c.SignalWorkflow(ctx, workflowID, "", workflows.SignalSlow, seq)
-		}}
+		},
+		Guard: o.guard, Log: func(msg string, kv ...any) { zl.Sugar().Warnw(msg, kv...) }}
+	announceGuard(zl, o.guard, o.host)
 	reporter := &activities.Reporter{Send: func(ctx context.Context, parent string, r treestatus.ChildReport) error {
 		return c.SignalWorkflow(ctx, parent, "", workflows.SignalChild, r)
 	}}

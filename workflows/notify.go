@@ -65,6 +65,11 @@ type pendingNote struct {
 func (n *notifier) transition(ctx workflow.Context, cfg *spec.Notify, troubled *bool, seq *int64, supervisor bool, body activities.Notification, from string) {
 	event, after := notifyEvent(from, body.State, *troubled, supervisor)
 	*troubled = after
+	n.announce(ctx, cfg, seq, event, body)
+}
+
+// announce sends event, if the node's webhook takes it.
+func (n *notifier) announce(ctx workflow.Context, cfg *spec.Notify, seq *int64, event string, body activities.Notification) {
 	if event == "" || !cfg.Wants(event) {
 		return
 	}

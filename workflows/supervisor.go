@@ -671,7 +671,12 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 			continue
 		}
 		rec := kept[i]
-		if d := digest(s.inherit(c)); d != rec.Digest || strategyChanged {
+		// Version 2: a child that reports a newer generation than this
+		// supervisor sent it was handed a spec around it (a raw `spec`
+		// signal): the applied spec is sent again, so that an apply makes
+		// the tree what its file says.
+		strayed := s.in.Version >= 2 && rec.Status.Generation > rec.WantGeneration
+		if d := digest(s.inherit(c)); d != rec.Digest || strategyChanged || strayed {
 			rec.Digest = d
 			rec.WantGeneration = s.in.Generation
 			switch {

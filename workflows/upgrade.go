@@ -35,9 +35,22 @@ import (
 // one release after `starter upgrade` has shown no workflow on a build
 // older than the one that introduced its successor. Every old branch is
 // exercised by a test (a run with the old version in its input).
+//
+// The versions:
+//
+//	supervisor 1, worker 1, rollout 1: the first versioned code (the four
+//	  markers of version 0 folded in; StewardBuild recorded).
+//	worker 2: a host's refusal of an action (activities.ErrRefused: its
+//	  command policy or a signature it requires) is tick.Refused, which
+//	  leaves a running instance running and is announced as `refused`;
+//	  in version 1 it is a permanent failure.
+//	supervisor 2: an apply sends its spec again to a child that reports a
+//	  newer generation than its supervisor sent (a spec sent around the
+//	  supervisor, with the temporal CLI); in version 1 only changed
+//	  children get the spec.
 const (
-	SupervisorVersion = 1
-	WorkerVersion     = 1
+	SupervisorVersion = 2
+	WorkerVersion     = 2
 	RolloutVersion    = 1
 )
 

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,6 +211,102 @@ func TestVersions_ExitWhileUnknown(t *testing.T) {
 				return
 			}
 			require.Equal(t, "unknown", after.State, "%+v", after)
+		})
+	}
+}
+
+// Worker version 2: a host's refusal of a restart (activities.ErrRefused)
+// leaves the instance that ran running and is announced as `refused`; a
+// version-1 run replays it as the permanent failure it was.
+func TestVersions_RefusedRestart(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		state   string
+		events  []string
+	}{
+		{"version 1: a permanent failure", 1, "failed", []string{spec.EventFailed}},
+		{"version 2: the old instance runs on, announced", 2, "running", []string{spec.EventRefused}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			log := &notifyLog{}
+			env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+			const refusal = "policy /etc/steward/policy.yaml: command /bin/sh is not allowed"
+			env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1},
+				temporal.NewApplicationErrorWithOptions(refusal, activities.ErrRefused, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{int32(1)}}))
+			node := stubNode("w", nil)
+			node.Notify = &spec.Notify{Webhook: spec.Literal("http://127.0.0.1:1/hook")}
+			changed := stubNode("w", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
+			changed.Notify = node.Notify
+			var before, after Status
+			at(env, time.Minute, func() {
+				before = queryOwn(t, env)
+				env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed})
+			})
+			at(env, 2*time.Minute, func() { after = queryOwn(t, env) })
+			endAt(env, 3*time.Minute)
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: node, Generation: 1, Version: c.version})
+
+			require.Equal(t, "running", before.State)
+			require.Equal(t, c.state, after.State, "%+v", after)
+			require.Contains(t, after.Reason, refusal)
+			require.Equal(t, c.events, log.events())
+			if c.version >= 2 {
+				require.Equal(t, "i1", after.Instance, "the instance that ran before is the one that runs")
+				require.Equal(t, ActionStatus{Name: "restart", Status: "refused", Attempts: 1, Error: refusal}, after.LastAction)
+				require.Equal(t, "restart refused: "+refusal, log.delivered[0].Notification.Reason)
+				require.EqualValues(t, 2, after.Generation, "the refused spec is the node's (the next one goes on from it)")
+			}
+		})
+	}
+}
+
+// Supervisor version 2: a child whose spec was changed around its
+// supervisor (it reports a generation the supervisor never sent) gets the
+// applied spec again at the next apply, changed or not; version 1 sends
+// only changed children theirs.
+func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		resent  []string
+	}{{"version 1: only changed children", 1, nil}, {"version 2: the strayed child too", 2, []string{"root/a"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			mockActions(env)
+			env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+			var mu sync.Mutex
+			var resent []string
+			for _, p := range []string{"root/a", "root/b"} {
+				p := p
+				env.OnSignalExternalWorkflow(mock.Anything, p, mock.Anything, SignalSpec, mock.Anything).Return(func(_, id, _, _ string, _ any) error {
+					mu.Lock()
+					defer mu.Unlock()
+					resent = append(resent, id)
+					return nil
+				})
+			}
+			// The test's end deletes the tree: its children are cancelled.
+			env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
+			root := tree("root", stubNode("a", nil), stubNode("b", nil))
+			s := supervisorRun{in: SupervisorInput{Spec: root}}
+			carry := &SupervisorCarry{Desired: "running"}
+			for _, n := range root.Children {
+				gen := int64(1)
+				if n.Name == "a" {
+					gen = 2 // a raw spec signal took it to generation 2
+				}
+				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: digest(s.inherit(n)), WantGeneration: 1,
+					Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: gen}})
+			}
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: root}) })
+			endAt(env, 2*time.Minute)
+			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: c.version})
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, c.resent, resent)
 		})
 	}
 }

@@ -30,10 +30,19 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		r.Outcome = tick.Cancelled
 	default:
 		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
+		refusal := refusalMessage(err)
+		if w.in.Version >= 2 && refusal != "" {
+			// Version 2: a refused action ran nothing and stopped
+			// nothing (before, it was a permanent failure).
+			r.Outcome = tick.Refused
+		}
 		if r.Outcome == tick.TimedOut {
 			count(w.ctx, MetricActionTimeouts, map[string]string{"action": string(f.action), "kind": w.node.Kind})
 		}
 		r.Error = rootMessage(err)
+		if r.Outcome == tick.Refused {
+			r.Error = refusal // the rule and why, as the host said it
+		}
 		if r.Outcome == tick.Unreachable {
 			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.ProcessHost(), f.action, w.node.UnreachableAfter())
 		}
@@ -62,7 +71,22 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		}
 	}
 	w.tick(tick.Snapshot{Event: tick.EventActionDone, Result: &r})
+	if r.Outcome == tick.Refused && f.action != tick.Observe && w.carry.Memory.State != tick.Failed {
+		// The service runs on as it was: no transition tells of it.
+		w.notes.announce(w.ctx, w.node.Notify, &w.carry.NotifySeq, spec.EventRefused, activities.Notification{
+			Path: w.in.Path, State: string(w.carry.Memory.State), Reason: string(f.action) + " refused: " + r.Error,
+			Time: workflow.Now(w.ctx), Generation: w.in.Generation})
+	}
 	w.replayPendingExits()
+}
+
+// refusalMessage is the host's refusal an action's error is, if it is one.
+func refusalMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrRefused {
+		return appErr.Message()
+	}
+	return ""
 }
 
 // maxPendingExits bounds the exits kept while an action runs (a driver

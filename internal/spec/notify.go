@@ -19,9 +19,12 @@ import (
 //     allows) and stopped its children;
 //   - unknown: a process worker's host became unreachable;
 //   - recovered: a node that was failed, gave up or was unknown is running
-//     again.
+//     again;
+//   - refused: a worker's host refused a changed spec (its command policy,
+//     or a signature it requires) and the service runs on as it was (a
+//     refused start fails the worker: that is `failed`).
 //
-// `on` defaults to all four (an empty list too). Each event is POSTed as
+// `on` defaults to all five (an empty list too). Each event is POSTed as
 // JSON by an activity with retries (durable, at least once); the webhook
 // URL (Slack's and others' carry their secret in it) and the headers may be
 // secret references, resolved by the worker process that sends it.
@@ -32,10 +35,11 @@ const (
 	EventGaveUp    = "gaveUp"
 	EventUnknown   = "unknown"
 	EventRecovered = "recovered"
+	EventRefused   = "refused"
 )
 
 // NotifyEvents are every event, the default of `on`.
-var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered}
+var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered, EventRefused}
 
 // Notify is a node's webhook.
 type Notify struct {

@@ -73,6 +73,12 @@ type Node struct {
 	// but cannot run yet; they are kept so a spec round-trips unchanged.
 	Process map[string]any `yaml:"process,omitempty" json:"process,omitempty"`
 	HTTP    map[string]any `yaml:"http,omitempty" json:"http,omitempty"`
+
+	// Signature is the operator's signature of what a worker's host runs
+	// (internal/admission; `starter apply --sign-key`), never written in a
+	// spec file: a host started with --trusted-keys runs no process whose
+	// spec does not carry a valid one.
+	Signature string `yaml:"-" json:"signature,omitempty"`
 }
 
 // IsSupervisor reports whether the node supervises children.

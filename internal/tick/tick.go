@@ -134,6 +134,11 @@ const (
 	// Unreachable: no worker picked the action up in time (its host is
 	// down); the action never ran.
 	Unreachable Outcome = "unreachable"
+	// Refused: the host would not run the action's spec (its command
+	// policy, or a signature it requires); the action ran nothing and
+	// stopped nothing. A refused restart leaves the instance that ran
+	// before it running.
+	Refused Outcome = "refused"
 )
 
 // Observation is what an observe found.
@@ -433,6 +438,26 @@ func (t *ticker) starting() {
 			return
 		}
 		t.start("desired running")
+	case Refused:
+		if r.Action == Restart && m.Instance != "" {
+			t.refusedRestart(fmt.Sprintf("%s refused: %s", r.Action, r.Error))
+			return
+		}
+		// A refused start: nothing runs, and retrying cannot help.
+		t.recordFailure()
+		m.Instance = ""
+		m.RunningSince = time.Time{}
+		why := fmt.Sprintf("%s refused: %s", r.Action, r.Error)
+		switch {
+		case t.s.Desired == WantStopped:
+			t.clearPending()
+			t.to(Stopped, why+"; "+t.stopWhy())
+		case m.PendingSpecRestart: // a newer spec may be admitted
+			t.start(why)
+		default:
+			t.clearPending()
+			t.hold(Failed, why)
+		}
 	default: // failed, timeout, permanent
 		t.recordFailure()
 		// Whatever ran before a failed restart is not known to run now.
@@ -453,6 +478,27 @@ func (t *ticker) starting() {
 		default:
 			t.scheduleRestart(why)
 		}
+	}
+}
+
+// refusedRestart: the host refused a restart's spec before it stopped
+// anything, so the instance that ran goes on running. A newer spec that
+// came meanwhile is tried; a stop is carried out; anything else asked
+// meanwhile would be refused again.
+func (t *ticker) refusedRestart(why string) {
+	m := t.m()
+	switch {
+	case t.s.Desired == WantStopped:
+		t.clearPending()
+		t.to(Stopping, why+"; "+t.stopWhy())
+		t.act(Stop)
+	case m.PendingSpecRestart:
+		t.clearPending()
+		t.to(Starting, "spec changed")
+		t.act(Restart)
+	default:
+		t.clearPending()
+		t.to(Running, why)
 	}
 }
 
@@ -696,6 +742,8 @@ func outcomeWord(o Outcome) string {
 		return "failed permanently"
 	case Cancelled:
 		return "cancelled"
+	case Refused:
+		return "refused"
 	}
 	return "failed"
 }

@@ -243,6 +243,25 @@ var transitions = []row{
 		to: Stopping, act: Stop, reasonEq: "start cancelled: desired stopped"},
 	{name: "starting/start cancelled, desired running again: starts again", mem: base(Starting), ev: EventActionDone, res: res(Start, Cancelled),
 		to: Starting, act: Start, reasonEq: "desired running"},
+	// A refused action (the host's policy or signature check) ran nothing.
+	{name: "starting/start refused: failed and held, nothing runs", mem: base(Starting), ev: EventActionDone, res: res(Start, Refused),
+		to: Failed, change: all(failure, func(k *key) { k.Hold = true }), reasonEq: "start refused: boom"},
+	{name: "starting/start refused with pending manual restart: failed (it would be refused again)", mem: pendingRestart(base(Starting)), ev: EventActionDone, res: res(Start, Refused),
+		to: Failed, change: all(failure, noPending, func(k *key) { k.Hold = true }), reasonEq: "start refused: boom"},
+	{name: "starting/start refused with pending spec change: the new spec is tried", mem: pendingSpec(base(Starting)), ev: EventActionDone, res: res(Start, Refused),
+		to: Starting, act: Start, change: all(failure, noPending), reasonEq: "spec changed"},
+	{name: "starting/start refused, desired stopped: stopped (nothing runs)", mem: base(Starting), desired: WantStopped, ev: EventActionDone, res: res(Start, Refused),
+		to: Stopped, change: failure, reasonEq: "start refused: boom; desired stopped"},
+	{name: "starting(restart)/restart refused: the old instance keeps running", mem: restartInFlight(), ev: EventActionDone, res: res(Restart, Refused),
+		to: Running, reasonEq: "restart refused: boom"},
+	{name: "starting(restart)/restart refused with pending manual restart: running (it would be refused again)", mem: pendingRestart(restartInFlight()), ev: EventActionDone, res: res(Restart, Refused),
+		to: Running, change: noPending, reasonEq: "restart refused: boom"},
+	{name: "starting(restart)/restart refused with a newer spec pending: restarts with it", mem: pendingSpec(restartInFlight()), ev: EventActionDone, res: res(Restart, Refused),
+		to: Starting, act: Restart, change: noPending, reasonEq: "spec changed"},
+	{name: "starting(restart)/restart refused, desired stopped: stops the old instance", mem: restartInFlight(), desired: WantStopped, ev: EventActionDone, res: res(Restart, Refused),
+		to: Stopping, act: Stop, reasonEq: "restart refused: boom; desired stopped"},
+	{name: "running/observe refused: running, reason says so", mem: base(Running), ev: EventActionDone, res: res(Observe, Refused),
+		to: Running, reasonEq: "observe refused: boom"},
 	{name: "starting/action_done of another action: ignored", mem: base(Starting), ev: EventActionDone, res: ok(Observe),
 		to: Starting},
 	{name: "starting/action_done without result: ignored", mem: base(Starting), ev: EventActionDone,
@@ -502,7 +521,7 @@ func TestTransitionTableCoversEveryStateAndEvent(t *testing.T) {
 func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 	states := append(slices.Clone(AllStates), "", "bogus")
 	actions := []Action{None, Start, Stop, Restart, Observe}
-	outcomes := []Outcome{Succeeded, FailedOutcome, PermanentFailure, TimedOut, Cancelled, Unreachable, "weird"}
+	outcomes := []Outcome{Succeeded, FailedOutcome, PermanentFailure, TimedOut, Cancelled, Unreachable, Refused, "weird"}
 	observations := []Observation{"", ObservedRunning, ObservedExited, ObservedCrashed}
 	results := []*Result{nil}
 	for _, a := range actions {
@@ -1133,6 +1152,7 @@ func TestNextDoesNotShareTheFailureSliceWithItsInput(t *testing.T) {
 func TestOutcomeWords(t *testing.T) {
 	require.Equal(t, "timed out", outcomeWord(TimedOut))
 	require.Equal(t, "failed permanently", outcomeWord(PermanentFailure))
+	require.Equal(t, "refused", outcomeWord(Refused))
 	require.Equal(t, "cancelled", outcomeWord(Cancelled))
 	require.Equal(t, "failed", outcomeWord(FailedOutcome))
 	require.Equal(t, "failed", outcomeWord("weird"))

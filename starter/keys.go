@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/steward-sh/steward/internal/admission"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// keygenCmd writes an operator's signing key pair (docs/security.md).
+func keygenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "keygen PREFIX",
+		Short: "Write an Ed25519 key pair for signed specs: PREFIX (private, mode 0600) and PREFIX.pub (for worker --trusted-keys)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			prefix := a[0]
+			pub, err := admission.GenerateKey(prefix)
+			if errors.Is(err, os.ErrExist) {
+				return badInput("%s or %s.pub exists: a key is never overwritten", prefix, prefix)
+			}
+			if err != nil {
+				return failure("keygen: %v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (private key, mode 0600) and %s.pub (public key); key id %s\n", prefix, prefix, admission.KeyID(pub))
+			return nil
+		},
+	}
+}
+
+// signSpec signs every worker of a tree with the private key at file.
+func signSpec(node spec.Node, file string) (spec.Node, error) {
+	key, err := admission.LoadPrivateKey(file)
+	if err != nil {
+		return node, badInput("--sign-key: %v", err)
+	}
+	signed, err := admission.SignTree(key, node)
+	if err != nil {
+		return node, badInput("--sign-key: %v", err)
+	}
+	return signed, nil
+}
