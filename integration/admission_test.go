@@ -105,7 +105,9 @@ children:
 	require.Equal(t, want, st.LastAction.Error)
 	_, err = os.Stat(proof)
 	require.ErrorIs(t, err, os.ErrNotExist, "the shell never ran")
-	require.Contains(t, metricsOf(t, w), `steward_refused_actions_total{action="restart",rule="policy"} 1`)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		return strings.Contains(metricsOf(t, w), `steward_refused_actions_total{action="restart",rule="policy"} 1`), "the refusal counted in the host's metrics"
+	})
 
 	// apply --wait reports a refusal as a failure: the tree is not what was applied.
 	r = starter(t, "apply", "-f", writeSpec(t, `

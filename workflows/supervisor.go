@@ -679,13 +679,22 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		if d := digest(s.inherit(c)); d != rec.Digest || strategyChanged || strayed {
 			rec.Digest = d
 			rec.WantGeneration = s.in.Generation
+			if s.in.Version >= 2 && rec.Status.Generation >= rec.WantGeneration {
+				// Its own count has reached the tree's (it was handed a
+				// spec around this supervisor): the spec goes with a newer
+				// number, so that the child counts as applying until it
+				// has taken it.
+				rec.WantGeneration = rec.Status.Generation + 1
+			}
 			switch {
 			case rec.Deferred:
 				rec.Node = &c
 			case rec.Closed:
 				// Restarted by its plan with the node it has now.
 			default:
-				s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
+				u := s.specUpdate(s.childNode(c))
+				u.Generation = rec.WantGeneration
+				s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
 			}
 		}
 		s.carry.Children[j] = rec

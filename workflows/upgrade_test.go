@@ -279,12 +279,14 @@ func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
 			env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
 			var mu sync.Mutex
 			var resent []string
+			var gens []int64
 			for _, p := range []string{"root/a", "root/b"} {
 				p := p
-				env.OnSignalExternalWorkflow(mock.Anything, p, mock.Anything, SignalSpec, mock.Anything).Return(func(_, id, _, _ string, _ any) error {
+				env.OnSignalExternalWorkflow(mock.Anything, p, mock.Anything, SignalSpec, mock.Anything).Return(func(_, id, _, _ string, arg any) error {
 					mu.Lock()
 					defer mu.Unlock()
 					resent = append(resent, id)
+					gens = append(gens, arg.(spec.Update).Generation)
 					return nil
 				})
 			}
@@ -307,6 +309,14 @@ func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			require.Equal(t, c.resent, resent)
+			if c.version >= 2 {
+				// The child counted to 2 on its own: the spec goes as 3,
+				// and the child is applying until it reports it.
+				require.Equal(t, []int64{3}, gens)
+				st := queryOwn(t, env)
+				require.True(t, st.Children[0].Applying, "%+v", st.Children[0])
+				require.False(t, st.Children[1].Applying)
+			}
 		})
 	}
 }
