@@ -404,7 +404,7 @@ func TestAlertRules(t *testing.T) {
 			require.NotEmpty(t, ann["summary"], "%s has no summary", name)
 		}
 	}
-	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated", "StewardTaskQueueBacklogOld"} {
+	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated", "StewardTaskQueueBacklogOld", "StewardActionsRefused"} {
 		require.True(t, alerts[want], "no alert %s", want)
 	}
 	if promtool, err := exec.LookPath("promtool"); err == nil {

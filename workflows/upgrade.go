@@ -42,8 +42,9 @@ import (
 //	  markers of version 0 folded in; StewardBuild recorded).
 //	worker 2: a host's refusal of an action (activities.ErrRefused: its
 //	  command policy or a signature it requires) is tick.Refused, which
-//	  leaves a running instance running and is announced as `refused`;
-//	  in version 1 it is a permanent failure.
+//	  leaves a running instance running and is announced as `refused`,
+//	  and the next spec after a refusal is applied by a restart; in
+//	  version 1 a refusal is a permanent failure.
 //	supervisor 2: an apply sends its spec again to a child that reports a
 //	  newer generation than its supervisor sent (a spec sent around the
 //	  supervisor, with the temporal CLI); in version 1 only changed

@@ -225,8 +225,8 @@ func TestVersions_RefusedRestart(t *testing.T) {
 		state   string
 		events  []string
 	}{
-		{"version 1: a permanent failure", 1, "failed", []string{spec.EventFailed}},
-		{"version 2: the old instance runs on, announced", 2, "running", []string{spec.EventRefused}},
+		{"version 1: a permanent failure", 1, "failed", []string{spec.EventFailed, spec.EventRecovered}},
+		{"version 2: the old instance runs on, announced", 2, "running", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv(t)
@@ -240,24 +240,36 @@ func TestVersions_RefusedRestart(t *testing.T) {
 			node.Notify = &spec.Notify{Webhook: spec.Literal("http://127.0.0.1:1/hook")}
 			changed := stubNode("w", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
 			changed.Notify = node.Notify
-			var before, after Status
+			var before, after, signed Status
 			at(env, time.Minute, func() {
 				before = queryOwn(t, env)
 				env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed})
 			})
-			at(env, 2*time.Minute, func() { after = queryOwn(t, env) })
-			endAt(env, 3*time.Minute)
+			at(env, 2*time.Minute, func() {
+				after = queryOwn(t, env)
+				// The same driver, now signed: what runs is not what it
+				// says, so it restarts (and is refused again here).
+				changed.Signature = "ed25519:k:s"
+				env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed})
+			})
+			at(env, 3*time.Minute, func() { signed = queryOwn(t, env) })
+			endAt(env, 4*time.Minute)
 			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: node, Generation: 1, Version: c.version})
 
 			require.Equal(t, "running", before.State)
 			require.Equal(t, c.state, after.State, "%+v", after)
 			require.Contains(t, after.Reason, refusal)
-			require.Equal(t, c.events, log.events())
+			if c.events != nil {
+				require.Equal(t, c.events, log.events())
+			}
 			if c.version >= 2 {
 				require.Equal(t, "i1", after.Instance, "the instance that ran before is the one that runs")
 				require.Equal(t, ActionStatus{Name: "restart", Status: "refused", Attempts: 1, Error: refusal}, after.LastAction)
 				require.Equal(t, "restart refused: "+refusal, log.delivered[0].Notification.Reason)
 				require.EqualValues(t, 2, after.Generation, "the refused spec is the node's (the next one goes on from it)")
+				require.EqualValues(t, 3, signed.Generation)
+				require.Equal(t, "restart", signed.LastAction.Name)
+				require.Equal(t, []string{spec.EventRefused, spec.EventRefused}, log.events(), "the signed spec was tried: a restart, refused")
 			}
 		})
 	}

@@ -104,7 +104,14 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 		w.observeTimer = nil
 	}
 	w.upsertSearch()
-	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: driverChanged(old, w.node)})
+	restart := driverChanged(old, w.node)
+	if w.in.Version >= 2 && w.carry.LastAction.Status == string(tick.Refused) {
+		// The spec before was refused by the host, so what runs is not
+		// what it says: the next one is applied by a restart, even where
+		// it differs from the refused one only in its signature.
+		restart = true
+	}
+	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: restart})
 }
 
 // rendered is a validated worker node with its driver templates executed
