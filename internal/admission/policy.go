@@ -52,6 +52,9 @@ func LoadPolicy(file string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", file, err)
 	}
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs // refusals name the file wherever they are read
+	}
 	p.file = file
 	return p, nil
 }
