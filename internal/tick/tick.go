@@ -678,6 +678,14 @@ func (t *ticker) unknown() {
 		t.runningIntent()
 		return
 	}
+	if r.Outcome == Refused && m.Instance != "" {
+		// The host is back but would not look (its probes are the
+		// refused spec's): the instance is taken as running; had it
+		// ended meanwhile, the host's worker reports that exit itself.
+		t.to(Running, "host back; observe refused: "+r.Error)
+		t.runningIntent()
+		return
+	}
 	// The host is back and the service is not running there (or its state
 	// could not be read): start from stopped, as the spec says.
 	m.Instance = ""

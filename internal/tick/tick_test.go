@@ -383,6 +383,15 @@ var transitions = []row{
 		return m
 	}(),
 		ev: EventActionDone, res: observed(ObservedRunning), to: Running, reasonEq: "host back: running"},
+	{name: "unknown/action_done probe refused by the host that is back: taken as running", mem: func() Memory {
+		m := base(Unknown)
+		m.Instance = oldInst
+		m.RunningSince = now.Add(-time.Minute)
+		return m
+	}(),
+		ev: EventActionDone, res: res(Observe, Refused), to: Running, reasonEq: "host back; observe refused: boom"},
+	{name: "unknown/action_done probe refused, no instance: reconciles by starting", mem: base(Unknown), ev: EventActionDone, res: res(Observe, Refused),
+		to: Starting, act: Start, reasonEq: "desired running"},
 	{name: "unknown/action_done probe finds nothing: reconciles by starting", mem: base(Unknown), ev: EventActionDone, res: observed(ObservedCrashed),
 		to: Starting, act: Start, reasonEq: "desired running"},
 	{name: "unknown/backoff_expired stale timer: stays", mem: base(Unknown), ev: EventBackoffExpired,
