@@ -68,42 +68,12 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			}
 			defer cl.Close()
 			ctx := cmd.Context()
-			st, err := treeStatus(ctx, cl, path, false)
+			id, targets, err := startRollout(ctx, cl, g.namespace, workflows.RolloutInput{Path: path, Op: op, Chunk: chunk, FailFast: failFast, HistoryLimit: historyLimit}, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			if stale := staleSummary([]workflows.Status{st}); stale != "" {
-				// The workers below a supervisor that did not answer are the
-				// running ones visibility lists, in path order.
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s; the workers below them are those visibility lists as running\n", stale)
-			}
-			targets := st.Leaves()
-			if len(targets) == 0 {
-				return failure("no workers under %s", path)
-			}
-			if err := refuseOverlap(ctx, cl, g.namespace, path); err != nil {
-				return err
-			}
-			id := workflows.RolloutID(path)
-			_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID:                                       id,
-				TaskQueue:                                workflows.TaskQueue,
-				WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-				WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-				WorkflowExecutionErrorWhenAlreadyStarted: true,
-				StaticSummary:                            fmt.Sprintf("steward rollout: %s %d workers under %s, %d at a time", op, len(targets), path, chunk),
-				TypedSearchAttributes: temporal.NewSearchAttributes(
-					workflows.SearchPath.ValueSet(path), workflows.SearchKind.ValueSet("rollout"), workflows.SearchState.ValueSet("running")),
-			}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: failFast, HistoryLimit: historyLimit, Version: workflows.RolloutVersion})
-			var already *serviceerror.WorkflowExecutionAlreadyStarted
-			if errors.As(err, &already) {
-				return failure("a rollout of %s is already running (%s); wait for it or `starter rollout cancel %s`", path, id, id)
-			}
-			if err != nil {
-				return failure("start rollout: %v", err)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "rollout %s: %s %d workers under %s, %d at a time%s\n", id, op, len(targets), path, chunk, map[bool]string{true: ", fail-fast"}[failFast])
-			res, err := followRollout(ctx, cl, id, len(targets), cmd.ErrOrStderr())
+			fmt.Fprintf(cmd.ErrOrStderr(), "rollout %s: %s %d workers under %s, %d at a time%s\n", id, op, targets, path, chunk, map[bool]string{true: ", fail-fast"}[failFast])
+			res, err := followRollout(ctx, cl, id, targets, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -265,4 +235,45 @@ func printRollout(out io.Writer, st workflows.RolloutStatus, output string) erro
 	fmt.Fprintf(out, "%s %s: %s — total %d, succeeded %d, failed %d, skipped %d, cancelled %d (%s)\n",
 		st.Op, st.Path, st.State, st.Total, st.Succeeded, st.Failed, st.Skipped, st.Counts[workflows.TargetCancelled], took)
 	return nil
+}
+
+// startRollout starts a rollout of in.Op over the workers under in.Path
+// (its targets filled in here) and returns its ID and how many it targets.
+func startRollout(ctx context.Context, cl client.Client, namespace string, in workflows.RolloutInput, warn io.Writer) (string, int, error) {
+	path, op, chunk := in.Path, in.Op, in.Chunk
+	st, err := treeStatus(ctx, cl, path, false)
+	if err != nil {
+		return "", 0, err
+	}
+	if stale := staleSummary([]workflows.Status{st}); stale != "" {
+		// The workers below a supervisor that did not answer are the
+		// running ones visibility lists, in path order.
+		fmt.Fprintf(warn, "warning: %s; the workers below them are those visibility lists as running\n", stale)
+	}
+	targets := st.Leaves()
+	if len(targets) == 0 {
+		return "", 0, failure("no workers under %s", path)
+	}
+	if err := refuseOverlap(ctx, cl, namespace, path); err != nil {
+		return "", 0, err
+	}
+	id := workflows.RolloutID(path)
+	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                workflows.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            fmt.Sprintf("steward rollout: %s %d workers under %s, %d at a time", op, len(targets), path, chunk),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchPath.ValueSet(path), workflows.SearchKind.ValueSet("rollout"), workflows.SearchState.ValueSet("running")),
+	}, workflows.RolloutWorkflow, workflows.RolloutInput{Path: path, Op: op, Targets: targets, Chunk: chunk, FailFast: in.FailFast, HistoryLimit: in.HistoryLimit, Version: workflows.RolloutVersion})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &already) {
+		return "", 0, failure("a rollout of %s is already running (%s); wait for it or `starter rollout cancel %s`", path, id, id)
+	}
+	if err != nil {
+		return "", 0, failure("start rollout: %v", err)
+	}
+	return id, len(targets), nil
 }

@@ -1,0 +1,221 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// consoleProc runs `starter console` against the test server until the
+// test ends.
+func consoleProc(t *testing.T, args ...string) (base string, out *bytes.Buffer) {
+	t.Helper()
+	addr, err := freePort()
+	require.NoError(t, err)
+	cmd := exec.Command(starterBin, append([]string{"console", "--listen", addr, "--interval", "500ms", "--web-ui", "http://" + address}, args...)...)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
+	out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	base = "http://" + addr
+	eventually(t, 30*time.Second, func() (bool, string) {
+		resp, err := http.Get(base + "/api/config")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200, resp.Status
+	})
+	return base, out
+}
+
+// waitPage waits (with a deadline) until the page's element at selector
+// has text containing want.
+func waitPage(t *testing.T, ctx context.Context, selector, want string) string {
+	t.Helper()
+	var text string
+	eventually(t, time.Minute, func() (bool, string) {
+		var nodes int
+		if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, selector), &nodes)); err != nil {
+			return false, err.Error()
+		}
+		if nodes == 0 {
+			return false, "no " + selector
+		}
+		if err := chromedp.Run(ctx, chromedp.Text(selector, &text, chromedp.ByQuery)); err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(text, want), fmt.Sprintf("%s: no %q in %.500q", selector, want, text)
+	})
+	return text
+}
+
+func clickOn(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	require.NoError(t, chromedp.Run(ctx, chromedp.Click(selector, chromedp.ByQuery)))
+}
+
+// The console in real Chromium: the tree with a root's children and a
+// collapsed healthy group's roll-up, a change pushed to the open page, a
+// node's panel with a line of its log, and an action refused without the
+// token and done with it. The token read from a file is never printed.
+func TestConsoleInChromium(t *testing.T) {
+	needServer(t)
+	exe := chromium(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-console
+children:
+  - name: web
+    kind: process
+    process: {command: /bin/sh, args: ["-c", "echo hello from the console test; exec sleep 300"], startSeconds: 200ms}
+  - name: grp
+    children:
+      - {name: a, kind: stub}
+      - {name: b, kind: stub}
+      - {name: c, kind: stub}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-console") })
+
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("  s3cret-console-token \n"), 0o600))
+	base, out := consoleProc(t, "--allow-actions", "--token-file", tokenFile)
+
+	ctx := newBrowser(t, exe)
+	require.NoError(t, chromedp.Run(ctx, chromedp.EmulateViewport(1400, 800), chromedp.Navigate(base+"/")))
+	waitPage(t, ctx, `tr[data-path="it-console/web"]`, "running")
+	grp := waitPage(t, ctx, `tr[data-path="it-console/grp"]`, "3 running")
+	t.Logf("roll-up row: %s", grp)
+	waitPage(t, ctx, "#conn", "live")
+	var hidden int
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('tr[data-path^="it-console/grp/"]').length`, &hidden)))
+	require.Zero(t, hidden, "a healthy group below a root is collapsed to its roll-up")
+
+	// A change reaches the open page (pushed, not reloaded).
+	stopped := time.Now()
+	r = starter(t, "stop", "it-console/grp/a")
+	require.Equal(t, 0, r.code, r.stderr)
+	waitPage(t, ctx, `tr[data-path="it-console/grp"] [data-count="stopped"]`, "1 stopped")
+	t.Logf("stop to the page: %s", time.Since(stopped).Round(10*time.Millisecond))
+
+	// The panel of the process service shows its log.
+	clickOn(t, ctx, `tr[data-path="it-console/web"] .name`)
+	waitPage(t, ctx, "#panel-state", "running")
+	waitPage(t, ctx, "#panel-log", "hello from the console test")
+
+	// An action without the token is refused; with it, done.
+	clickOn(t, ctx, `#panel-actions button[data-action="restart"]`)
+	waitPage(t, ctx, "#confirm-text", "restart it-console/web?")
+	clickOn(t, ctx, "#confirm-yes")
+	waitPage(t, ctx, "#action-result", "refused (401)")
+	require.Equal(t, 0, status(t, "it-console/web").ManualRestarts)
+	require.NoError(t, chromedp.Run(ctx, chromedp.SetValue("#token", "s3cret-console-token", chromedp.ByQuery)))
+	clickOn(t, ctx, `#panel-actions button[data-action="restart"]`)
+	clickOn(t, ctx, "#confirm-yes")
+	waitPage(t, ctx, "#action-result", "done: restart it-console/web")
+	eventually(t, time.Minute, func() (bool, string) {
+		st := status(t, "it-console/web")
+		return st.ManualRestarts == 1 && st.State == "running", fmt.Sprintf("%+v", st)
+	})
+	// The row is the supervisor's record (counters as of the worker's last
+	// report); the open panel asks the node itself.
+	waitPage(t, ctx, "#panel-fields", "1 manual")
+
+	if file := os.Getenv("STEWARD_CONSOLE_SCREENSHOT"); file != "" {
+		var png []byte
+		require.NoError(t, chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)))
+		require.NoError(t, os.WriteFile(file, png, 0o644))
+	}
+	require.NotContains(t, out.String(), "s3cret-console-token", "a token read from a file is never printed or logged")
+}
+
+// The console's API without a browser: actions need the token and
+// --allow-actions; status is `status -o json`; events are pushed.
+func TestConsoleAPI(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-console-api
+children:
+  - {name: a, kind: stub}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-console-api") })
+	readOnly, _ := consoleProc(t)
+	post := func(base, token, body string) int {
+		req, err := http.NewRequest("POST", base+"/api/actions", strings.NewReader(body))
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusForbidden, post(readOnly, "x", `{"action":"stop","path":"it-console-api/a"}`), "read-only refuses every action")
+
+	base, out := consoleProc(t, "--allow-actions")
+	token := ""
+	eventually(t, 10*time.Second, func() (bool, string) {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if t, ok := strings.CutPrefix(l, "token: "); ok {
+				token = strings.TrimSpace(t)
+			}
+		}
+		return token != "", out.String()
+	})
+	require.Equal(t, http.StatusUnauthorized, post(base, "", `{"action":"stop","path":"it-console-api/a"}`))
+	require.Equal(t, http.StatusUnauthorized, post(base, "wrong", `{"action":"stop","path":"it-console-api/a"}`))
+	require.Equal(t, http.StatusBadRequest, post(base, token, `{"action":"explode","path":"it-console-api/a"}`))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	require.Equal(t, http.StatusOK, post(base, token, `{"action":"stop","path":"it-console-api/a"}`))
+	buf := make([]byte, 64<<10)
+	var got strings.Builder
+	for !strings.Contains(got.String(), `"path":"it-console-api/a","state":"stopped"`) {
+		n, err := resp.Body.Read(buf)
+		require.NoError(t, err, got.String())
+		got.Write(buf[:n])
+	}
+	require.Contains(t, got.String(), "data: {")
+
+	resp2, err := http.Get(base + "/api/status?path=it-console-api")
+	require.NoError(t, err)
+	defer resp2.Body.Close()
+	var st struct {
+		Path     string `json:"path"`
+		Children []struct {
+			Path, State string
+		} `json:"children"`
+	}
+	require.NoError(t, jsonDecode(resp2.Body, &st))
+	require.Equal(t, "it-console-api", st.Path)
+	require.Equal(t, "stopped", st.Children[0].State)
+}
+
+func jsonDecode(r interface{ Read([]byte) (int, error) }, v any) error {
+	return json.NewDecoder(r).Decode(v)
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	ossignal "os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/console"
+	"github.com/steward-sh/steward/internal/driver/process"
+	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/workflows"
+)
+
+func consoleCmd(g *globals) *cobra.Command {
+	var listen, tokenFile, webUI, grafana string
+	var allowActions bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "console",
+		Short: "Serve a live web console of the namespace's trees (read-only unless --allow-actions)",
+		Long: `Serve a web console of every tree of the namespace: the trees with roll-ups,
+a panel per node (status, history, last action, log of a process service,
+links to the Temporal Web UI), kept live by one watch of the supervisors'
+records, pushed to open pages as Server-Sent Events.
+
+Read-only by default. With --allow-actions, start, stop, restart and a
+rollout restart of a subtree are served too, each needing the token: one
+generated at start and printed, or the content of --token-file (trimmed of
+white space, never printed or logged). It listens on loopback by default;
+another address shows the trees to whoever reaches it (docs/console.md).`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if interval < 100*time.Millisecond {
+				return badInput("--interval must be at least 100ms, not %s", interval)
+			}
+			token := ""
+			fromFile := tokenFile != ""
+			if fromFile {
+				b, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return badInput("--token-file: %v", err)
+				}
+				if token = strings.TrimSpace(string(b)); token == "" {
+					return badInput("--token-file %s is empty", tokenFile)
+				}
+			} else if allowActions {
+				var b [16]byte
+				if _, err := rand.Read(b[:]); err != nil {
+					return failure("token: %v", err)
+				}
+				token = hex.EncodeToString(b[:])
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return badInput("--listen %s: %v", listen, err)
+			}
+			defer ln.Close()
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, stop := ossignal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+
+			src := &consoleSource{c: c, namespace: g.namespace}
+			watch := console.NewWatch(src, interval)
+			go watch.Run(ctx)
+			errOut := cmd.ErrOrStderr()
+			srv := &http.Server{Handler: console.New(src, watch, console.Options{
+				AllowActions: allowActions, Token: token, Namespace: g.namespace, WebUI: strings.TrimSuffix(webUI, "/"), Grafana: grafana,
+				Log: func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
+			}), ReadHeaderTimeout: 10 * time.Second}
+			out := cmd.OutOrStdout()
+			mode := "read-only"
+			if allowActions {
+				mode = "actions allowed with the token"
+			}
+			fmt.Fprintf(out, "steward console on http://%s/ (%s; namespace %s)\n", ln.Addr(), mode, g.namespace)
+			if allowActions && !fromFile {
+				fmt.Fprintf(out, "token: %s\n", token)
+			}
+			if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+				if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+					fmt.Fprintf(errOut, "warning: listening on %s: whoever reaches it sees every tree of the namespace (paths, states, reasons, logs of process services)%s\n",
+						ln.Addr(), map[bool]string{true: ", and whoever also has the token can act"}[allowActions])
+				}
+			}
+			go func() {
+				<-ctx.Done()
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = srv.Shutdown(sctx)
+			}()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return failure("console: %v", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8090", "address to serve the console on (loopback by default)")
+	cmd.Flags().BoolVar(&allowActions, "allow-actions", false, "serve start, stop, restart and rollout restart (each needs the token)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "the actions' token: this file's content, trimmed (default: one generated and printed at start)")
+	cmd.Flags().StringVar(&webUI, "web-ui", "http://localhost:8233", "the Temporal Web UI, for the panel's links (empty: none)")
+	cmd.Flags().StringVar(&grafana, "grafana", "", "a Grafana dashboard URL for the panel's links (empty: none)")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors")
+	return cmd
+}
+
+// consoleSource is what the console reads and does, through this client.
+type consoleSource struct {
+	c         client.Client
+	namespace string
+}
+
+// plain turns the starter's exit errors into errors the console shows.
+func plain(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.code == 2 {
+			return fmt.Errorf("%w: %v", console.ErrBadInput, ee.err)
+		}
+		return ee.err
+	}
+	return err
+}
+
+func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, error) {
+	roots, err := listRoots(ctx, s.c, s.namespace)
+	if err != nil {
+		return nil, plain(err)
+	}
+	out := make([]treestatus.Status, 0, len(roots))
+	for _, r := range roots {
+		// The supervisors' records: one query per supervisor.
+		st, err := assembleTree(ctx, s.c, r, treestatus.Options{})
+		if err != nil {
+			continue // gone since the listing
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (s *consoleSource) Status(ctx context.Context, path string) (treestatus.Status, error) {
+	st, err := sizedStatus(ctx, s.c, path, "auto")
+	return st, plain(err)
+}
+
+func (s *consoleSource) Node(ctx context.Context, path string) (console.NodeInfo, error) {
+	var info console.NodeInfo
+	v, err := s.c.QueryWorkflow(ctx, path, "", workflows.QueryHistory)
+	if err != nil {
+		return info, fmt.Errorf("query %s: %w", path, err)
+	}
+	var entries []workflows.JournalEntry
+	if err := v.Get(&entries); err != nil {
+		return info, err
+	}
+	if info.History, err = json.Marshal(entries); err != nil {
+		return info, err
+	}
+	if n, err := querySpec(ctx, s.c, path); err == nil {
+		r := n.Resolved()
+		if r.IsSupervisor() && r.Intensity != nil {
+			info.MaxRestarts, info.Period = r.Intensity.MaxRestarts, r.Intensity.Period.D().String()
+		}
+		if n.Kind == "process" {
+			info.Host, _ = processHost(ctx, s.c, path)
+		}
+	}
+	return info, nil
+}
+
+func (s *consoleSource) Log(ctx context.Context, path, from string, follow bool) (console.LogChunk, error) {
+	host, err := processHost(ctx, s.c, path)
+	if err != nil {
+		return console.LogChunk{}, plain(err)
+	}
+	req := activities.ReadLogRequest{WorkflowID: path, Lines: 100}
+	if follow {
+		var pos process.LogPosition
+		if err := json.Unmarshal([]byte(from), &pos); err != nil {
+			return console.LogChunk{}, fmt.Errorf("%w: from: %v", console.ErrBadInput, err)
+		}
+		req = activities.ReadLogRequest{WorkflowID: path, Follow: true, From: pos, Wait: followWait}
+	}
+	res, err := readLog(ctx, s.c, s.namespace, host, req)
+	if err != nil {
+		return console.LogChunk{}, plain(err)
+	}
+	next, _ := json.Marshal(res.Next)
+	return console.LogChunk{Text: strings.ToValidUTF8(string(res.Data), "\uFFFD"), Next: string(next)}, nil
+}
+
+func (s *consoleSource) Act(ctx context.Context, action, path string) error {
+	switch action {
+	case "start":
+		return plain(signal(ctx, s.c, path, workflows.SignalDesired, "running"))
+	case "stop":
+		return plain(signal(ctx, s.c, path, workflows.SignalDesired, "stopped"))
+	case "restart":
+		return plain(signal(ctx, s.c, path, workflows.SignalRestart, nil))
+	case "rollout-restart":
+		_, _, err := startRollout(ctx, s.c, s.namespace, workflows.RolloutInput{Path: path, Op: workflows.RolloutRestart, Chunk: workflows.DefaultRolloutChunk}, os.Stderr)
+		return plain(err)
+	}
+	return fmt.Errorf("%w: unknown action %q", console.ErrBadInput, action)
+}
