@@ -191,7 +191,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 			fmt.Sprintf("no driver for kind %q in this worker", req.Spec.Kind), ErrUnknownKind,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{attempt}})
 	}
-	if err := a.admit(ctx, req); err != nil {
+	if err := a.admit(ctx, &req); err != nil {
 		return ActionResult{Attempt: attempt}, err
 	}
 	a.track(info.TaskQueue, 1)
@@ -233,17 +233,23 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 		temporal.ApplicationErrorOptions{NonRetryable: typ == ErrPermanent, Details: []any{attempt}})
 }
 
-// admit asks the host's guard before an action runs anything: a refusal
-// is a non-retryable failure (ErrRefused) whose message names the rule,
-// counted and logged. A stop is never refused: it runs nothing the spec
-// names.
-func (a *Activities) admit(ctx context.Context, req ActionRequest) error {
+// admit asks the host's guard before an action runs anything: a refused
+// start or restart is a non-retryable failure (ErrRefused) whose message
+// names the rule, counted and logged. A stop or an observe is never
+// refused (the instance that runs must stay watched and stoppable), but
+// under a refused spec it runs without the spec's probes: nothing the spec
+// names runs (req is changed in place).
+func (a *Activities) admit(ctx context.Context, req *ActionRequest) error {
 	info := activity.GetInfo(ctx)
-	if a.Guard.Open() || info.ActivityType.Name == StopName {
+	if a.Guard.Open() {
 		return nil
 	}
 	err := a.Guard.Admit(req.Path, req.Spec)
 	if err == nil {
+		return nil
+	}
+	if name := info.ActivityType.Name; name == StopName || name == ObserveName {
+		req.Spec = withoutProbes(req.Spec)
 		return nil
 	}
 	action := strings.ToLower(strings.TrimPrefix(info.ActivityType.Name, Prefix))
@@ -255,11 +261,27 @@ func (a *Activities) admit(ctx context.Context, req ActionRequest) error {
 	if a.Metrics != nil {
 		a.Metrics.WithTags(map[string]string{"action": action, "rule": rule}).Counter(MetricRefusedActions).Inc(1)
 	}
-	if a.Log != nil && action != "observe" { // an observe is refused at every interval until the spec changes
+	if a.Log != nil {
 		a.Log("refused", "action", action, "path", req.Path, "reason", err.Error())
 	}
 	return temporal.NewApplicationErrorWithOptions(err.Error(), ErrRefused,
 		temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{info.Attempt}})
+}
+
+// withoutProbes is a process node with its ready and health probes
+// dropped (the only programs a stop or an observe would run).
+func withoutProbes(n spec.Node) spec.Node {
+	if n.Process == nil {
+		return n
+	}
+	p := make(map[string]any, len(n.Process))
+	for k, v := range n.Process {
+		if k != "ready" && k != "health" {
+			p[k] = v
+		}
+	}
+	n.Process = p
+	return n
 }
 
 // reportSuccess sends a succeeded action's report, if it has one and this

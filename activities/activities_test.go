@@ -595,9 +595,10 @@ func TestSlowActionTellsItsWorkflow(t *testing.T) {
 	require.Equal(t, []string{"steward/shop/db#3"}, told)
 }
 
-// A host's guard refuses a process action before its driver hears of it:
-// a non-retryable Refused error naming the rule, counted; a stop is never
-// refused, and other kinds pass.
+// A host's guard refuses a process start or restart before its driver
+// hears of it: a non-retryable Refused error naming the rule, counted. A
+// stop or an observe goes on without the refused spec's probes; other
+// kinds pass.
 func TestGuardRefusesBeforeTheDriverRuns(t *testing.T) {
 	leakcheck.NoLeaks(t)
 	f := newFixture(t)
@@ -610,8 +611,8 @@ func TestGuardRefusesBeforeTheDriverRuns(t *testing.T) {
 	f.acts.Log = func(msg string, kv ...any) { logged = append(logged, fmt.Sprint(append([]any{msg}, kv...)...)) }
 	env := f.activityEnv()
 	req := stubReq(nil)
-	req.Spec = spec.Node{Name: "db", Kind: spec.KindProcess, Process: map[string]any{"command": "/bin/sh"}}
-	for _, name := range []string{StartName, RestartName, ObserveName} {
+	req.Spec = spec.Node{Name: "db", Kind: spec.KindProcess, Process: map[string]any{"command": "/bin/sh", "health": map[string]any{"exec": []any{"/bin/sh", "-c", "id"}}}}
+	for _, name := range []string{StartName, RestartName} {
 		_, err := env.ExecuteActivity(name, req)
 		appErr := appError(t, err)
 		assert.Equal(t, ErrRefused, appErr.Type(), name)
@@ -620,16 +621,21 @@ func TestGuardRefusesBeforeTheDriverRuns(t *testing.T) {
 		assert.Equal(t, int32(1), attemptOf(t, appErr), name)
 	}
 	assert.Empty(t, f.probe.requests(), "the driver never heard of them")
-	_, err = env.ExecuteActivity(StopName, req)
-	require.NoError(t, err, "a stop runs nothing the spec names")
+	for _, name := range []string{StopName, ObserveName} {
+		_, err = env.ExecuteActivity(name, req)
+		require.NoError(t, err, name)
+	}
+	for _, r := range f.probe.requests() {
+		assert.Equal(t, map[string]any{"command": "/bin/sh"}, r.Spec.Process, "a stop or an observe runs without the refused spec's probes")
+	}
 	allowed := req
 	allowed.Spec.Process = map[string]any{"command": "/usr/bin/sleep"}
 	_, err = env.ExecuteActivity(StartName, allowed)
 	require.NoError(t, err)
 	_, err = env.ExecuteActivity(StartName, stubReq(nil))
 	require.NoError(t, err, "not a process: not the policy's business")
-	assert.Len(t, f.probe.requests(), 3)
+	assert.Len(t, f.probe.requests(), 4)
 	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "start", "rule": "policy"}))
-	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "observe", "rule": "policy"}))
-	assert.Len(t, logged, 2, "an observe's refusal is counted, not logged: %v", logged)
+	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "restart", "rule": "policy"}))
+	assert.Len(t, logged, 2, "%v", logged)
 }

@@ -195,7 +195,17 @@ children:
 	node.Process["command"] = "/bin/sh"
 	node.Process["args"] = []string{"-c", "sleep 300"}
 	rawSpec(t, "it-signed/svc", node)
-	refusedRunningAsBefore(t, "it-signed/svc", before, "it was changed after it was signed")
+	refused := refusedRunningAsBefore(t, "it-signed/svc", before, "it was changed after it was signed")
+	// The next apply replaces a spec sent around the supervisor once the
+	// supervisor has heard of it (the child's report of its generation).
+	eventually(t, time.Minute, func() (bool, string) {
+		r := starter(t, "status", "it-signed", "--exact", "false", "-o", "json")
+		var st workflows.Status
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st.Children) == 0 {
+			return false, r.stdout + r.stderr
+		}
+		return st.Children[0].Generation == refused.Generation, r.stdout
+	})
 
 	// Re-signing the same file changes no service (same signature, same
 	// instance), and a signed change runs.

@@ -167,6 +167,7 @@ func run(o options) error {
 	processDriver := process.New(o.logDir, notifier, zl)
 	processDriver.StateDir = o.stateDir
 	processDriver.KeepOnClose = true
+	processDriver.AdoptRecordedOnly = !o.guard.Open()
 	defer processDriver.Close()
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	adopted, ended, err := processDriver.Recover(rctx)

@@ -377,6 +377,30 @@ func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh
 	}
 }
 
+// childDigest is digest of a child as handed down. A run of version 1
+// leaves out signatures, as the code that wrote its history (which had
+// none) did.
+func (s *supervisorRun) childDigest(c spec.Node) string {
+	n := s.inherit(c)
+	if s.in.Version < 2 {
+		n = withoutSignatures(n)
+	}
+	return digest(n)
+}
+
+// withoutSignatures is n with every worker's signature left out.
+func withoutSignatures(n spec.Node) spec.Node {
+	n.Signature = ""
+	if len(n.Children) > 0 {
+		kids := make([]spec.Node, len(n.Children))
+		for i, c := range n.Children {
+			kids[i] = withoutSignatures(c)
+		}
+		n.Children = kids
+	}
+	return n
+}
+
 func (s *supervisorRun) childPath(name string) string { return s.in.Path + "/" + name }
 
 // inherit is a child's node with what it inherits of this supervisor (vars,
@@ -448,7 +472,7 @@ func (s *supervisorRun) startChildren(nodes []spec.Node) []ChildRecord {
 func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildWorkflowFuture) {
 	node := s.childNode(c)
 	path := s.childPath(c.Name)
-	rec := ChildRecord{Name: c.Name, Path: path, Digest: digest(s.inherit(c)), WantGeneration: s.in.Generation}
+	rec := ChildRecord{Name: c.Name, Path: path, Digest: s.childDigest(c), WantGeneration: s.in.Generation}
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
@@ -676,7 +700,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		// signal): the applied spec is sent again, so that an apply makes
 		// the tree what its file says.
 		strayed := s.in.Version >= 2 && rec.Status.Generation > rec.WantGeneration
-		if d := digest(s.inherit(c)); d != rec.Digest || strategyChanged || strayed {
+		if d := s.childDigest(c); d != rec.Digest || strategyChanged || strayed {
 			rec.Digest = d
 			rec.WantGeneration = s.in.Generation
 			if s.in.Version >= 2 && rec.Status.Generation >= rec.WantGeneration {

@@ -45,7 +45,8 @@ import (
 //	  leaves a running instance running and is announced as `refused`,
 //	  and the next spec after a refusal is applied by a restart; in
 //	  version 1 a refusal is a permanent failure.
-//	supervisor 2: an apply sends its spec again to a child that reports a
+//	supervisor 2: a child's digest covers its signature (version 1
+//	  leaves it out, as the code before signatures did); an apply sends its spec again to a child that reports a
 //	  newer generation than its supervisor sent (a spec sent around the
 //	  supervisor, with the temporal CLI); in version 1 only changed
 //	  children get the spec.

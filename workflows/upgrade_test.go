@@ -315,7 +315,15 @@ func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
 				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: digest(s.inherit(n)), WantGeneration: 1,
 					Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: gen}})
 			}
-			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: root}) })
+			// b's only change is a signature: version 1 (which wrote its
+			// histories without signatures) does not see it.
+			signed := root
+			signed.Children = append([]spec.Node(nil), root.Children...)
+			signed.Children[1].Signature = "ed25519:k:s"
+			if c.version >= 2 {
+				signed = root
+			}
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: signed}) })
 			endAt(env, 2*time.Minute)
 			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: c.version})
 			mu.Lock()

@@ -31,11 +31,13 @@ type Guard struct {
 // a policy and without trusted keys runs any command a spec names.
 func (g *Guard) Open() bool { return g == nil || (g.Policy == nil && len(g.Trusted) == 0) }
 
-// Admit checks a process action's spec before anything runs: the
-// signature first (a spec not from the operator is refused whatever it
-// names), then the policy. Other kinds are admitted.
+// Admit checks an action's spec before anything runs: the signature
+// first, for process and http workers (a spec not from the operator is
+// refused whatever it names; an http worker's secret references are read
+// by whichever worker takes its action), then, for a process, the policy.
+// Stub workers are admitted.
 func (g *Guard) Admit(path string, n spec.Node) error {
-	if g.Open() || n.Kind != spec.KindProcess {
+	if g.Open() || (n.Kind != spec.KindProcess && n.Kind != spec.KindHTTP) {
 		return nil
 	}
 	if len(g.Trusted) > 0 {

@@ -77,7 +77,9 @@ children:
 	rendered, ps := spec.Render(eff, "")
 	require.Empty(t, ps)
 	require.EqualError(t, policy(t, "commands: [/usr/bin/*]\n").Check(rendered), "policy (inline): command /bin/sh is not allowed")
-	require.NoError(t, policy(t, "commands: [/bin/sh]\n").Check(rendered))
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	require.NoError(t, err)
+	require.NoError(t, policy(t, "commands: [/bin/sh, "+sh+"]\n").Check(rendered))
 }
 
 func TestPolicy_ProbeExecIsAProgramToo(t *testing.T) {
@@ -230,7 +232,12 @@ func TestGuard_SignatureFirstThenPolicy(t *testing.T) {
 	sleep.Signature, err = Sign(priv, "t/web", sleep)
 	require.NoError(t, err)
 	require.NoError(t, g.Admit("t/web", sleep))
-	require.NoError(t, g.Admit("t/stub", spec.Node{Name: "stub", Kind: spec.KindStub}), "only process starts are guarded")
+	require.NoError(t, g.Admit("t/stub", spec.Node{Name: "stub", Kind: spec.KindStub}), "a stub runs nothing")
+	h := spec.Node{Name: "h", Kind: spec.KindHTTP, HTTP: map[string]any{"start": map[string]any{"url": "http://x", "headers": map[string]any{"X": map[string]any{"file": "/etc/shadow"}}}}}
+	require.ErrorContains(t, g.Admit("t/h", h), "not signed", "an http worker's secret references are read where its action runs")
+	h.Signature, err = Sign(priv, "t/h", h)
+	require.NoError(t, err)
+	require.NoError(t, g.Admit("t/h", h), "the policy is a process's business")
 }
 
 // The goal: policy and signature checks cost a start <= 1 ms on the host.
@@ -305,4 +312,23 @@ children:
 	again, err := SignTree(priv, tree)
 	require.NoError(t, err)
 	require.Equal(t, signed, again)
+}
+
+// A link under an allowed glob runs what it points to, which must be
+// allowed too; loader variables and a probe's relative path (a probe runs
+// in the worker's directory) cannot smuggle in another program.
+func TestPolicy_LinksLoaderVariablesAndProbeDirectories(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink("/usr/bin/id", filepath.Join(dir, "innocent")))
+	p := policy(t, "commands: ["+dir+"/*, /usr/bin/sleep]\n")
+	require.EqualError(t, p.Check(processNode(t, "{command: "+dir+"/innocent}")),
+		"policy (inline): command "+dir+"/innocent (a link to /usr/bin/id) is not allowed")
+	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {LD_PRELOAD: /tmp/x.so}}")),
+		"policy (inline): env LD_PRELOAD is not allowed (it makes an allowed program load other code)")
+	require.ErrorContains(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {BASH_ENV: /tmp/x}}")), "env BASH_ENV is not allowed")
+	require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {LANG: C}}")))
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, dir: "+dir+", health: {exec: [innocent-x/../sleep]}}")),
+		"policy (inline): probe command (process.health.exec) "+filepath.Join(wd, "sleep")+" is not allowed")
 }

@@ -124,9 +124,15 @@ func (p *Policy) Check(n spec.Node) error {
 		p     *spec.Probe
 	}{{"process.ready.exec", proc.Ready}, {"process.health.exec", proc.Health}} {
 		if probe.p != nil && len(probe.p.Exec) > 0 {
-			if err := p.checkProgram("probe command ("+probe.field+")", probe.p.Exec[0], proc.Dir); err != nil {
+			// A probe runs in the worker's own directory, not the service's.
+			if err := p.checkProgram("probe command ("+probe.field+")", probe.p.Exec[0], ""); err != nil {
 				return err
 			}
+		}
+	}
+	for name := range proc.Env {
+		if loaderVariable(name) {
+			return p.refuse("env %s is not allowed (it makes an allowed program load other code)", name)
 		}
 	}
 	if proc.User != "" && proc.User != p.self && !slices.Contains(p.Users, proc.User) {
@@ -145,12 +151,35 @@ func (p *Policy) checkProgram(what, program, dir string) error {
 	if err != nil {
 		return p.refuse("%s %s: %v", what, program, err)
 	}
+	if !p.allowed(path) {
+		return p.refuse("%s %s is not allowed", what, path)
+	}
+	// A link under an allowed glob runs what it points to: that must be
+	// allowed too.
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path && !p.allowed(real) {
+		return p.refuse("%s %s (a link to %s) is not allowed", what, path, real)
+	}
+	return nil
+}
+
+func (p *Policy) allowed(path string) bool {
 	for _, c := range p.Commands {
 		if ok, _ := filepath.Match(c, path); ok {
-			return nil
+			return true
 		}
 	}
-	return p.refuse("%s %s is not allowed", what, path)
+	return false
+}
+
+// loaderVariable: an environment variable that makes a program load or
+// run code of another's choosing (the dynamic loader's, and the ones
+// interpreters read at start).
+func loaderVariable(name string) bool {
+	switch name {
+	case "BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONPATH", "PERL5LIB", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_")
 }
 
 func (p *Policy) refuse(format string, args ...any) error {

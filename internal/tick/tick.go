@@ -32,6 +32,7 @@ package tick
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -522,7 +523,9 @@ func (t *ticker) running() {
 				t.exited(false, "observed: exited")
 				return
 			default:
-				if m.Reason != "started" && m.Reason != "running" {
+				// A refused spec's reason stays until something else
+				// happens: the service runs, but not what was asked.
+				if m.Reason != "started" && m.Reason != "running" && !strings.HasPrefix(m.Reason, string(Restart)+" refused: ") {
 					m.Reason = "running"
 				}
 			}

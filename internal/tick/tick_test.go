@@ -260,6 +260,8 @@ var transitions = []row{
 		to: Starting, act: Restart, change: noPending, reasonEq: "spec changed"},
 	{name: "starting(restart)/restart refused, desired stopped: stops the old instance", mem: restartInFlight(), desired: WantStopped, ev: EventActionDone, res: res(Restart, Refused),
 		to: Stopping, act: Stop, reasonEq: "restart refused: boom; desired stopped"},
+	{name: "running/observe fine after a refused restart: the refusal stays the reason", mem: func() Memory { m := base(Running); m.Reason = "restart refused: boom"; return m }(),
+		ev: EventActionDone, res: observed(ObservedRunning), to: Running, reasonEq: "restart refused: boom"},
 	{name: "running/observe refused: running, reason says so", mem: base(Running), ev: EventActionDone, res: res(Observe, Refused),
 		to: Running, reasonEq: "observe refused: boom"},
 	{name: "starting/action_done of another action: ignored", mem: base(Starting), ev: EventActionDone, res: ok(Observe),

@@ -140,6 +140,17 @@ func (d *Driver) held(r driver.Request) *proc {
 	if !ok {
 		return nil
 	}
+	if d.AdoptRecordedOnly {
+		// Only what this host's workers started (their record says so),
+		// for the workflow that asks, as recorded: an instance named in
+		// a request alone could be any process of the host.
+		var rec record
+		b, err := os.ReadFile(d.recordPath(wfID))
+		if err != nil || json.Unmarshal(b, &rec) != nil || rec.Instance != r.Instance || wfID != r.WorkflowID || rec.Starting {
+			return nil
+		}
+		return d.adopt(rec, true)
+	}
 	rec := record{WorkflowID: wfID, Instance: r.Instance, PID: pid, Ticks: ticks, StopSignal: int(syscall.SIGTERM), Success: []int{0}}
 	if c, err := ParseConfig(r.Spec.Process); err == nil {
 		rec.StopSignal, rec.Success, rec.Health, rec.DieWithWorker = int(c.StopSignal), c.SuccessExitCodes, c.Health, c.DieWithWorker

@@ -87,6 +87,12 @@ type Driver struct {
 	// worker (the worker sets it; tests and tools leave it false: Close
 	// kills every process, as at a crash with dieWithWorker).
 	KeepOnClose bool
+	// AdoptRecordedOnly: a stop or an observe of an instance this driver
+	// does not hold takes it over only when StateDir's record of its
+	// workflow names it (a host with a policy or trusted keys: the
+	// instance in a request could name any process). Otherwise it is taken
+	// over when its pid and start time match.
+	AdoptRecordedOnly bool
 
 	logDir   string
 	notifier driver.Notifier

@@ -639,6 +639,44 @@ func TestAdoptedOnStopWithoutARecord(t *testing.T) {
 	require.NoError(t, d.Stop(ctx, driver.Request{Instance: fmt.Sprintf("proc/%d/1@x", os.Getpid())}))
 }
 
+// Regression (a review of the host policy): on a host with a policy or
+// trusted keys a request that merely names an instance (any process of the
+// host: pid and start time are in /proc) takes nothing over, so a forged
+// stop neither signals it nor runs the request's probe; a recorded one of
+// the asking workflow is taken over as its record says.
+func TestAdoptRecordedOnlyTakesOverNothingUnrecorded(t *testing.T) {
+	id, kill := runHelper(t)
+	pid := pidOf(id)
+	t.Cleanup(func() { signalGroup(pid, syscall.SIGKILL) })
+	kill()
+	require.True(t, alive(pid))
+	state := t.TempDir()
+	d, _ := newDriver(t, nil)
+	d.StateDir, d.AdoptRecordedOnly = state, true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	proof := filepath.Join(t.TempDir(), "ran")
+	cfg := sleepCfg()
+	cfg["health"] = map[string]any{"exec": []any{"/bin/sh", "-c", "touch " + proof}, "interval": "1ms"}
+	_, wfID, _ := strings.Cut(id, "@")
+	forged := driver.Request{WorkflowID: wfID, Instance: id, Spec: spec.Node{Kind: spec.KindProcess, Process: cfg}}
+	require.NoError(t, d.Stop(ctx, forged))
+	obs, err := d.Observe(ctx, forged)
+	require.NoError(t, err)
+	require.Equal(t, driver.Crashed, obs, "not held, not taken over")
+	require.True(t, alive(pid), "nothing was signalled")
+	_, err = os.Stat(proof)
+	require.ErrorIs(t, err, os.ErrNotExist, "the request's probe never ran")
+
+	ticks, err := startTicks(pid)
+	require.NoError(t, err)
+	plantRecord(t, state, record{WorkflowID: wfID, Instance: id, PID: pid, Ticks: ticks, StopSignal: int(syscall.SIGTERM), Success: []int{0}})
+	require.NoError(t, d.Stop(ctx, driver.Request{WorkflowID: "someone-else", Instance: id}))
+	require.True(t, alive(pid), "another workflow's request takes nothing over")
+	require.NoError(t, d.Stop(ctx, forged))
+	require.False(t, alive(pid), "the recorded instance of the asking workflow is stopped")
+}
+
 // A process recorded as starting (its worker died during its start) is
 // ended by the next worker: its start is retried, and it must not run on
 // unsupervised beside the new copy.
