@@ -135,7 +135,7 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,kill); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,console,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -298,6 +298,7 @@ func run(o options) error {
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"upgrade", "upgrade from the last release", func() error { return upgradeStep(ctx, c, o, res, swapWorker) }},
+		{"console", "the web console in Chromium", func() error { return consoleStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
 	}
 	// The workflow task latencies, read before the kill step: it restarts
@@ -1276,6 +1277,11 @@ var goals = []goal{
 	// A killed process runs again within its backoff (100ms) + 1 s.
 	{"kill_to_running_own_p99_ms", "<=", 1100},
 	{"kill_to_running_adopted_p99_ms", "<=", 1100},
+	// The console on a 10,000-worker tree, in Chromium.
+	{"console_first_paint_ms_10000", "<=", 2000},
+	{"console_expand_ms", "<=", 1000},
+	{"console_update_ms_p99", "<=", 2000},
+	{"console_server_cpu_percent_10000", "<=", 1},
 }
 
 func report(o options, res Result) error {

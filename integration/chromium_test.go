@@ -32,4 +32,3 @@ func newBrowser(t *testing.T, exe string) context.Context {
 	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
 	return ctx
 }
-

@@ -6,15 +6,16 @@ cd "$(dirname "$0")/.."
 
 PORT="${STEWARD_PORT:-7233}"
 UI_PORT="${STEWARD_UI_PORT:-8233}"
+CONSOLE_PORT="${STEWARD_CONSOLE_PORT:-8090}"
 ADDRESS="localhost:${PORT}"
 SPEC="${STEWARD_SPEC:-examples/demo.yaml}"
 DATA=.data
 mkdir -p "$DATA"
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for p in "$PORT" "$UI_PORT"; do
+for p in "$PORT" "$UI_PORT" "$CONSOLE_PORT"; do
   if port_busy "$p"; then
-    echo "port $p is in use: is a Temporal server already running? Stop it, or set STEWARD_PORT / STEWARD_UI_PORT." >&2
+    echo "port $p is in use: is a Temporal server already running? Stop it, or set STEWARD_PORT / STEWARD_UI_PORT / STEWARD_CONSOLE_PORT." >&2
     exit 1
   fi
 done
@@ -122,10 +123,22 @@ echo "Applying $SPEC..."
 bin/starter --address "$ADDRESS" apply -f "$SPEC" --wait --timeout 2m || true
 echo
 bin/starter --address "$ADDRESS" status || true
+
+# The web console (docs/console.md), actions allowed with a token it makes.
+bin/starter --address "$ADDRESS" console --listen "127.0.0.1:$CONSOLE_PORT" \
+  --web-ui "http://localhost:$UI_PORT" --allow-actions >"$DATA/console.log" 2>&1 &
+pids+=($!)
+CONSOLE_TOKEN=""
+for _ in $(seq 1 50); do
+  CONSOLE_TOKEN="$(sed -n 's/^token: //p' "$DATA/console.log")"
+  [ -n "$CONSOLE_TOKEN" ] && break
+  sleep 0.2
+done
 root="$(sed -n 's/^name:[[:space:]]*\([^[:space:]#]*\).*/\1/p' "$SPEC" | head -1)"
 cat <<TXT
 
 steward is running. Web UI: http://localhost:$UI_PORT/namespaces/default/workflows
+Console: http://127.0.0.1:$CONSOLE_PORT/ (actions need the token: $CONSOLE_TOKEN)
 
 Try, in another terminal$( [ "$PORT" = 7233 ] || echo ", after: export TEMPORAL_ADDRESS=$ADDRESS"):
   bin/starter status                      # the tree, readable
@@ -147,7 +160,7 @@ Logs: $DATA/server.log, $DATA/worker.log. Press Ctrl-C to stop everything.
 TXT
 
 # Wait until Ctrl-C or until the server or the worker exits.
-while kill -0 "${pids[-2]}" 2>/dev/null && kill -0 "${pids[-1]}" 2>/dev/null; do
+while kill -0 "${pids[-3]}" 2>/dev/null && kill -0 "${pids[-2]}" 2>/dev/null; do
   sleep 1
 done
 echo "The dev server or the worker exited; see $DATA/*.log." >&2

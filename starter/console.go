@@ -125,7 +125,14 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 type consoleSource struct {
 	c         client.Client
 	namespace string
+
+	// The roots, listed at most every rootsEvery (a new tree shows within
+	// that; the supervisors are asked every look).
+	roots   []string
+	rootsAt time.Time
 }
+
+const rootsEvery = 5 * time.Second
 
 // plain turns the starter's exit errors into errors the console shows.
 func plain(err error) error {
@@ -140,10 +147,14 @@ func plain(err error) error {
 }
 
 func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, error) {
-	roots, err := listRoots(ctx, s.c, s.namespace)
-	if err != nil {
-		return nil, plain(err)
+	if time.Since(s.rootsAt) >= rootsEvery { // the watch's loop is the only caller
+		roots, err := listRoots(ctx, s.c, s.namespace)
+		if err != nil {
+			return nil, plain(err)
+		}
+		s.roots, s.rootsAt = roots, time.Now()
 	}
+	roots := s.roots
 	out := make([]treestatus.Status, 0, len(roots))
 	for _, r := range roots {
 		// The supervisors' records: one query per supervisor.

@@ -194,20 +194,23 @@ func assembleTree(ctx context.Context, c client.Client, path string, o treestatu
 	return st, nil
 }
 
-// listRoots finds the running trees: steward workflows whose path has no '/'.
+// listRoots finds the running trees: steward workflows with no parent
+// whose path has no '/' (not a rollout's or a log read's). Asking for no
+// parent lists the roots only, not every workflow of a large tree.
 func listRoots(ctx context.Context, c client.Client, namespace string) ([]string, error) {
 	var roots []string
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: namespace, NextPageToken: token,
-			Query: "ExecutionStatus = 'Running' AND TaskQueue = '" + workflows.TaskQueue + "'",
+			Query: "ExecutionStatus = 'Running' AND TaskQueue = '" + workflows.TaskQueue + "' AND ParentWorkflowId IS NULL",
 		})
 		if err != nil {
 			return nil, failure("list workflows: %v", err)
 		}
 		for _, e := range resp.GetExecutions() {
-			if id := e.GetExecution().GetWorkflowId(); !strings.Contains(id, "/") {
+			id := e.GetExecution().GetWorkflowId()
+			if !strings.Contains(id, "/") && !strings.HasPrefix(id, "rollout:") && !strings.HasPrefix(id, workflows.LogsWorkflowIDPrefix) {
 				roots = append(roots, id)
 			}
 		}
