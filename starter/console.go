@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	ossignal "os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -130,6 +132,46 @@ type consoleSource struct {
 	// that; the supervisors are asked every look).
 	roots   []string
 	rootsAt time.Time
+
+	// The supervisors' last answers by path, with their digests: a look
+	// asks each supervisor for its digest (a few bytes) and for its answer
+	// only when that changed.
+	mu    sync.Mutex
+	cache map[string]cachedAnswer
+	asked map[string]bool
+}
+
+type cachedAnswer struct {
+	digest string
+	st     workflows.Status
+}
+
+// query is a supervisor's answer, fetched only when its digest changed.
+func (s *consoleSource) query(ctx context.Context, path string) (workflows.Status, error) {
+	s.mu.Lock()
+	s.asked[path] = true
+	s.mu.Unlock()
+	v, err := s.c.QueryWorkflow(ctx, path, "", workflows.QueryStatusDigest)
+	var d string
+	if err != nil || v.Get(&d) != nil {
+		return queryOne(ctx, s.c, path) // a worker, or a build without the digest
+	}
+	s.mu.Lock()
+	c, ok := s.cache[path]
+	s.mu.Unlock()
+	if ok && c.digest == d {
+		c.st.Children = slices.Clone(c.st.Children) // the assembly fills them in
+		return c.st, nil
+	}
+	st, err := queryOne(ctx, s.c, path)
+	if err == nil {
+		kept := st
+		kept.Children = slices.Clone(st.Children)
+		s.mu.Lock()
+		s.cache[path] = cachedAnswer{digest: d, st: kept}
+		s.mu.Unlock()
+	}
+	return st, err
 }
 
 const rootsEvery = 5 * time.Second
@@ -155,15 +197,28 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, error) 
 		s.roots, s.rootsAt = roots, time.Now()
 	}
 	roots := s.roots
+	s.mu.Lock()
+	if s.cache == nil {
+		s.cache = map[string]cachedAnswer{}
+	}
+	s.asked = map[string]bool{}
+	s.mu.Unlock()
 	out := make([]treestatus.Status, 0, len(roots))
 	for _, r := range roots {
-		// The supervisors' records: one query per supervisor.
-		st, err := assembleTree(ctx, s.c, r, treestatus.Options{})
+		// The supervisors' records: one small query per supervisor.
+		st, err := treestatus.Assemble(ctx, r, s.query, treestatus.Options{})
 		if err != nil {
 			continue // gone since the listing
 		}
 		out = append(out, st)
 	}
+	s.mu.Lock()
+	for p := range s.cache {
+		if !s.asked[p] {
+			delete(s.cache, p)
+		}
+	}
+	s.mu.Unlock()
 	return out, nil
 }
 

@@ -56,6 +56,10 @@ const (
 	// transitions, oldest first (`starter history`); a supervisor's are of
 	// its own state.
 	QueryHistory = "history"
+	// QueryStatusDigest answers a supervisor's treestatus.Digest of its
+	// status answer: a watch (`starter console`) asks it every second and
+	// the status only when it changed.
+	QueryStatusDigest = "statusDigest"
 )
 
 // Custom search attributes, upserted on change.

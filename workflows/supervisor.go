@@ -175,6 +175,9 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return s.status(), nil }); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryStatusDigest, func() (string, error) { return treestatus.Digest(s.status()), nil }); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return pruneSpec(s.in.Spec), nil }); err != nil {
 		return err
 	}
