@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,13 +19,13 @@ import (
 
 // consoleProc runs `starter console` against the test server until the
 // test ends.
-func consoleProc(t *testing.T, args ...string) (base string, out *bytes.Buffer) {
+func consoleProc(t *testing.T, args ...string) (base string, out *lockedBuffer) {
 	t.Helper()
 	addr, err := freePort()
 	require.NoError(t, err)
 	cmd := exec.Command(starterBin, append([]string{"console", "--listen", addr, "--interval", "500ms", "--web-ui", "http://" + address}, args...)...)
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+address)
-	out = &bytes.Buffer{}
+	out = &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
