@@ -31,6 +31,7 @@ func consoleCmd(g *globals) *cobra.Command {
 	var listen, tokenFile, webUI, grafana string
 	var allowActions bool
 	var interval time.Duration
+	var compression string
 	cmd := &cobra.Command{
 		Use:   "console",
 		Short: "Serve a live web console of the namespace's trees (read-only unless --allow-actions)",
@@ -66,6 +67,10 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 				}
 				token = hex.EncodeToString(b[:])
 			}
+			if compression != "gzip" && compression != "none" {
+				return badInput("--grpc-compression must be gzip or none, not %q", compression)
+			}
+			g.conn.Compression = compression
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return badInput("--listen %s: %v", listen, err)
@@ -120,6 +125,7 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 	cmd.Flags().StringVar(&webUI, "web-ui", "http://localhost:8233", "the Temporal Web UI, for the panel's links (empty: none)")
 	cmd.Flags().StringVar(&grafana, "grafana", "", "a Grafana dashboard URL for the panel's links (empty: none)")
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors")
+	cmd.Flags().StringVar(&compression, "grpc-compression", "none", "compression of the console's requests to Temporal: none (its many small queries cost less CPU without) or gzip")
 	return cmd
 }
 
@@ -129,7 +135,8 @@ type consoleSource struct {
 	namespace string
 
 	// The roots, listed at most every rootsEvery (a new tree shows within
-	// that; the supervisors are asked every look).
+	// that, a deleted one at the next look; the supervisors are asked every
+	// look). A listing reads visibility, which costs more than the looks.
 	roots   []string
 	rootsAt time.Time
 
@@ -139,6 +146,10 @@ type consoleSource struct {
 	mu    sync.Mutex
 	cache map[string]cachedAnswer
 	asked map[string]bool
+	// fetched: a look fetched an answer (a digest changed, or a node is
+	// new), so its trees may differ from the look before (last).
+	fetched bool
+	last    []treestatus.Status
 }
 
 type cachedAnswer struct {
@@ -154,6 +165,9 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 	v, err := s.c.QueryWorkflow(ctx, path, "", workflows.QueryStatusDigest)
 	var d string
 	if err != nil || v.Get(&d) != nil {
+		s.mu.Lock()
+		s.fetched = true
+		s.mu.Unlock()
 		return queryOne(ctx, s.c, path) // a worker, or a build without the digest
 	}
 	s.mu.Lock()
@@ -164,17 +178,18 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 		return c.st, nil
 	}
 	st, err := queryOne(ctx, s.c, path)
+	s.mu.Lock()
+	s.fetched = true
 	if err == nil {
 		kept := st
 		kept.Children = slices.Clone(st.Children)
-		s.mu.Lock()
 		s.cache[path] = cachedAnswer{digest: d, st: kept}
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
 	return st, err
 }
 
-const rootsEvery = 5 * time.Second
+const rootsEvery = 30 * time.Second
 
 // plain turns the starter's exit errors into errors the console shows.
 func plain(err error) error {
@@ -188,11 +203,14 @@ func plain(err error) error {
 	return err
 }
 
-func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, error) {
+func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, error) {
 	if time.Since(s.rootsAt) >= rootsEvery { // the watch's loop is the only caller
 		roots, err := listRoots(ctx, s.c, s.namespace)
 		if err != nil {
-			return nil, plain(err)
+			return nil, false, plain(err)
+		}
+		if !slices.Equal(roots, s.roots) {
+			s.fetched = true
 		}
 		s.roots, s.rootsAt = roots, time.Now()
 	}
@@ -202,6 +220,8 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, error) 
 		s.cache = map[string]cachedAnswer{}
 	}
 	s.asked = map[string]bool{}
+	changed := s.fetched || s.last == nil
+	s.fetched = false
 	s.mu.Unlock()
 	out := make([]treestatus.Status, 0, len(roots))
 	for _, r := range roots {
@@ -218,8 +238,11 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, error) 
 			delete(s.cache, p)
 		}
 	}
+	changed = changed || s.fetched || len(out) != len(s.last)
+	s.fetched = false
 	s.mu.Unlock()
-	return out, nil
+	s.last = out
+	return out, changed, nil
 }
 
 func (s *consoleSource) Status(ctx context.Context, path string) (treestatus.Status, error) {

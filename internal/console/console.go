@@ -45,8 +45,9 @@ var web embed.FS
 // Source is what the console reads and does, through the starter's client.
 type Source interface {
 	// Trees is every running tree, assembled from its supervisors'
-	// records (what the watch shows).
-	Trees(ctx context.Context) ([]treestatus.Status, error)
+	// records (what the watch shows); changed is false when nothing could
+	// differ from the trees of the call before (the watch then skips them).
+	Trees(ctx context.Context) (trees []treestatus.Status, changed bool, err error)
 	// Status is the subtree at path, as `starter status PATH -o json`.
 	Status(ctx context.Context, path string) (treestatus.Status, error)
 	// Node is what a node's panel shows beside its status.

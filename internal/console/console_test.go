@@ -34,10 +34,10 @@ func (f *fakeSource) set(state string) {
 	}}}
 }
 
-func (f *fakeSource) Trees(context.Context) ([]treestatus.Status, error) {
+func (f *fakeSource) Trees(context.Context) ([]treestatus.Status, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.trees, nil
+	return f.trees, true, nil
 }
 
 func (f *fakeSource) Status(_ context.Context, path string) (treestatus.Status, error) {

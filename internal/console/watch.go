@@ -74,10 +74,13 @@ func (w *Watch) Poke() {
 
 func (w *Watch) look(ctx context.Context) {
 	lctx, cancel := context.WithTimeout(ctx, max(w.interval*5, 10*time.Second))
-	trees, err := w.src.Trees(lctx)
+	trees, changed, err := w.src.Trees(lctx)
 	cancel()
 	if ctx.Err() != nil {
 		return
+	}
+	if err == nil && !changed && w.rows != nil {
+		return // at rest: nothing to walk, nothing to send
 	}
 	now := time.Now().UTC()
 	w.mu.Lock()
