@@ -25,13 +25,7 @@ func init() { withUI = true }
 func browse(t *testing.T, ctx context.Context, page, want string) {
 	t.Helper()
 	require.NoError(t, chromedp.Run(ctx, chromedp.Navigate("http://"+uiAddr+page)))
-	var text string
-	eventually(t, time.Minute, func() (bool, string) {
-		if err := chromedp.Run(ctx, chromedp.Text("body", &text, chromedp.ByQuery)); err != nil {
-			return false, err.Error()
-		}
-		return strings.Contains(text, want), fmt.Sprintf("%s: no %q in %.3000s", page, want, text)
-	})
+	waitPage(t, ctx, "body", want)
 }
 
 // A person can find a steward workflow in the Web UI by its state (search

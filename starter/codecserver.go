@@ -38,16 +38,7 @@ func codecServerCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "codec server on http://%s (Web UI origin: %s); Ctrl-C stops it\n", l.Addr(), orNone(uiOrigin))
 			ctx, stop := ossignal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			go func() {
-				<-ctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = srv.Shutdown(sctx)
-			}()
-			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return failure("codec server: %v", err)
-			}
-			return nil
+			return serveUntilDone(ctx, srv, l, "codec server")
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8234", "address to serve on (keep it where only those who may read the payloads reach it)")
@@ -60,4 +51,19 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// serveUntilDone serves on l until ctx ends (Ctrl-C, SIGTERM), then shuts
+// the server down, giving requests in flight 5 s.
+func serveUntilDone(ctx context.Context, srv *http.Server, l net.Listener, what string) error {
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return failure("%s: %v", what, err)
+	}
+	return nil
 }

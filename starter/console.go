@@ -107,16 +107,7 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 						ln.Addr(), map[bool]string{true: ", and whoever also has the token can act"}[allowActions])
 				}
 			}
-			go func() {
-				<-ctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = srv.Shutdown(sctx)
-			}()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return failure("console: %v", err)
-			}
-			return nil
+			return serveUntilDone(ctx, srv, ln, "console")
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8090", "address to serve the console on (loopback by default)")

@@ -163,43 +163,41 @@ func LoadPrivateKey(file string) (ed25519.PrivateKey, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s: private key readable by others (mode %v); chmod 600 it", file, st.Mode().Perm())
 	}
-	block, err := readPEM(file, "PRIVATE KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	ek, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("%s: not an Ed25519 key", file)
-	}
-	return ek, nil
+	return readKey[ed25519.PrivateKey](file, "PRIVATE KEY", x509.ParsePKCS8PrivateKey)
 }
 
 // LoadPublicKeys reads public keys, one PEM file each.
 func LoadPublicKeys(files []string) ([]ed25519.PublicKey, error) {
 	var out []ed25519.PublicKey
 	for _, f := range files {
-		block, err := readPEM(f, "PUBLIC KEY")
+		k, err := readKey[ed25519.PublicKey](f, "PUBLIC KEY", x509.ParsePKIXPublicKey)
 		if err != nil {
 			return nil, err
 		}
-		k, err := x509.ParsePKIXPublicKey(block)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		ek, ok := k.(ed25519.PublicKey)
-		if !ok {
-			return nil, fmt.Errorf("%s: not an Ed25519 key", f)
-		}
-		out = append(out, ek)
+		out = append(out, k)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no trusted key given")
 	}
 	return out, nil
+}
+
+// readKey reads the Ed25519 key of a PEM file's block of type typ.
+func readKey[K any](file, typ string, parse func([]byte) (any, error)) (K, error) {
+	var zero K
+	block, err := readPEM(file, typ)
+	if err != nil {
+		return zero, err
+	}
+	k, err := parse(block)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", file, err)
+	}
+	ek, ok := k.(K)
+	if !ok {
+		return zero, fmt.Errorf("%s: not an Ed25519 key", file)
+	}
+	return ek, nil
 }
 
 func readPEM(file, typ string) ([]byte, error) {

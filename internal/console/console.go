@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,9 +111,9 @@ func New(src Source, w *Watch, opts Options) *Server {
 	s.mux.Handle("GET /", http.FileServerFS(static))
 	s.mux.HandleFunc("GET /api/config", s.config)
 	s.mux.HandleFunc("GET /api/tree", s.tree)
-	s.mux.HandleFunc("GET /api/status", s.status)
-	s.mux.HandleFunc("GET /api/node", s.node)
-	s.mux.HandleFunc("GET /api/logs", s.logs)
+	s.mux.HandleFunc("GET /api/status", byPath(s.status))
+	s.mux.HandleFunc("GET /api/node", byPath(s.node))
+	s.mux.HandleFunc("GET /api/logs", byPath(s.logs))
 	s.mux.HandleFunc("GET /api/events", s.events)
 	s.mux.HandleFunc("POST /api/actions", s.action)
 	return s
@@ -163,47 +164,32 @@ func pathParam(r *http.Request) (string, error) {
 	return p, nil
 }
 
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	p, err := pathParam(r)
-	if err != nil {
+// byPath serves a GET of one node (?path=P) with read's answer as JSON.
+func byPath[T any](read func(r *http.Request, path string) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := pathParam(r)
+		if err == nil {
+			var v T
+			if v, err = read(r, p); err == nil {
+				writeJSON(w, http.StatusOK, v)
+				return
+			}
+		}
 		writeError(w, err)
-		return
 	}
-	st, err := s.src.Status(r.Context(), p)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
 }
 
-func (s *Server) node(w http.ResponseWriter, r *http.Request) {
-	p, err := pathParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	info, err := s.src.Node(r.Context(), p)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+func (s *Server) status(r *http.Request, path string) (treestatus.Status, error) {
+	return s.src.Status(r.Context(), path)
 }
 
-func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
-	p, err := pathParam(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (s *Server) node(r *http.Request, path string) (NodeInfo, error) {
+	return s.src.Node(r.Context(), path)
+}
+
+func (s *Server) logs(r *http.Request, path string) (LogChunk, error) {
 	from := r.URL.Query().Get("from")
-	chunk, err := s.src.Log(r.Context(), p, from, from != "")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, chunk)
+	return s.src.Log(r.Context(), path, from, from != "")
 }
 
 // Action is a POST /api/actions body.
@@ -229,7 +215,7 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"action\": ..., \"path\": ...}: " + err.Error()})
 		return
 	}
-	if !contains(Actions, a.Action) {
+	if !slices.Contains(Actions, a.Action) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("unknown action %q: one of %s", a.Action, strings.Join(Actions, ", "))})
 		return
 	}
@@ -250,15 +236,6 @@ func (s *Server) authorized(r *http.Request) bool {
 	h := r.Header.Get("Authorization")
 	tok, ok := strings.CutPrefix(h, "Bearer ")
 	return ok && s.opts.Token != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.Token)) == 1
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // events streams the watch's changes to one page until it goes away.
