@@ -183,23 +183,10 @@ children:
 	require.Equal(t, http.StatusUnauthorized, post(base, "wrong", `{"action":"stop","path":"it-console-api/a"}`))
 	require.Equal(t, http.StatusBadRequest, post(base, token, `{"action":"explode","path":"it-console-api/a"}`))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	events := eventStream(t, base, 2*time.Minute)
 	require.Equal(t, http.StatusOK, post(base, token, `{"action":"stop","path":"it-console-api/a"}`))
-	buf := make([]byte, 64<<10)
-	var got strings.Builder
-	for !strings.Contains(got.String(), `"path":"it-console-api/a","state":"stopped"`) {
-		n, err := resp.Body.Read(buf)
-		require.NoError(t, err, got.String())
-		got.Write(buf[:n])
-	}
-	require.Contains(t, got.String(), "data: {")
+	got := events.waitFor(t, `"path":"it-console-api/a","state":"stopped"`, time.Minute)
+	require.Contains(t, got, "data: {")
 
 	resp2, err := http.Get(base + "/api/status?path=it-console-api")
 	require.NoError(t, err)
@@ -217,4 +204,85 @@ children:
 
 func jsonDecode(r interface{ Read([]byte) (int, error) }, v any) error {
 	return json.NewDecoder(r).Decode(v)
+}
+
+// The console sees a change made elsewhere (the starter, not the console's
+// own action, which pokes its watch) through the supervisor's history it
+// follows, also after the supervisor continued as new: a look that no
+// follow woke asks nothing but every 30 s, so each change must arrive well
+// before that.
+func TestConsoleFollowsSupervisorsAcrossRuns(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-console-follow
+children:
+  - {name: a, kind: stub}
+`), "--history-limit", "30", "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-console-follow") })
+	firstRun := runOf(t, "it-console-follow")
+	base, _ := consoleProc(t, "--interval", "1m") // only a follow makes a look come sooner
+
+	events := eventStream(t, base, 5*time.Minute)
+	for i := range 6 {
+		action, state := "stop", "stopped"
+		if i%2 == 1 {
+			action, state = "start", "running"
+		}
+		r := starter(t, action, "it-console-follow/a")
+		require.Equal(t, 0, r.code, r.stderr)
+		// Well before the 30 s full look, far above the follow's usual
+		// fraction of a second.
+		events.waitFor(t, fmt.Sprintf(`"path":"it-console-follow/a","state":"%s"`, state), 8*time.Second)
+	}
+	require.NotEqual(t, firstRun, runOf(t, "it-console-follow"), "the supervisor continued as new (history limit 30)")
+}
+
+// events is a console's /api/events stream, read as it comes.
+type events struct{ chunks <-chan string }
+
+// eventStream opens the console's event stream for at most within.
+func eventStream(t *testing.T, base string, within time.Duration) events {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	chunks := make(chan string, 256)
+	go func() {
+		defer close(chunks)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				chunks <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return events{chunks}
+}
+
+// waitFor reads the stream until it holds want, failing after within; it
+// returns what it read.
+func (e events) waitFor(t *testing.T, want string, within time.Duration) string {
+	t.Helper()
+	var got strings.Builder
+	deadline := time.After(within)
+	for !strings.Contains(got.String(), want) {
+		select {
+		case c, ok := <-e.chunks:
+			require.True(t, ok, "the stream ended: %s", got.String())
+			got.WriteString(c)
+		case <-deadline:
+			t.Fatalf("no %s within %s: %s", want, within, got.String())
+		}
+	}
+	return got.String()
 }

@@ -38,7 +38,8 @@ func consoleCmd(g *globals) *cobra.Command {
 		Long: `Serve a web console of every tree of the namespace: the trees with roll-ups,
 a panel per node (status, history, last action, log of a process service,
 links to the Temporal Web UI), kept live by one watch of the supervisors'
-records, pushed to open pages as Server-Sent Events.
+records (it follows each supervisor's history and asks it again only
+after an event), pushed to open pages as Server-Sent Events.
 
 Read-only by default. With --allow-actions, start, stop, restart and a
 rollout restart of a subtree are served too, each needing the token: one
@@ -86,6 +87,7 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 
 			src := &consoleSource{c: c, namespace: g.namespace}
 			watch := console.NewWatch(src, interval)
+			src.follow = &followers{c: c, namespace: g.namespace, ctx: ctx, poke: watch.Poke, by: map[string]*follower{}}
 			go watch.Run(ctx)
 			errOut := cmd.ErrOrStderr()
 			srv := &http.Server{Handler: console.New(src, watch, console.Options{
@@ -115,7 +117,7 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "the actions' token: this file's content, trimmed (default: one generated and printed at start)")
 	cmd.Flags().StringVar(&webUI, "web-ui", "http://localhost:8233", "the Temporal Web UI, for the panel's links (empty: none)")
 	cmd.Flags().StringVar(&grafana, "grafana", "", "a Grafana dashboard URL for the panel's links (empty: none)")
-	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors whose histories it does not follow (each followed one is asked when an event is written to it, and all every 30 s)")
 	cmd.Flags().StringVar(&compression, "grpc-compression", "none", "compression of the console's requests to Temporal: none (its many small queries cost less CPU without) or gzip")
 	return cmd
 }
@@ -131,8 +133,14 @@ type consoleSource struct {
 	roots   []string
 	rootsAt time.Time
 
+	// follow tells which supervisors had an event since their last answer
+	// (console_follow.go); a look asks only those, and all of them every
+	// rootsEvery, in case a follow missed something.
+	follow *followers
+	full   bool // this look asks every supervisor
+
 	// The supervisors' last answers by path, with their digests: a look
-	// asks each supervisor for its digest (a few bytes) and for its answer
+	// asks a supervisor for its digest (a few bytes) and for its answer
 	// only when that changed.
 	mu    sync.Mutex
 	cache map[string]cachedAnswer
@@ -152,7 +160,13 @@ type cachedAnswer struct {
 func (s *consoleSource) query(ctx context.Context, path string) (workflows.Status, error) {
 	s.mu.Lock()
 	s.asked[path] = true
+	c, ok := s.cache[path]
+	full := s.full
 	s.mu.Unlock()
+	if s.follow != nil && s.follow.fresh(path) && ok && !full {
+		c.st.Children = slices.Clone(c.st.Children) // the assembly fills them in
+		return c.st, nil                            // no event since this answer
+	}
 	v, err := s.c.QueryWorkflow(ctx, path, "", workflows.QueryStatusDigest)
 	var d string
 	if err != nil || v.Get(&d) != nil {
@@ -161,9 +175,6 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 		s.mu.Unlock()
 		return queryOne(ctx, s.c, path) // a worker, or a build without the digest
 	}
-	s.mu.Lock()
-	c, ok := s.cache[path]
-	s.mu.Unlock()
 	if ok && c.digest == d {
 		c.st.Children = slices.Clone(c.st.Children) // the assembly fills them in
 		return c.st, nil
@@ -195,7 +206,14 @@ func plain(err error) error {
 }
 
 func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, error) {
-	if time.Since(s.rootsAt) >= rootsEvery { // the watch's loop is the only caller
+	s.mu.Lock()
+	s.full = time.Since(s.rootsAt) >= rootsEvery // the watch's loop is the only caller
+	asked := s.asked
+	s.mu.Unlock()
+	if !s.full && s.last != nil && s.follow != nil && !s.follow.pending(asked) {
+		return s.last, false, nil // at rest: nothing to ask
+	}
+	if s.full {
 		roots, err := listRoots(ctx, s.c, s.namespace)
 		if err != nil {
 			return nil, false, plain(err)
@@ -228,6 +246,9 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 		if !s.asked[p] {
 			delete(s.cache, p)
 		}
+	}
+	if s.follow != nil {
+		s.follow.keep(s.asked)
 	}
 	changed = changed || s.fetched || len(out) != len(s.last)
 	s.fetched = false
