@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	ossignal "os/signal"
 	"strconv"
@@ -107,31 +108,49 @@ func processHost(ctx context.Context, c client.Client, path string) (string, err
 // readLog runs one read through the host's worker and deletes its workflow.
 func readLog(ctx context.Context, c client.Client, namespace, host string, req activities.ReadLogRequest) (activities.ReadLogResult, error) {
 	var res activities.ReadLogResult
-	id := workflows.LogsWorkflowIDPrefix + strconv.FormatInt(time.Now().UnixNano(), 36)
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: workflows.TaskQueue,
+	err := hostRead(ctx, c, namespace, client.StartWorkflowOptions{
 		WorkflowExecutionTimeout: workflows.LogHostWait + req.Wait + time.Minute,
 		StaticSummary:            "steward logs " + req.WorkflowID,
-	}, workflows.LogsWorkflow, workflows.LogsRequest{Host: host, Read: req})
-	if err != nil {
-		return res, failure("start the log read: %v", err)
+	}, workflows.LogsWorkflow, workflows.LogsRequest{Host: host, Read: req}, &res)
+	var he hostError
+	if errors.As(err, &he) {
+		return res, failure("%s", he.msg)
 	}
-	err = run.Get(ctx, &res)
-	// The answer holds the service's output: do not keep it.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if ctx.Err() != nil {
-		_ = c.TerminateWorkflow(dctx, id, run.GetRunID(), "starter logs interrupted")
-	}
-	// The server deletes it a little later (measured here: 10-60 s).
-	_, _ = c.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
-		Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()}})
 	if err != nil {
-		var app *temporal.ApplicationError
-		if errors.As(err, &app) {
-			return res, failure("%s", app.Message())
-		}
 		return res, failure("read the log: %v", err)
 	}
 	return res, nil
+}
+
+// hostError is what a host (or its read's workflow) answered instead of
+// the read: its message says it all.
+type hostError struct{ msg string }
+
+func (e hostError) Error() string { return e.msg }
+
+// hostRead runs one short workflow that reads something on a host (a log,
+// usage) through its worker, takes its answer into res and deletes it: a
+// host's answer is kept in no history. An answer the host refused is the
+// host's message.
+func hostRead(ctx context.Context, c client.Client, namespace string, opts client.StartWorkflowOptions, wf, req, res any) error {
+	opts.ID = workflows.LogsWorkflowIDPrefix + strconv.FormatInt(time.Now().UnixNano(), 36)
+	opts.TaskQueue = workflows.TaskQueue
+	run, err := c.ExecuteWorkflow(ctx, opts, wf, req)
+	if err != nil {
+		return fmt.Errorf("start the read: %w", err)
+	}
+	err = run.Get(ctx, res)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if ctx.Err() != nil {
+		_ = c.TerminateWorkflow(dctx, opts.ID, run.GetRunID(), "starter interrupted")
+	}
+	// The server deletes it a little later (measured here: 10-60 s).
+	_, _ = c.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: opts.ID, RunId: run.GetRunID()}})
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return hostError{app.Message()}
+	}
+	return err
 }

@@ -30,7 +30,7 @@ const exactUpTo = 1000
 
 func statusCmd(g *globals) *cobra.Command {
 	var output, exact string
-	var watch bool
+	var watch, usage bool
 	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "status [PATH]",
@@ -52,26 +52,7 @@ func statusCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			collect := func(ctx context.Context) ([]workflows.Status, error) {
-				sts := []workflows.Status{}
-				if len(a) == 1 {
-					st, err := sizedStatus(ctx, c, a[0], exact)
-					if err != nil {
-						return nil, err
-					}
-					return append(sts, st), nil
-				}
-				roots, err := listRoots(ctx, c, g.namespace)
-				if err != nil {
-					return nil, err
-				}
-				for _, r := range roots {
-					st, err := sizedStatus(ctx, c, r, exact)
-					if err != nil {
-						return nil, err
-					}
-					sts = append(sts, st)
-				}
-				return sts, nil
+				return collectTrees(ctx, c, g.namespace, a, exact)
 			}
 			out := cmd.OutOrStdout()
 			if watch {
@@ -80,6 +61,11 @@ func statusCmd(g *globals) *cobra.Command {
 			sts, err := collect(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if usage {
+				for _, w := range addUsage(cmd.Context(), c, g.namespace, sts) {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+				}
 			}
 			warnStale(cmd.ErrOrStderr(), sts)
 			warnQueueHealth(cmd.Context(), c, g.namespace, cmd.ErrOrStderr())
@@ -102,8 +88,30 @@ func statusCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "watch until interrupted: redraw on change on a terminal, otherwise print a line per change (-o json: a JSON object per change)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --watch asks")
+	cmd.Flags().BoolVar(&usage, "usage", true, "read what each running process service uses (CPU, memory) from its host (not with --watch; starter top shows it live)")
 	cmd.Flags().StringVar(&exact, "exact", "auto", fmt.Sprintf("ask every worker for its row: true, false (the supervisors' records: state, desired state and generation current, counters as of the last report), or auto (true up to %d workers)", exactUpTo))
 	return cmd
+}
+
+// collectTrees assembles the tree at paths[0], or every running tree when
+// paths is empty.
+func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string) ([]workflows.Status, error) {
+	if len(paths) == 0 {
+		roots, err := listRoots(ctx, c, namespace)
+		if err != nil {
+			return nil, err
+		}
+		paths = roots
+	}
+	sts := []workflows.Status{}
+	for _, p := range paths {
+		st, err := sizedStatus(ctx, c, p, exact)
+		if err != nil {
+			return nil, err
+		}
+		sts = append(sts, st)
+	}
+	return sts, nil
 }
 
 // queryStatus asks the workflow at path for its own status (a supervisor:
@@ -254,6 +262,9 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	}
 	if st.Stale != "" {
 		reason += " [stale: " + st.Stale + "]"
+	}
+	if u := st.Usage; u != nil {
+		reason += fmt.Sprintf(" [cpu %.1f%%, mem %s]", u.CPUPercent, humanBytes(u.MemoryBytes))
 	}
 	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, st.Path, kind, st.State, st.Desired, restarts, manual, st.Generation, last, reason)
 	for i, c := range st.Children {

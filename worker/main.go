@@ -47,6 +47,7 @@ type options struct {
 	eagerActions                    bool
 	policy, trustedKeys             string
 	guard                           *admission.Guard
+	usageInterval                   time.Duration
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	flag.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
 	flag.StringVar(&o.policy, "policy", "", "this host's command policy (YAML: commands, users, groups): a process whose command, probe command, user or group it does not allow is refused before anything runs (docs/security.md); empty: any command a spec names runs as this worker's user")
 	flag.StringVar(&o.trustedKeys, "trusted-keys", "", "Ed25519 public keys (PEM files, comma-separated; starter keygen writes them): every process start on this host needs a spec signed by one of them (starter apply --sign-key)")
+	flag.DurationVar(&o.usageInterval, "usage-interval", 10*time.Second, "how often this host samples the CPU and memory of its process services (one read of /proc for all of them; starter status and top, and the steward_service_* metrics, show the last sample); 0: never")
 	version := flag.Bool("version", false, "print this worker's build and exit")
 	flag.Parse()
 	if *version {
@@ -97,6 +99,10 @@ func main() {
 	}
 	if _, err := o.conn.Codec(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	if o.usageInterval < 0 || o.usageInterval > 0 && o.usageInterval < time.Second {
+		fmt.Fprintf(os.Stderr, "worker: --usage-interval must be 0 (never) or at least 1s, not %s\n", o.usageInterval)
 		os.Exit(2)
 	}
 	if !hostPattern.MatchString(o.host) {
@@ -178,6 +184,12 @@ func run(o options) error {
 	if adopted+ended > 0 {
 		zl.Info("process: recovered the services of this host", zap.Int("adopted", adopted), zap.Int("endedMeanwhile", ended), zap.String("stateDir", o.stateDir))
 	}
+	if o.usageInterval > 0 {
+		metrics.Registry.MustRegister(telemetry.ServiceUsage{Host: o.host, Samples: func() map[string]treestatus.Usage { return processDriver.Usage() }})
+		uctx, stopSampling := context.WithCancel(context.Background())
+		defer stopSampling()
+		go sampleUsage(uctx, processDriver, o.usageInterval, zl)
+	}
 	httpDriver := httpdrv.New(nil)
 	httpDriver.Log = zl
 	defer httpDriver.Close()
@@ -221,6 +233,7 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
 	w.RegisterWorkflow(workflows.RolloutWorkflow)
 	w.RegisterWorkflow(workflows.LogsWorkflow)
+	w.RegisterWorkflow(workflows.UsageWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	// The control queue: a rollout's chunks and a supervisor's look at its
@@ -241,6 +254,7 @@ func run(o options) error {
 	hw := worker.New(c, workflows.HostTaskQueue(o.host), hostOpts)
 	hw.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir}, activity.RegisterOptions{Name: activities.Prefix})
+	hw.RegisterActivityWithOptions(&activities.Usage{Sampler: processDriver}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := hw.Start(); err != nil {
 		return fmt.Errorf("host task queue: %w", err)
 	}
@@ -262,4 +276,21 @@ func run(o options) error {
 func workerIdentity() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%d@%s@%s", os.Getpid(), host, buildinfo.ID())
+}
+
+// sampleUsage samples the process services' usage every interval until
+// ctx ends (one read of /proc each time, whatever their number).
+func sampleUsage(ctx context.Context, d *process.Driver, every time.Duration, zl *zap.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := d.SampleUsage(time.Now()); err != nil {
+			zl.Warn("process: usage", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -18,6 +18,8 @@ import (
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
+
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // Metrics is one process's metrics: the Temporal SDK's, reported through
@@ -139,5 +141,35 @@ func ReportQueueSize(ctx context.Context, c client.Client, namespace string, h c
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// ServiceUsage exports what each process service of this host uses, from
+// the driver's last samples at each scrape (no sample is taken for it):
+// steward_service_cpu_seconds_total and steward_service_memory_bytes,
+// labelled path and host. A service that ended leaves the series.
+type ServiceUsage struct {
+	Host    string
+	Samples func() map[string]treestatus.Usage
+}
+
+var (
+	serviceCPU = prometheus.NewDesc("steward_service_cpu_seconds_total",
+		"CPU (user and system) used by a process service's process group since its host first sampled it.", []string{"path", "host"}, nil)
+	serviceMemory = prometheus.NewDesc("steward_service_memory_bytes",
+		"Resident memory of a process service's process group at its last sample.", []string{"path", "host"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (s ServiceUsage) Describe(ch chan<- *prometheus.Desc) {
+	ch <- serviceCPU
+	ch <- serviceMemory
+}
+
+// Collect implements prometheus.Collector.
+func (s ServiceUsage) Collect(ch chan<- prometheus.Metric) {
+	for path, u := range s.Samples() {
+		ch <- prometheus.MustNewConstMetric(serviceCPU, prometheus.CounterValue, u.CPUSeconds, path, s.Host)
+		ch <- prometheus.MustNewConstMetric(serviceMemory, prometheus.GaugeValue, float64(u.MemoryBytes), path, s.Host)
 	}
 }

@@ -91,6 +91,23 @@ type Status struct {
 	// node answered, or its row is its supervisor's record by design (a
 	// worker without --exact).
 	Stale string `json:"stale,omitempty"`
+	// Usage, of a running process service in an assembled tree: what it
+	// uses, as its host last sampled it (`starter status` reads it from
+	// the host; no workflow carries it).
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a process service uses: its process group's CPU and
+// resident memory, as of At.
+type Usage struct {
+	// CPUPercent is the group's CPU over the sampling interval before At,
+	// in percent of one core (200: two cores busy).
+	CPUPercent float64 `json:"cpuPercent"`
+	// CPUSeconds is the group's CPU since its host first sampled it (user
+	// and system; what a member that ended used stays counted).
+	CPUSeconds  float64   `json:"cpuSeconds"`
+	MemoryBytes int64     `json:"memoryBytes"`
+	At          time.Time `json:"at"`
 }
 
 // ActionStatus describes the last start, stop or restart (observes are not

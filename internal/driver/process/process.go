@@ -110,6 +110,7 @@ type Driver struct {
 
 	mu     sync.Mutex
 	procs  map[string]*proc
+	usage  map[string]*usageOf // by workflow ID (usage.go)
 	closed bool
 	wg     sync.WaitGroup
 }

@@ -1,0 +1,96 @@
+package integration
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+// What the process services use, read from their host: in status (JSON
+// and text), in `starter top` (sorted, one sample when not on a terminal)
+// and in the host worker's metrics. A busy loop uses a core's worth, a
+// sleep nothing.
+func TestUsageOfProcessServices(t *testing.T) {
+	needServer(t)
+	w, err := startWorker("worker-usage", "--host", "it-usage", "--usage-interval", "1s")
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-usage
+children:
+  - name: busy
+    kind: process
+    process: {host: it-usage, command: sh, args: ["-c", "while :; do :; done"], startSeconds: 200ms}
+  - name: idle
+    kind: process
+    process: {host: it-usage, command: sleep, args: ["300"], startSeconds: 200ms}
+  - {name: s, kind: stub}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-usage") })
+
+	var st workflows.Status
+	eventually(t, time.Minute, func() (bool, string) {
+		r := starter(t, "status", "it-usage", "-o", "json")
+		if r.code != 0 {
+			return false, r.stderr
+		}
+		st = workflows.Status{}
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			return false, err.Error()
+		}
+		busy := st.Children[0].Usage
+		return busy != nil && busy.CPUPercent > 30, r.stdout
+	})
+	busy, idle, stub := st.Children[0], st.Children[1], st.Children[2]
+	require.Equal(t, "it-usage/busy", busy.Path)
+	require.Positive(t, busy.Usage.MemoryBytes)
+	require.Positive(t, busy.Usage.CPUSeconds)
+	require.WithinDuration(t, time.Now(), busy.Usage.At, time.Minute)
+	require.NotNil(t, idle.Usage, "a sleeping service has usage too")
+	require.Less(t, idle.Usage.CPUPercent, 30.0)
+	require.Nil(t, stub.Usage, "a stub has no process")
+
+	r = starter(t, "status", "it-usage")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `it-usage/busy .*\[cpu \d+\.\d%, mem \d+\.\dMi\]`, r.stdout)
+	r = starter(t, "status", "it-usage", "-o", "json", "--usage=false")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stdout, `"usage"`)
+
+	r = starter(t, "top", "it-usage", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var rows []struct {
+		Path        string  `json:"path"`
+		CPUPercent  float64 `json:"cpuPercent"`
+		MemoryBytes int64   `json:"memoryBytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
+	require.Len(t, rows, 2, "the two process services")
+	require.Equal(t, "it-usage/busy", rows[0].Path, "sorted by CPU: %s", r.stdout)
+	r = starter(t, "top", "--sort", "memory")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "PATH")
+	require.Contains(t, r.stdout, "it-usage/idle")
+	t.Logf("starter top --sort memory:\n%s", r.stdout)
+	r = starter(t, "top", "--sort", "age")
+	require.Equal(t, 2, r.code, "a bad sort is bad input")
+
+	eventually(t, 30*time.Second, func() (bool, string) {
+		resp, err := http.Get(w.metrics)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), `steward_service_cpu_seconds_total{host="it-usage",path="it-usage/busy"}`) &&
+			strings.Contains(string(b), `steward_service_memory_bytes{host="it-usage",path="it-usage/idle"}`), "no service usage in the metrics"
+	})
+}
