@@ -63,7 +63,7 @@ func statusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if usage {
-				for _, w := range addUsage(cmd.Context(), c, g.namespace, sts) {
+				for _, w := range addHostViews(cmd.Context(), c, g.namespace, sts) {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 				}
 			}
@@ -88,7 +88,7 @@ func statusCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "watch until interrupted: redraw on change on a terminal, otherwise print a line per change (-o json: a JSON object per change)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --watch asks")
-	cmd.Flags().BoolVar(&usage, "usage", true, "read what each running process service uses (CPU, memory) from its host (not with --watch; starter top shows it live)")
+	cmd.Flags().BoolVar(&usage, "usage", true, "read from the hosts what each running process service uses (CPU, memory) and its notify status (not with --watch; starter top shows usage live)")
 	cmd.Flags().StringVar(&exact, "exact", "auto", fmt.Sprintf("ask every worker for its row: true, false (the supervisors' records: state, desired state and generation current, counters as of the last report), or auto (true up to %d workers)", exactUpTo))
 	return cmd
 }
@@ -262,6 +262,9 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	}
 	if st.Stale != "" {
 		reason += " [stale: " + st.Stale + "]"
+	}
+	if st.NotifyStatus != "" {
+		reason += " [status: " + st.NotifyStatus + "]"
 	}
 	if u := st.Usage; u != nil {
 		reason += fmt.Sprintf(" [cpu %.1f%%, mem %s]", u.CPUPercent, humanBytes(u.MemoryBytes))

@@ -30,12 +30,12 @@ import (
 // not answer by then leaves its services without usage (and is named).
 const usageWait = 5 * time.Second
 
-// addUsage fills in the usage of every running process service of the
-// trees, read from the hosts that run them: one spec query per supervisor
+// addHostViews fills in what the hosts tell of every running process
+// service of the trees (usage, notify status), read from them: one spec query per supervisor
 // with process services (where its children run), then one read per host,
 // in parallel. It returns a warning per host or supervisor it could not
 // read; their services are left without usage.
-func addUsage(ctx context.Context, c client.Client, namespace string, sts []workflows.Status) []string {
+func addHostViews(ctx context.Context, c client.Client, namespace string, sts []workflows.Status) []string {
 	ctx, cancel := context.WithTimeout(ctx, usageWait)
 	defer cancel()
 	hosts, warnings := processHosts(ctx, c, sts)
@@ -47,20 +47,20 @@ func addUsage(ctx context.Context, c client.Client, namespace string, sts []work
 		byHost[h] = append(byHost[h], path)
 	}
 	var mu sync.Mutex
-	got := map[string]treestatus.Usage{}
+	got := map[string]treestatus.HostView{}
 	var wg sync.WaitGroup
 	for h, paths := range byHost {
 		wg.Go(func() {
 			slices.Sort(paths)
-			var res map[string]treestatus.Usage
+			var res map[string]treestatus.HostView
 			err := hostRead(ctx, c, namespace, client.StartWorkflowOptions{
 				WorkflowExecutionTimeout: usageWait + time.Minute,
-				StaticSummary:            "steward usage " + h,
-			}, workflows.UsageWorkflow, workflows.UsageRequest{Host: h, Read: activities.ReadUsageRequest{WorkflowIDs: paths}}, &res)
+				StaticSummary:            "steward services of " + h,
+			}, workflows.ServicesWorkflow, workflows.ServicesRequest{Host: h, Read: activities.ReadServicesRequest{WorkflowIDs: paths}}, &res)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("usage of host %s: %v", h, err))
+				warnings = append(warnings, fmt.Sprintf("services of host %s (usage, notify status): %v", h, err))
 				return
 			}
 			for p, u := range res {
@@ -70,18 +70,18 @@ func addUsage(ctx context.Context, c client.Client, namespace string, sts []work
 	}
 	wg.Wait()
 	for i := range sts {
-		fillUsage(&sts[i], got)
+		fillHostViews(&sts[i], got)
 	}
 	slices.Sort(warnings)
 	return warnings
 }
 
-func fillUsage(st *workflows.Status, got map[string]treestatus.Usage) {
-	if u, ok := got[st.Path]; ok && st.Kind == spec.KindProcess {
-		st.Usage = &u
+func fillHostViews(st *workflows.Status, got map[string]treestatus.HostView) {
+	if v, ok := got[st.Path]; ok && st.Kind == spec.KindProcess {
+		st.Usage, st.NotifyStatus = v.Usage, v.NotifyStatus
 	}
 	for i := range st.Children {
-		fillUsage(&st.Children[i], got)
+		fillHostViews(&st.Children[i], got)
 	}
 }
 
@@ -183,7 +183,7 @@ and with -o json, one sample is printed.`,
 				if err != nil {
 					return nil, nil, err
 				}
-				warnings := addUsage(ctx, c, g.namespace, sts)
+				warnings := addHostViews(ctx, c, g.namespace, sts)
 				return topRows(sts, sortBy), warnings, nil
 			}
 			f, isFile := out.(*os.File)

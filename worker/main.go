@@ -233,7 +233,7 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
 	w.RegisterWorkflow(workflows.RolloutWorkflow)
 	w.RegisterWorkflow(workflows.LogsWorkflow)
-	w.RegisterWorkflow(workflows.UsageWorkflow)
+	w.RegisterWorkflow(workflows.ServicesWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	// The control queue: a rollout's chunks and a supervisor's look at its
@@ -254,7 +254,7 @@ func run(o options) error {
 	hw := worker.New(c, workflows.HostTaskQueue(o.host), hostOpts)
 	hw.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir}, activity.RegisterOptions{Name: activities.Prefix})
-	hw.RegisterActivityWithOptions(&activities.Usage{Sampler: processDriver}, activity.RegisterOptions{Name: activities.Prefix})
+	hw.RegisterActivityWithOptions(&activities.Services{Host: processDriver}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := hw.Start(); err != nil {
 		return fmt.Errorf("host task queue: %w", err)
 	}

@@ -49,35 +49,36 @@ func LogsWorkflow(ctx workflow.Context, req LogsRequest) (activities.ReadLogResu
 	return res, err
 }
 
-// UsageRequest asks the worker of Host for the usage of its process
-// services (ReadUsageRequest).
-type UsageRequest struct {
-	Host string                      `json:"host"`
-	Read activities.ReadUsageRequest `json:"read"`
+// ServicesRequest asks the worker of Host what it tells of its process
+// services (ReadServicesRequest).
+type ServicesRequest struct {
+	Host string                         `json:"host"`
+	Read activities.ReadServicesRequest `json:"read"`
 }
 
-// UsageWorkflow reads what a host's process services use, for `starter
-// status` and `starter top`: one read per run, through the host's worker,
-// as LogsWorkflow reads a log. Samples never enter the histories of the
-// workflows that supervise the services.
-func UsageWorkflow(ctx workflow.Context, req UsageRequest) (map[string]treestatus.Usage, error) {
+// ServicesWorkflow reads what a host tells of its process services (their
+// usage, their notify status), for `starter status` and `starter top`: one
+// read per run, through the host's worker, as LogsWorkflow reads a log.
+// What it reads never enters the histories of the workflows that
+// supervise the services.
+func ServicesWorkflow(ctx workflow.Context, req ServicesRequest) (map[string]treestatus.HostView, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              HostTaskQueue(req.Host),
-		ScheduleToStartTimeout: UsageHostWait,
+		ScheduleToStartTimeout: ServicesHostWait,
 		StartToCloseTimeout:    10 * time.Second,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-		Summary:                "read the usage of the services of " + req.Host,
+		Summary:                "read the services of " + req.Host,
 	})
-	var res map[string]treestatus.Usage
-	err := workflow.ExecuteActivity(actx, activities.ReadUsageName, req.Read).Get(ctx, &res)
+	var res map[string]treestatus.HostView
+	err := workflow.ExecuteActivity(actx, activities.ReadServicesName, req.Read).Get(ctx, &res)
 	var to *temporal.TimeoutError
 	if errors.As(err, &to) && to.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
 		return res, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("no worker of host %s took the read within %s: is `worker --host %s` running?", req.Host, UsageHostWait, req.Host), "HostUnreachable", nil)
+			fmt.Sprintf("no worker of host %s took the read within %s: is `worker --host %s` running?", req.Host, ServicesHostWait, req.Host), "HostUnreachable", nil)
 	}
 	return res, err
 }
 
-// UsageHostWait is how long a usage read waits for a worker of its host:
-// shorter than a log read's, since a status waits for it.
-const UsageHostWait = 3 * time.Second
+// ServicesHostWait is how long a services read waits for a worker of its
+// host: shorter than a log read's, since a status waits for it.
+const ServicesHostWait = 3 * time.Second

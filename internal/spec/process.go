@@ -59,6 +59,14 @@ type Process struct {
 	// DieWithWorker: the process dies with the worker process that started
 	// it (default false: it outlives it and the next worker adopts it).
 	DieWithWorker bool `json:"dieWithWorker,omitempty"`
+	// Notify: the service speaks systemd's notification protocol
+	// (NOTIFY_SOCKET): its start succeeds at READY=1, and STATUS= shows in
+	// its status (default false).
+	Notify bool `json:"notify,omitempty"`
+	// Watchdog: with Notify, a service that sends no WATCHDOG=1 for this
+	// long is ended as a crash ("watchdog timeout"); WATCHDOG_USEC tells
+	// it the period (default: none).
+	Watchdog *Duration `json:"watchdog,omitempty"`
 }
 
 // Limits are a service's resource limits, soft and hard alike; unset:
@@ -184,6 +192,14 @@ func (v *validator) process(path string, m map[string]any) {
 	v.probe(join(path, "health"), p.Health, true)
 	v.stopSignal(join(path, "stopSignal"), p.StopSignal)
 	v.exitCodes(join(path, "successExitCodes"), p.SuccessExitCodes)
+	if p.Watchdog != nil {
+		switch {
+		case !p.Notify:
+			v.add(join(path, "watchdog"), "needs notify: true (the service feeds the watchdog with WATCHDOG=1)")
+		case p.Watchdog.D() < time.Second:
+			v.add(join(path, "watchdog"), "must be at least 1s, not %s", p.Watchdog.D())
+		}
+	}
 }
 
 // accountPattern: a user or group name (as useradd takes them) or an ID.

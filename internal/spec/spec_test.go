@@ -510,6 +510,9 @@ process: {command: /bin/true}
 		{"process bad fields", "name: a\nkind: process\nprocess: {command: sleep, startSeconds: 0s, host: 'a/b'}\n", []string{"process.startSeconds: must be > 0", `process.host: "a/b" is not a valid host name (letters, digits, '.', '_' and '-')`}},
 		{"process unknown field", "name: a\nkind: process\nprocess: {command: sleep, shell: true}\n", []string{`process: invalid process block: json: unknown field "shell"`}},
 		{"process ok", "name: a\nkind: process\nprocess: {command: sleep, args: ['60'], startSeconds: 500ms, host: web-1}\n", nil},
+		{"watchdog without notify", "name: a\nkind: process\nprocess: {command: sleep, watchdog: 10s}\n", []string{"process.watchdog: needs notify: true (the service feeds the watchdog with WATCHDOG=1)"}},
+		{"watchdog too short", "name: a\nkind: process\nprocess: {command: sleep, notify: true, watchdog: 10ms}\n", []string{"process.watchdog: must be at least 1s, not 10ms"}},
+		{"notify with watchdog ok", "name: a\nkind: process\nprocess: {command: sleep, notify: true, watchdog: 10s}\n", nil},
 		{"process secrets ok", `
 name: a
 kind: process

@@ -95,6 +95,17 @@ type Status struct {
 	// uses, as its host last sampled it (`starter status` reads it from
 	// the host; no workflow carries it).
 	Usage *Usage `json:"usage,omitempty"`
+	// NotifyStatus, of a running process service that speaks systemd's
+	// notification protocol: the last STATUS= it sent (read from its host,
+	// as Usage).
+	NotifyStatus string `json:"notifyStatus,omitempty"`
+}
+
+// HostView is what a host tells of one of its running process services:
+// what it uses, and what it last said of itself.
+type HostView struct {
+	Usage        *Usage `json:"usage,omitempty"`
+	NotifyStatus string `json:"notifyStatus,omitempty"`
 }
 
 // Usage is what a process service uses: its process group's CPU and

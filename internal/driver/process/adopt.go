@@ -48,6 +48,10 @@ type record struct {
 	Success       []int  `json:"successExitCodes"`
 	Health        *Probe `json:"health,omitempty"`
 	DieWithWorker bool   `json:"dieWithWorker,omitempty"`
+	// NotifySocket is its notification socket's name (process.notify),
+	// Watchdog its watchdog period.
+	NotifySocket string        `json:"notifySocket,omitempty"`
+	Watchdog     time.Duration `json:"watchdog,omitempty"`
 	// Starting: its start had not succeeded yet. The next worker ends such
 	// a process: its start is retried (it would run twice otherwise).
 	Starting bool `json:"starting,omitempty"`
@@ -69,8 +73,12 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	if d.StateDir == "" || p.ticks == 0 {
 		return
 	}
-	b, _ := json.Marshal(record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal),
-		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting})
+	rec := record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal),
+		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting, Watchdog: p.watchdog}
+	if p.notify != nil {
+		rec.NotifySocket = p.notify.name
+	}
+	b, _ := json.Marshal(rec)
 	path := d.recordPath(p.wfID)
 	d.recMu.Lock()
 	defer d.recMu.Unlock()
@@ -175,11 +183,25 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 		d.mu.Unlock()
 		return q
 	}
+	if rec.NotifySocket != "" {
+		// Bound again under the name the service has: its next messages
+		// come here. Without it the service runs on unwatched.
+		if nt, err := listenNotify(rec.NotifySocket); err != nil {
+			d.log.Warn("process: adopted without its notification socket", zap.String("instance", p.id), zap.Error(err))
+		} else {
+			p.notify, p.watchdog = nt, rec.Watchdog
+			go nt.serve(p.pid)
+		}
+	}
 	d.procs[p.id] = p
 	d.wg.Add(1)
 	if p.health != nil {
 		d.wg.Add(1)
 		go d.watchHealth(p, p.health)
+	}
+	if p.notify != nil && p.watchdog > 0 {
+		d.wg.Add(1)
+		go d.watchWatchdog(p, p.watchdog)
 	}
 	d.mu.Unlock()
 	d.writeRecord(p, false, lazily) // lazily: never over a newer instance's record

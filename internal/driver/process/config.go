@@ -47,6 +47,10 @@ type Config struct {
 	// DieWithWorker: the process dies with the worker that started it
 	// (Pdeathsig, and Close kills it) instead of outliving it.
 	DieWithWorker bool
+	// Notify: the service speaks systemd's notification protocol
+	// (notify.go); Watchdog is its watchdog period (0: none).
+	Notify   bool
+	Watchdog time.Duration
 }
 
 // stopSignals maps process.stopSignal's names to signals.
@@ -98,6 +102,10 @@ func ParseConfig(m map[string]any) (Config, error) {
 		c.StopSignal = sig
 	}
 	c.DieWithWorker = raw.DieWithWorker
+	c.Notify = raw.Notify
+	if raw.Watchdog != nil {
+		c.Watchdog = raw.Watchdog.D()
+	}
 	c.SuccessExitCodes = raw.SuccessExitCodes
 	if len(c.SuccessExitCodes) == 0 {
 		c.SuccessExitCodes = []int{0}

@@ -140,6 +140,11 @@ type proc struct {
 	// unhealthy: its health probe failed too often and the driver ended
 	// it; the reason is its exit's (a crash, pushed).
 	unhealthy string
+
+	// notify is its notification socket (process.notify; nil: none), and
+	// watchdog its watchdog period (0: none).
+	notify   *notifier
+	watchdog time.Duration
 }
 
 type spawnReq struct {
@@ -279,6 +284,15 @@ func (d *Driver) Close() {
 		}
 	}
 	close(d.quit)
+	// The notification sockets of the processes left running: the next
+	// worker binds them again when it adopts them.
+	d.mu.Lock()
+	for _, p := range d.procs {
+		if p.notify != nil {
+			p.notify.close()
+		}
+	}
+	d.mu.Unlock()
 	d.spawnMu.Lock()
 	if !d.spawnClosed {
 		d.spawnClosed = true
@@ -317,6 +331,17 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	}
 	cmd.Env = l.env
 	cmd.Dir = c.Dir
+	var nt *notifier
+	if c.Notify {
+		name, err := newNotifyName()
+		if err == nil {
+			nt, err = listenNotify(name)
+		}
+		if err != nil {
+			return "", err
+		}
+		cmd.Env = append(cmd.Env, notifyEnv(name, c.Watchdog)...)
+	}
 	if l.path != "" {
 		cmd.Path, cmd.Args = l.path, l.args
 	}
@@ -333,6 +358,9 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	err = d.fork(cmd)
 	out.Close() // the child holds its own copy
 	if err != nil {
+		if nt != nil {
+			nt.close()
+		}
 		return "", classify(c.Command, err)
 	}
 	startedAt := time.Now()
@@ -349,10 +377,18 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		stopSignal:    c.StopSignal,
 		success:       c.SuccessExitCodes,
 		health:        c.Health,
+		notify:        nt,
+		watchdog:      c.Watchdog,
+	}
+	if nt != nil {
+		go nt.serve(pid)
 	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		if nt != nil {
+			nt.close()
+		}
 		signalGroup(p.pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		return "", errors.New("process: driver closed")
@@ -366,11 +402,16 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	go d.wait(p) // not in d.wg: a process that outlives the worker outlives this goroutine's worker too
 	d.log.Debug("process: started", zap.String("instance", p.id), zap.String("command", c.Command))
 
+	if c.Notify {
+		if err := d.awaitNotifyReady(ctx, p, c); err != nil {
+			return "", err
+		}
+	}
 	if c.Ready != nil {
 		if err := d.awaitReady(ctx, p, c); err != nil {
 			return "", err
 		}
-	} else {
+	} else if !c.Notify {
 		timer := time.NewTimer(c.StartSeconds)
 		defer timer.Stop()
 		select {
@@ -389,8 +430,11 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		d.mu.Unlock()
 		d.forget(p)
 		period := fmt.Sprintf("startSeconds %s", c.StartSeconds)
-		if c.Ready != nil {
+		switch {
+		case c.Ready != nil:
 			period = "before its readiness probe passed"
+		case c.Notify:
+			period = "before it sent READY=1"
 		}
 		msg := fmt.Sprintf("process: %s ended within its start period (%s after start, %s): %s",
 			c.Command, time.Since(startedAt).Round(time.Millisecond), period, exit.Reason)
@@ -404,6 +448,10 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	if c.Health != nil && !d.closed {
 		d.wg.Add(1)
 		go d.watchHealth(p, c.Health)
+	}
+	if p.notify != nil && p.watchdog > 0 && !d.closed {
+		d.wg.Add(1)
+		go d.watchWatchdog(p, p.watchdog)
 	}
 	// Forget this workflow's earlier instances that ended: an unknown
 	// instance observes as Crashed anyway, and this bounds the map.
@@ -451,6 +499,9 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	}
 	p.exit, p.obs = exit, obs
 	close(p.exited)
+	if p.notify != nil {
+		p.notify.close()
+	}
 	closed := d.closed
 	push := p.started && !p.stopping && !closed && d.notifier != nil
 	if push {

@@ -108,6 +108,35 @@ func (d *Driver) Usage(wfIDs ...string) map[string]Usage {
 	return out
 }
 
+// Services tells, of each running service asked (all when none is), its
+// last usage sample and its last STATUS= (process.notify).
+func (d *Driver) Services(wfIDs ...string) map[string]treestatus.HostView {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	want := map[string]bool{}
+	for _, id := range wfIDs {
+		want[id] = true
+	}
+	out := map[string]treestatus.HostView{}
+	for _, p := range d.procs {
+		if !running(p) || len(want) > 0 && !want[p.wfID] {
+			continue
+		}
+		var v treestatus.HostView
+		if u, ok := d.usage[p.wfID]; ok {
+			last := u.last
+			v.Usage = &last
+		}
+		if p.notify != nil {
+			v.NotifyStatus = p.notify.Status()
+		}
+		if v.Usage != nil || v.NotifyStatus != "" {
+			out[p.wfID] = v
+		}
+	}
+	return out
+}
+
 func running(p *proc) bool {
 	select {
 	case <-p.exited:

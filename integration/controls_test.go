@@ -2,8 +2,10 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,50 @@ children:
 		return strings.Contains(string(b), `steward_service_cpu_seconds_total{host="it-usage",path="it-usage/busy"}`) &&
 			strings.Contains(string(b), `steward_service_memory_bytes{host="it-usage",path="it-usage/idle"}`), "no service usage in the metrics"
 	})
+}
+
+// A service written for systemd runs unchanged: its start script's
+// systemd-notify --ready makes it running, its STATUS= shows in status;
+// one that stops feeding its watchdog is restarted, and the transition's
+// reason says why.
+func TestNotifyReadinessStatusAndWatchdog(t *testing.T) {
+	needServer(t)
+	if _, err := exec.LookPath("systemd-notify"); err != nil {
+		t.Skip("systemd-notify not on PATH (Debian: apt-get install systemd)")
+	}
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-notify
+children:
+  - name: api
+    kind: process
+    process:
+      command: sh
+      args: ["-c", "sleep 1; systemd-notify --ready --status='serving'; exec sleep 300"]
+      notify: true
+  - name: hang
+    kind: process
+    backoff: {initial: 100ms}
+    process:
+      command: sh
+      args: ["-c", "systemd-notify --ready; systemd-notify WATCHDOG=1; exec sleep 300"]
+      notify: true
+      watchdog: 1s
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-notify") })
+
+	r = starter(t, "status", "it-notify", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st workflows.Status
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	require.Equal(t, "running", st.Children[0].State)
+	require.Equal(t, "serving", st.Children[0].NotifyStatus)
+
+	eventually(t, time.Minute, func() (bool, string) {
+		st := status(t, "it-notify/hang")
+		return st.Restarts >= 1, fmt.Sprintf("restarts %d, reason %q", st.Restarts, st.Reason)
+	})
+	r = starter(t, "history", "it-notify/hang", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "watchdog timeout: no WATCHDOG=1 for 1s")
 }
