@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -141,4 +142,51 @@ children:
 	r = starter(t, "history", "it-notify/hang", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "watchdog timeout: no WATCHDOG=1 for 1s")
+}
+
+// Memory limits through the product: a hog under memoryMax is killed by
+// the kernel and restarted, the transition's reason "out of memory
+// (memoryMax 32Mi)"; one over restartOnMemory is restarted by steward,
+// the reason naming both sizes.
+func TestMemoryMaxAndRestartOnMemory(t *testing.T) {
+	needServer(t)
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need a root worker")
+	}
+	w, err := startWorker("worker-memory", "--host", "it-memory", "--usage-interval", "1s")
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-memory
+children:
+  - name: hog
+    kind: process
+    backoff: {initial: 1s}
+    process:
+      host: it-memory
+      command: sh
+      args: ["-c", "sleep 0.5; head -c 300M /dev/zero | tail"]
+      startSeconds: 200ms
+      resources: {memoryMax: 32Mi, pidsMax: 50}
+  - name: leak
+    kind: process
+    backoff: {initial: 1s}
+    process:
+      host: it-memory
+      command: sh
+      args: ["-c", "{ head -c 64M /dev/zero; sleep 300; } | tail"]
+      startSeconds: 200ms
+      restartOnMemory: 16Mi
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-memory") })
+	for path, want := range map[string]string{
+		"it-memory/hog":  "out of memory (memoryMax 32Mi)",
+		"it-memory/leak": "over restartOnMemory 16Mi",
+	} {
+		eventually(t, time.Minute, func() (bool, string) {
+			r := starter(t, "history", path, "-o", "json")
+			return r.code == 0 && strings.Contains(r.stdout, want), r.stdout + r.stderr
+		})
+	}
 }

@@ -67,6 +67,26 @@ type Process struct {
 	// long is ended as a crash ("watchdog timeout"); WATCHDOG_USEC tells
 	// it the period (default: none).
 	Watchdog *Duration `json:"watchdog,omitempty"`
+	// Resources are limits the kernel enforces on the service's whole
+	// process group, through a cgroup of its own (default: none).
+	Resources *Resources `json:"resources,omitempty"`
+	// RestartOnMemory: a service whose memory (the resident memory of its
+	// process group, as its host samples it every --usage-interval) is
+	// sampled over this is restarted (pm2's max_memory_restart; default:
+	// never).
+	RestartOnMemory Size `json:"restartOnMemory,omitempty"`
+}
+
+// Resources are the limits of a service's cgroup.
+type Resources struct {
+	// MemoryMax: memory the group may use; past it the kernel's OOM killer
+	// ends a process of it ("out of memory (memoryMax 256Mi)").
+	MemoryMax Size `json:"memoryMax,omitempty"`
+	// CPUMax: cores' worth of CPU time the group may use (0.5: half a
+	// core; 2: two cores), as systemd's CPUQuota=50%.
+	CPUMax float64 `json:"cpuMax,omitempty"`
+	// PidsMax: processes and threads the group may have at once.
+	PidsMax int64 `json:"pidsMax,omitempty"`
 }
 
 // Limits are a service's resource limits, soft and hard alike; unset:
@@ -192,6 +212,29 @@ func (v *validator) process(path string, m map[string]any) {
 	v.probe(join(path, "health"), p.Health, true)
 	v.stopSignal(join(path, "stopSignal"), p.StopSignal)
 	v.exitCodes(join(path, "successExitCodes"), p.SuccessExitCodes)
+	if r := p.Resources; r != nil {
+		if r.MemoryMax == "" && r.CPUMax == 0 && r.PidsMax == 0 {
+			v.add(join(path, "resources"), "names no limit (memoryMax, cpuMax, pidsMax)")
+		}
+		if r.MemoryMax != "" {
+			if b, err := r.MemoryMax.Bytes(); err != nil {
+				v.add(join(join(path, "resources"), "memoryMax"), "%v", err)
+			} else if b < 1<<20 {
+				v.add(join(join(path, "resources"), "memoryMax"), "%s is less than 1Mi", r.MemoryMax)
+			}
+		}
+		if r.CPUMax < 0 || r.CPUMax > 0 && r.CPUMax < 0.01 {
+			v.add(join(join(path, "resources"), "cpuMax"), "must be at least 0.01 (cores), not %g", r.CPUMax)
+		}
+		if r.PidsMax < 0 {
+			v.add(join(join(path, "resources"), "pidsMax"), "must be > 0, not %d", r.PidsMax)
+		}
+	}
+	if p.RestartOnMemory != "" {
+		if _, err := p.RestartOnMemory.Bytes(); err != nil {
+			v.add(join(path, "restartOnMemory"), "%v", err)
+		}
+	}
 	if p.Watchdog != nil {
 		switch {
 		case !p.Notify:

@@ -512,6 +512,13 @@ process: {command: /bin/true}
 		{"process ok", "name: a\nkind: process\nprocess: {command: sleep, args: ['60'], startSeconds: 500ms, host: web-1}\n", nil},
 		{"watchdog without notify", "name: a\nkind: process\nprocess: {command: sleep, watchdog: 10s}\n", []string{"process.watchdog: needs notify: true (the service feeds the watchdog with WATCHDOG=1)"}},
 		{"watchdog too short", "name: a\nkind: process\nprocess: {command: sleep, notify: true, watchdog: 10ms}\n", []string{"process.watchdog: must be at least 1s, not 10ms"}},
+		{"resources", "name: a\nkind: process\nprocess: {command: sleep, resources: {memoryMax: 12Mb, cpuMax: -1, pidsMax: -2}, restartOnMemory: lots}\n", []string{
+			`process.resources.memoryMax: "12Mb" is not a size (bytes, or a number with Ki, Mi, Gi, Ti, K, M, G or T: 256Mi)`,
+			"process.resources.cpuMax: must be at least 0.01 (cores), not -1",
+			"process.resources.pidsMax: must be > 0, not -2",
+			`process.restartOnMemory: "lots" is not a size (bytes, or a number with Ki, Mi, Gi, Ti, K, M, G or T: 256Mi)`}},
+		{"resources empty", "name: a\nkind: process\nprocess: {command: sleep, resources: {}}\n", []string{"process.resources: names no limit (memoryMax, cpuMax, pidsMax)"}},
+		{"resources ok", "name: a\nkind: process\nprocess: {command: sleep, resources: {memoryMax: 256Mi, cpuMax: 0.5, pidsMax: 100}, restartOnMemory: 200Mi}\n", nil},
 		{"notify with watchdog ok", "name: a\nkind: process\nprocess: {command: sleep, notify: true, watchdog: 10s}\n", nil},
 		{"process secrets ok", `
 name: a
@@ -940,4 +947,18 @@ func TestInheritNotify(t *testing.T) {
 	require.True(t, own.Wants(EventFailed))
 	require.False(t, own.Wants(EventRecovered))
 	require.True(t, parent.Notify.Wants(EventRecovered), "on defaults to every event")
+}
+
+func TestSizeBytes(t *testing.T) {
+	for in, want := range map[Size]int64{"256Mi": 256 << 20, "1Gi": 1 << 30, "1.5G": 1_500_000_000, "4096": 4096, "64Ki": 64 << 10} {
+		got, err := in.Bytes()
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []Size{"", "Mi", "12Mb", "-1Gi", "0", "NaN"} {
+		_, err := bad.Bytes()
+		require.Error(t, err, bad)
+	}
+	require.Equal(t, "256Mi", FormatSize(256<<20))
+	require.Equal(t, "1.5Gi", FormatSize(3<<29))
 }

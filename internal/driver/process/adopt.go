@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/steward-sh/steward/internal/cgroup"
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Services outlive their worker.
@@ -52,6 +55,11 @@ type record struct {
 	// Watchdog its watchdog period.
 	NotifySocket string        `json:"notifySocket,omitempty"`
 	Watchdog     time.Duration `json:"watchdog,omitempty"`
+	// Cgroup is its group (process.resources), MemoryMax its memory
+	// limit, RestartOnMemory the memory it is restarted over.
+	Cgroup          *cgroup.Group `json:"cgroup,omitempty"`
+	MemoryMax       int64         `json:"memoryMax,omitempty"`
+	RestartOnMemory int64         `json:"restartOnMemory,omitempty"`
 	// Starting: its start had not succeeded yet. The next worker ends such
 	// a process: its start is retried (it would run twice otherwise).
 	Starting bool `json:"starting,omitempty"`
@@ -74,7 +82,8 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 		return
 	}
 	rec := record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal),
-		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting, Watchdog: p.watchdog}
+		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting, Watchdog: p.watchdog,
+		Cgroup: p.cgroup, MemoryMax: p.memoryMax, RestartOnMemory: p.restartOnMemory}
 	if p.notify != nil {
 		rec.NotifySocket = p.notify.name
 	}
@@ -174,7 +183,8 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 	}
 	p := &proc{id: rec.Instance, wfID: rec.WorkflowID, pid: rec.PID, ticks: rec.Ticks, exited: make(chan struct{}),
 		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true,
-		health: rec.Health, dieWithWorker: rec.DieWithWorker}
+		health: rec.Health, dieWithWorker: rec.DieWithWorker,
+		cgroup: rec.Cgroup, memoryMax: rec.MemoryMax, restartOnMemory: rec.RestartOnMemory}
 	if p.stopSignal == 0 {
 		p.stopSignal = syscall.SIGTERM
 	}
@@ -250,6 +260,9 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 				signalGroup(rec.PID, syscall.SIGKILL)
 				d.log.Info("process: ended a process whose start was cut short", zap.String("instance", rec.Instance))
 			}
+			if rec.Cgroup != nil {
+				d.removeCgroup(rec.Cgroup)
+			}
 			_ = os.Remove(f)
 			continue
 		}
@@ -258,11 +271,17 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 			continue
 		}
 		ended++
+		exit := driver.Exit{Instance: rec.Instance, Reason: "ended while no worker served this host (exit code unknown)"}
+		if rec.Cgroup != nil {
+			if rec.Cgroup.OOMKills() > 0 {
+				exit.Reason = fmt.Sprintf("out of memory (memoryMax %s), while no worker served this host", spec.FormatSize(rec.MemoryMax))
+			}
+			d.removeCgroup(rec.Cgroup)
+		}
 		if d.notifier == nil {
 			_ = os.Remove(f)
 			continue
 		}
-		exit := driver.Exit{Instance: rec.Instance, Reason: "ended while no worker served this host (exit code unknown)"}
 		if err := d.notifier.NotifyExit(ctx, rec.WorkflowID, exit); err != nil {
 			d.log.Warn("process: could not report an end found at recovery (kept for the next worker)", zap.String("workflow", rec.WorkflowID), zap.Error(err))
 			continue

@@ -51,6 +51,12 @@ type Config struct {
 	// (notify.go); Watchdog is its watchdog period (0: none).
 	Notify   bool
 	Watchdog time.Duration
+	// Resources are the limits of the service's cgroup (resources.go; nil:
+	// none); MemoryMax is its memory limit in bytes, RestartOnMemory the
+	// sampled memory the service is restarted over (0: never).
+	Resources       *spec.Resources
+	MemoryMax       int64
+	RestartOnMemory int64
 }
 
 // stopSignals maps process.stopSignal's names to signals.
@@ -103,6 +109,19 @@ func ParseConfig(m map[string]any) (Config, error) {
 	}
 	c.DieWithWorker = raw.DieWithWorker
 	c.Notify = raw.Notify
+	if raw.Resources != nil {
+		c.Resources = raw.Resources
+		if raw.Resources.MemoryMax != "" {
+			if c.MemoryMax, err = raw.Resources.MemoryMax.Bytes(); err != nil {
+				return Config{}, fmt.Errorf("process: resources.memoryMax: %w", err)
+			}
+		}
+	}
+	if raw.RestartOnMemory != "" {
+		if c.RestartOnMemory, err = raw.RestartOnMemory.Bytes(); err != nil {
+			return Config{}, fmt.Errorf("process: restartOnMemory: %w", err)
+		}
+	}
 	if raw.Watchdog != nil {
 		c.Watchdog = raw.Watchdog.D()
 	}

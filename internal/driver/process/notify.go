@@ -227,15 +227,5 @@ func (d *Driver) watchWatchdog(p *proc, period time.Duration) {
 			reason = fmt.Sprintf("watchdog timeout: no WATCHDOG=1 for %s (process.watchdog)", period)
 		}
 	}
-	d.mu.Lock()
-	p.unhealthy = reason
-	d.mu.Unlock()
-	d.log.Info("process: " + reason)
-	signalGroup(p.pid, p.stopSignal)
-	select {
-	case <-p.exited:
-	case <-d.quit:
-	case <-time.After(DefaultStopGrace):
-		signalGroup(p.pid, syscall.SIGKILL)
-	}
+	d.endUnhealthy(p, reason)
 }

@@ -180,16 +180,7 @@ func (d *Driver) watchHealth(p *proc, h *Probe) {
 		if failures < h.Threshold {
 			continue
 		}
-		d.mu.Lock()
-		p.unhealthy = fmt.Sprintf("unhealthy: %d health probes failed in a row (%s): %v", failures, h.describe(), err)
-		d.mu.Unlock()
-		signalGroup(p.pid, p.stopSignal)
-		select {
-		case <-p.exited:
-		case <-d.quit:
-		case <-time.After(DefaultStopGrace):
-			signalGroup(p.pid, syscall.SIGKILL)
-		}
+		d.endUnhealthy(p, fmt.Sprintf("unhealthy: %d health probes failed in a row (%s): %v", failures, h.describe(), err))
 		return
 	}
 }

@@ -62,6 +62,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/steward-sh/steward/internal/cgroup"
 	"github.com/steward-sh/steward/internal/driver"
 )
 
@@ -145,6 +146,12 @@ type proc struct {
 	// watchdog its watchdog period (0: none).
 	notify   *notifier
 	watchdog time.Duration
+	// cgroup is its group (process.resources; nil: none), memoryMax the
+	// group's memory limit, restartOnMemory the memory it is restarted
+	// over (0: never).
+	cgroup          *cgroup.Group
+	memoryMax       int64
+	restartOnMemory int64
 }
 
 type spawnReq struct {
@@ -331,6 +338,9 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	}
 	cmd.Env = l.env
 	cmd.Dir = c.Dir
+	if l.path != "" {
+		cmd.Path, cmd.Args = l.path, l.args
+	}
 	var nt *notifier
 	if c.Notify {
 		name, err := newNotifyName()
@@ -342,11 +352,26 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		}
 		cmd.Env = append(cmd.Env, notifyEnv(name, c.Watchdog)...)
 	}
-	if l.path != "" {
-		cmd.Path, cmd.Args = l.path, l.args
+	var group *cgroup.Group
+	var place func(int) error
+	abandon := func() {
+		if nt != nil {
+			nt.close()
+		}
+	}
+	if c.Resources != nil {
+		var drop func()
+		group, place, drop, err = cgroupStart(wfID, c.Resources, cmd)
+		if err != nil {
+			abandon()
+			return "", err
+		}
+		closeNotify := abandon
+		abandon = func() { closeNotify(); drop() }
 	}
 	out, err := d.openLog(wfID)
 	if err != nil {
+		abandon()
 		return "", fmt.Errorf("process: log file: %w", err)
 	}
 	// The service writes its log file itself (never a pipe to this worker,
@@ -358,27 +383,36 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	err = d.fork(cmd)
 	out.Close() // the child holds its own copy
 	if err != nil {
-		if nt != nil {
-			nt.close()
-		}
+		abandon()
 		return "", classify(c.Command, err)
 	}
 	startedAt := time.Now()
 	pid := cmd.Process.Pid
+	if place != nil {
+		if err := place(pid); err != nil {
+			signalGroup(pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			abandon()
+			return "", err
+		}
+	}
 	ticks, _ := startTicks(pid)
 	p := &proc{
-		id:            fmt.Sprintf("proc/%d/%d@%s", pid, ticks, wfID),
-		wfID:          wfID,
-		cmd:           cmd,
-		pid:           pid,
-		ticks:         ticks,
-		exited:        make(chan struct{}),
-		dieWithWorker: c.DieWithWorker,
-		stopSignal:    c.StopSignal,
-		success:       c.SuccessExitCodes,
-		health:        c.Health,
-		notify:        nt,
-		watchdog:      c.Watchdog,
+		id:              fmt.Sprintf("proc/%d/%d@%s", pid, ticks, wfID),
+		wfID:            wfID,
+		cmd:             cmd,
+		pid:             pid,
+		ticks:           ticks,
+		exited:          make(chan struct{}),
+		dieWithWorker:   c.DieWithWorker,
+		stopSignal:      c.StopSignal,
+		success:         c.SuccessExitCodes,
+		health:          c.Health,
+		notify:          nt,
+		watchdog:        c.Watchdog,
+		cgroup:          group,
+		memoryMax:       c.MemoryMax,
+		restartOnMemory: c.RestartOnMemory,
 	}
 	if nt != nil {
 		go nt.serve(pid)
@@ -386,11 +420,9 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		if nt != nil {
-			nt.close()
-		}
 		signalGroup(p.pid, syscall.SIGKILL)
 		_ = cmd.Wait()
+		abandon()
 		return "", errors.New("process: driver closed")
 	}
 	d.procs[p.id] = p
@@ -494,13 +526,18 @@ func (d *Driver) wait(p *proc) {
 // pushes the exit unless we ended it.
 func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	d.mu.Lock()
-	if p.unhealthy != "" {
+	if oom := oomReason(p); oom != "" && !exit.Normal {
+		exit.Reason, obs = oom, driver.Crashed
+	} else if p.unhealthy != "" {
 		exit.Normal, exit.Reason, obs = false, p.unhealthy, driver.Crashed
 	}
 	p.exit, p.obs = exit, obs
 	close(p.exited)
 	if p.notify != nil {
 		p.notify.close()
+	}
+	if p.cgroup != nil {
+		d.removeCgroup(p.cgroup)
 	}
 	closed := d.closed
 	push := p.started && !p.stopping && !closed && d.notifier != nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
 )
 
@@ -84,6 +85,9 @@ func (d *Driver) SampleUsage(now time.Time) error {
 		}
 		u.last = Usage{CPUPercent: pct, CPUSeconds: float64(u.total) / userHZ, MemoryBytes: rss, At: now}
 		u.at = now
+		if p.restartOnMemory > 0 && rss > p.restartOnMemory && p.unhealthy == "" && p.started {
+			go d.endUnhealthy(p, fmt.Sprintf("memory %s over restartOnMemory %s", spec.FormatSize(rss), spec.FormatSize(p.restartOnMemory)))
+		}
 	}
 	return nil
 }
