@@ -34,6 +34,7 @@ const (
 	StopName    = Prefix + "Stop"
 	RestartName = Prefix + "Restart"
 	ObserveName = Prefix + "Observe"
+	ReloadName  = Prefix + "Reload"
 )
 
 // SlowAfter is how long an action runs before its workflow hears that it is
@@ -171,6 +172,19 @@ func (a *Activities) Restart(ctx context.Context, req ActionRequest) (ActionResu
 	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
 		id, err := d.Restart(ctx, r)
 		return ActionResult{Instance: id}, err
+	})
+}
+
+// Reload asks the running service to re-read its configuration: the same
+// instance goes on (its result names it). A driver without reloads, or a
+// node without one configured, is a permanent failure.
+func (a *Activities) Reload(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
+		rd, ok := d.(driver.Reloader)
+		if !ok || !r.Spec.ReloadConfigured() {
+			return ActionResult{}, driver.Permanent(fmt.Errorf("%s has no reload configured (process.reload or http.reload)", r.Path))
+		}
+		return ActionResult{Instance: r.Instance}, rd.Reload(ctx, r)
 	})
 }
 

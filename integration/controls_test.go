@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +190,61 @@ children:
 			return r.code == 0 && strings.Contains(r.stdout, want), r.stdout + r.stderr
 		})
 	}
+}
+
+// starter reload reaches the service's handler (a HUP trap that writes a
+// file): the same process goes on, restarts unchanged, reloads counted,
+// the reload its last action. A worker without a reload and a supervisor
+// are refused (exit 2) with nothing sent; a rollout reloads a subtree.
+func TestReloadReachesTheServicesHandler(t *testing.T) {
+	needServer(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "reloads")
+	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`
+name: it-reload
+children:
+  - name: svc
+    kind: process
+    process:
+      command: sh
+      args: ["-c", "trap 'echo reloaded >> %s' HUP; while :; do sleep 0.1; done"]
+      startSeconds: 300ms
+      reload: {signal: HUP}
+  - {name: plain, kind: stub}
+`, file)), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-reload") })
+	before := status(t, "it-reload/svc")
+
+	r = starter(t, "reload", "it-reload/svc")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "it-reload/svc: reloaded (1 reloads")
+	eventually(t, 10*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(file)
+		return strings.Count(string(b), "reloaded") == 1, string(b)
+	})
+	after := status(t, "it-reload/svc")
+	require.Equal(t, before.Instance, after.Instance, "the same process")
+	require.True(t, alive(pidOf(t, after.Instance)))
+	require.Equal(t, before.Restarts, after.Restarts)
+	require.Equal(t, before.ManualRestarts, after.ManualRestarts)
+	require.Equal(t, 1, after.Reloads)
+	require.Equal(t, workflows.ActionStatus{Name: "reload", Status: "succeeded", Attempts: 1}, after.LastAction)
+
+	r = starter(t, "reload", "it-reload/plain")
+	require.Equal(t, 2, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "it-reload/plain has no reload configured")
+	require.Zero(t, status(t, "it-reload/plain").RejectedSignals, "nothing was sent")
+	r = starter(t, "reload", "it-reload")
+	require.Equal(t, 2, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "starter rollout reload it-reload")
+
+	r = starter(t, "rollout", "reload", "it-reload", "-o", "json")
+	require.Equal(t, 1, r.code, "the stub has no reload: %s %s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "no reload configured")
+	eventually(t, 10*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(file)
+		return strings.Count(string(b), "reloaded") == 2, string(b)
+	})
+	require.Equal(t, 2, status(t, "it-reload/svc").Reloads)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/console"
 	"github.com/steward-sh/steward/internal/driver/process"
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -259,6 +260,12 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 
 func (s *consoleSource) Status(ctx context.Context, path string) (treestatus.Status, error) {
 	st, err := sizedStatus(ctx, s.c, path, "auto")
+	if err == nil && st.Kind == spec.KindProcess {
+		// A process service's panel shows its usage and notify status.
+		sts := []treestatus.Status{st}
+		addHostViews(ctx, s.c, s.namespace, sts)
+		st = sts[0]
+	}
 	return st, plain(err)
 }
 
@@ -283,6 +290,7 @@ func (s *consoleSource) Node(ctx context.Context, path string) (console.NodeInfo
 		if n.Kind == "process" {
 			info.Host, _ = processHost(ctx, s.c, path)
 		}
+		info.Reload = n.ReloadConfigured()
 	}
 	return info, nil
 }
@@ -316,8 +324,21 @@ func (s *consoleSource) Act(ctx context.Context, action, path string) error {
 		return plain(signal(ctx, s.c, path, workflows.SignalDesired, "stopped"))
 	case "restart":
 		return plain(signal(ctx, s.c, path, workflows.SignalRestart, nil))
-	case "rollout-restart":
-		_, _, err := startRollout(ctx, s.c, s.namespace, workflows.RolloutInput{Path: path, Op: workflows.RolloutRestart, Chunk: workflows.DefaultRolloutChunk}, os.Stderr)
+	case "reload":
+		n, err := querySpec(ctx, s.c, path)
+		if err != nil {
+			return plain(err)
+		}
+		if !n.ReloadConfigured() {
+			return fmt.Errorf("%w: %s has no reload configured (process.reload or http.reload)", console.ErrBadInput, path)
+		}
+		return plain(signal(ctx, s.c, path, workflows.SignalReload, nil))
+	case "rollout-restart", "rollout-reload":
+		op := workflows.RolloutRestart
+		if action == "rollout-reload" {
+			op = workflows.RolloutReload
+		}
+		_, _, err := startRollout(ctx, s.c, s.namespace, workflows.RolloutInput{Path: path, Op: op, Chunk: workflows.DefaultRolloutChunk}, os.Stderr)
 		return plain(err)
 	}
 	return fmt.Errorf("%w: unknown action %q", console.ErrBadInput, action)

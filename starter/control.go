@@ -124,3 +124,91 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+func reloadCmd(g *globals) *cobra.Command {
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "reload PATH",
+		Short: "Ask the running service at PATH to re-read its configuration (no restart)",
+		Long: `Reload sends the worker at PATH the reload signal: its process.reload (a
+signal to its main process, HUP by default, or a command run on its host)
+or its http.reload request. The service is not restarted: same instance,
+restarts unchanged; status counts reloads and shows the reload as its last
+action. A worker without a reload configured, or not running, is refused
+and nothing is sent. With --wait (the default) it waits for the result.
+Every worker under a supervisor: starter rollout reload PATH.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			path := strings.TrimSuffix(a[0], "/")
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx := cmd.Context()
+			n, err := querySpec(ctx, c, path)
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				return failure("no workflow at %q (see `starter status`)", path)
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case n.IsSupervisor():
+				return badInput("%s is a supervisor: `starter rollout reload %s` reloads every worker under it", path, path)
+			case !n.ReloadConfigured():
+				return badInput("%s has no reload configured: add process.reload ({signal: HUP} or {exec: [cmd, args]}) or http.reload (a URL) to its spec", path)
+			}
+			before, err := queryStatus(ctx, c, path)
+			if err != nil {
+				return err
+			}
+			if before.CodeVersion < 3 {
+				return failure("%s runs worker code older than reload (version %d): run `starter upgrade` first (docs/upgrading.md)", path, before.CodeVersion)
+			}
+			if before.State != "running" {
+				return failure("%s is %s, not running: nothing to reload", path, before.State)
+			}
+			if err := signal(ctx, c, path, workflows.SignalReload, nil); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !wait {
+				fmt.Fprintf(out, "%s: reload requested\n", path)
+				return nil
+			}
+			deadline := time.Now().Add(timeout)
+			for {
+				st, err := queryStatus(ctx, c, path)
+				if err != nil {
+					return err
+				}
+				la := st.LastAction
+				switch {
+				case st.Reloads > before.Reloads && la.Name == "reload" && la.Status == "succeeded":
+					fmt.Fprintf(out, "%s: reloaded (%d reloads, instance %s)\n", path, st.Reloads, st.Instance)
+					return nil
+				case st.Reloads > before.Reloads && la.Name == "reload" && la.Status != "running":
+					return failure("%s: reload %s: %s", path, la.Status, la.Error)
+				case st.RejectedSignals > before.RejectedSignals:
+					return failure("%s rejected the reload (see its log): %s", path, st.Reason)
+				case st.State != "running" && st.Reloads == before.Reloads:
+					return failure("%s is %s (%s): not reloaded", path, st.State, st.Reason)
+				}
+				if time.Now().After(deadline) {
+					return failure("%s: no reload result within %s (state %s: %s)", path, timeout, st.State, st.Reason)
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		},
+	}
+	cmd.Flags().BoolVar(&wait, "wait", true, "wait for the reload's result")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
+	return cmd
+}

@@ -27,16 +27,16 @@ import (
 
 func rolloutCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "rollout restart|stop|start PATH | rollout cancel ID",
-		Short: "Restart, stop or start every worker under PATH, a chunk at a time",
-		Long: `A rollout restarts, stops or starts every leaf worker under PATH, in spec
+		Use:   "rollout restart|stop|start|reload PATH | rollout cancel ID",
+		Short: "Restart, stop, start or reload every worker under PATH, a chunk at a time",
+		Long: `A rollout restarts, stops, starts or reloads every leaf worker under PATH, in spec
 order, --chunk of them at a time; the next chunk starts when every target of
 the one before has reached its state, failed, or timed out. With --fail-fast
 no chunk starts after a failure. It runs as a durable workflow (ID
 rollout:PATH, one per subtree at a time); this command shows its progress
 and its summary, and Ctrl-C asks it to stop issuing chunks.`,
 	}
-	for _, op := range []string{workflows.RolloutRestart, workflows.RolloutStop, workflows.RolloutStart} {
+	for _, op := range []string{workflows.RolloutRestart, workflows.RolloutStop, workflows.RolloutStart, workflows.RolloutReload} {
 		cmd.AddCommand(rolloutOpCmd(g, op))
 	}
 	cmd.AddCommand(rolloutCancelCmd(g))

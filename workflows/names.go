@@ -32,6 +32,10 @@ const (
 	SignalDesired = "desired"
 	// SignalRestart: no payload.
 	SignalRestart = "restart"
+	// SignalReload: no payload; a worker with process.reload or
+	// http.reload asks its running service to re-read its configuration
+	// (worker code version 3 on; older runs drop it as unknown).
+	SignalReload = "reload"
 	// SignalSpec: payload spec.Update ({"generation": N, "spec": {...}}) or a
 	// bare spec node.
 	SignalSpec = "spec"

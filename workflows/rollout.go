@@ -37,6 +37,9 @@ const (
 	RolloutRestart = "restart"
 	RolloutStop    = "stop"
 	RolloutStart   = "start"
+	// RolloutReload (rollout version 2, worker version 3): each target's
+	// running service reloads; a target without a reload configured fails.
+	RolloutReload = "reload"
 )
 
 // Per-target statuses.
@@ -120,7 +123,7 @@ type RolloutStatus struct {
 
 // RolloutWorkflow runs a rollout (see the package comment above).
 func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, error) {
-	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart {
+	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart && (in.Op != RolloutReload || in.Version < 2) {
 		return RolloutStatus{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown rollout op %q (restart, stop or start)", in.Op), "InvalidRollout", nil)
 	}
 	checkVersion("RolloutWorkflow", in.Version, RolloutVersion)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
@@ -250,4 +251,50 @@ func TestRolloutUpdate_Stop(t *testing.T) {
 	runWorker(env, stubNode("w", nil), 3*time.Minute)
 	require.Equal(t, TargetSucceeded, out.Status, out.Error)
 	require.Equal(t, []string{"fleet/w"}, log.of("stop"))
+}
+
+// A reload asked by a rollout (worker version 3): answered succeeded once
+// the reload action succeeded, failed with its error when it failed; the
+// service is not restarted either way.
+func TestRolloutUpdate_Reload(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		err    error
+		status string
+	}{
+		{"succeeds", nil, TargetSucceeded},
+		{"fails", temporal.NewNonRetryableApplicationError("reload: exit status 3", activities.ErrPermanent, nil), TargetFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+			env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil).Maybe()
+			env.OnActivity(activities.ReloadName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, c.err)
+			out := workerUpdate(t, env, time.Minute, RolloutReload)
+			var st Status
+			at(env, 2*time.Minute, func() { st = queryOwn(t, env) })
+			endAt(env, 3*time.Minute)
+			n := spec.Node{Name: "w", Kind: spec.KindProcess, Process: map[string]any{"command": "sleep", "reload": map[string]any{}}}
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "fleet/w", Spec: n, Generation: 1, Version: WorkerVersion})
+			require.Equal(t, c.status, out.Status, out.Error)
+			require.Equal(t, 1, st.Reloads)
+			require.Equal(t, "running", st.State)
+			require.Equal(t, "i1", st.Instance)
+			if c.err != nil {
+				require.Contains(t, out.Error, "exit status 3")
+			}
+		})
+	}
+}
+
+// The rollout op reload is rollout version 2's; version 1 refuses it as
+// its code did.
+func TestRollout_ReloadIsVersion2s(t *testing.T) {
+	st, _, _ := runRollout(t, rolloutCase{n: 2, in: RolloutInput{Op: RolloutReload, Chunk: 2, Version: 2}})
+	require.Equal(t, 2, st.Succeeded)
+
+	env := newEnv(t)
+	env.RegisterWorkflow(RolloutWorkflow)
+	env.ExecuteWorkflow(RolloutWorkflow, RolloutInput{Path: "fleet", Op: RolloutReload, Targets: fleetTargets(1), Chunk: 1, Version: 1})
+	require.ErrorContains(t, env.GetWorkflowError(), `unknown rollout op "reload"`)
 }

@@ -45,6 +45,11 @@ import (
 //	  leaves a running instance running and is announced as `refused`,
 //	  and the next spec after a refusal is applied by a restart; in
 //	  version 1 a refusal is a permanent failure.
+//	worker 3: the reload signal (`starter reload`): a reload action of
+//	  the running service (tick.Reload, counted in status.reloads); a
+//	  version-2 run drops the signal as unknown, as its code did.
+//	rollout 2: the reload op (`starter rollout reload`); version 1 refuses
+//	  it as an unknown op.
 //	supervisor 2: a child's digest covers its signature (version 1
 //	  leaves it out, as the code before signatures did); an apply sends its spec again to a child that reports a
 //	  newer generation than its supervisor sent (a spec sent around the
@@ -52,8 +57,8 @@ import (
 //	  children get the spec.
 const (
 	SupervisorVersion = 2
-	WorkerVersion     = 2
-	RolloutVersion    = 1
+	WorkerVersion     = 3
+	RolloutVersion    = 2
 )
 
 // SignalUpgrade asks a workflow to continue as new onto the code of the

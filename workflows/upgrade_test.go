@@ -340,3 +340,56 @@ func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
 		})
 	}
 }
+
+// Worker version 3: the reload signal reloads the running service (the
+// same instance, counted, the result its last action and reason); a node
+// without a reload rejects it. Version 2 drops it as unknown, as its code
+// did, and runs no reload.
+func TestVersions_Reload(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		version  int
+		reload   bool
+		reloads  int
+		rejected int
+	}{
+		{"version 2: dropped as unknown", 2, true, 0, 1},
+		{"version 3: reloaded", 3, true, 1, 0},
+		{"version 3 without a reload configured: rejected", 3, false, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+			env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil).Maybe()
+			reloads := 0
+			env.OnActivity(activities.ReloadName, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, req activities.ActionRequest) (activities.ActionResult, error) {
+					reloads++
+					require.Equal(t, "i1", req.Instance, "the running instance is reloaded")
+					return activities.ActionResult{Attempt: 1, Instance: req.Instance}, nil
+				}).Maybe()
+			proc := map[string]any{"command": "sleep", "args": []any{"600"}}
+			if c.reload {
+				proc["reload"] = map[string]any{"signal": "HUP"}
+			}
+			node := spec.Node{Name: "w", Kind: spec.KindProcess, Process: proc}
+			var after Status
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalReload, nil) })
+			at(env, 90*time.Second, func() { env.SignalWorkflow(SignalDesired, "running") }) // a wake-up
+			at(env, 2*time.Minute, func() { after = queryOwn(t, env) })
+			endAt(env, 3*time.Minute)
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: node, Generation: 1, Version: c.version})
+
+			require.Equal(t, c.reloads, reloads)
+			require.Equal(t, c.reloads, after.Reloads)
+			require.Equal(t, c.rejected, after.RejectedSignals)
+			require.Equal(t, "running", after.State)
+			require.Equal(t, "i1", after.Instance)
+			require.Zero(t, after.ManualRestarts+after.Restarts, "a reload is no restart")
+			if c.reloads > 0 {
+				require.Equal(t, ActionStatus{Name: "reload", Status: "succeeded", Attempts: 1}, after.LastAction)
+				require.Equal(t, "reloaded", after.Reason)
+			}
+		})
+	}
+}

@@ -179,6 +179,15 @@ func (w *workerRun) loop() error {
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 	slowCh := workflow.GetSignalChannel(ctx, SignalSlow)
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
+	reloadCh := workflow.GetSignalChannel(ctx, SignalReload)
+	known := []string{SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow, SignalUpgrade}
+	signalled := []workflow.ReceiveChannel{desiredCh, restartCh, specCh, exitCh, superviseCh}
+	if w.in.Version >= 3 {
+		// Version 3 knows reload; older runs drop it as unknown, as the
+		// code that wrote their histories did.
+		known = append(known, SignalReload)
+		signalled = append(signalled, reloadCh)
+	}
 
 	recordBuild(ctx, w.in.Version, w.in.Carry != nil)
 	w.upsertSearch()
@@ -193,6 +202,9 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { w.onDesired(receiveRaw(ctx, c)) })
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onRestart() })
+		if w.in.Version >= 3 {
+			sel.AddReceive(reloadCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onReload() })
+		}
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
@@ -243,12 +255,12 @@ func (w *workerRun) loop() error {
 		if idle {
 			continue
 		}
-		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow, SignalUpgrade)
+		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, known...)
 		w.afterEvent()
 		// No update waits for this loop (its outcome is settled, so its
 		// handler ends): continueAsNew waits for the handlers to return.
 		if w.flight == nil && w.watch == nil && w.calls.Len() == 0 && w.shouldContinueAsNew() && ctx.Err() == nil {
-			if done, err := w.continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh); done {
+			if done, err := w.continueAsNew(signalled...); done {
 				return err
 			}
 		}

@@ -225,6 +225,8 @@ func activityName(a tick.Action) string {
 		return activities.StopName
 	case tick.Restart:
 		return activities.RestartName
+	case tick.Reload:
+		return activities.ReloadName
 	}
 	return activities.ObserveName
 }
@@ -248,6 +250,8 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 	case tick.Observe:
 		timeout = n.Timeouts.Observe.D()
 	}
+	// A reload has the start timeout (a service's reload may re-read
+	// as much as its start does).
 	hb := min(heartbeatTimeout, timeout)
 	rp := &temporal.RetryPolicy{
 		InitialInterval:    n.Retry.InitialInterval.D(),

@@ -19,7 +19,8 @@ func (w *workerRun) shouldContinueAsNew() bool {
 // signal into the carried state (recording, not acting: no action may start
 // now) and continues as new; done is false when a rollout update arrived
 // meanwhile: the loop goes on and serves it first.
-func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, superviseCh workflow.ReceiveChannel) (done bool, err error) {
+// chans are the channels drain takes (drain's order).
+func (w *workerRun) continueAsNew(chans ...workflow.ReceiveChannel) (done bool, err error) {
 	if err := workflow.Await(w.ctx, func() bool {
 		return (workflow.AllHandlersFinished(w.ctx) && w.out.delivered()) || w.calls.Len() > 0
 	}); err != nil {
@@ -28,7 +29,7 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	if w.calls.Len() > 0 {
 		return false, nil
 	}
-	w.drain(desiredCh, restartCh, specCh, exitCh, superviseCh)
+	w.drain(chans...)
 	if w.ctx.Err() != nil {
 		return true, w.shutdown()
 	}
@@ -42,6 +43,8 @@ func (w *workerRun) continueAsNew(desiredCh, restartCh, specCh, exitCh, supervis
 	return true, workflow.NewContinueAsNewError(w.ctx, WorkerWorkflow, next)
 }
 
+// drain takes every signal waiting on chans: desired, restart, spec, exit,
+// supervise and (version 3) reload, in that order.
 func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 	// A pretend flight makes every handler record instead of tick.
 	w.flight = &inflight{action: tick.None, cancelled: true}
@@ -63,6 +66,8 @@ func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 					w.onExit(raw)
 				case 4:
 					w.onSupervise(raw)
+				case 5:
+					w.onReload()
 				}
 				raw = converter.RawValue{}
 			}

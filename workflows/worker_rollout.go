@@ -37,6 +37,9 @@ type RolloutWatch struct {
 	// manual restart counted), so a service running since then, with no
 	// restart still pending, has restarted.
 	Asked time.Time `json:"asked,omitzero"`
+	// BaseReloads: the reloads counted when a reload was asked (a rise:
+	// it was carried out; version 3).
+	BaseReloads int `json:"baseReloads,omitempty"`
 }
 
 // rolloutCall is an update's operation on its way to the main loop.
@@ -64,6 +67,12 @@ func (w *workerRun) setupRolloutUpdate(ctx workflow.Context) error {
 			return out, err
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, op activities.RolloutOp) error {
+			if op.Op == RolloutReload && w.in.Version >= 3 {
+				if !w.node.ReloadConfigured() {
+					return fmt.Errorf("%s has no reload configured (process.reload or http.reload)", w.in.Path)
+				}
+				return nil
+			}
 			if op.Op != RolloutRestart && op.Op != RolloutStop && op.Op != RolloutStart {
 				return fmt.Errorf("op must be restart, stop or start, got %q", op.Op)
 			}
@@ -81,8 +90,10 @@ func (w *workerRun) onRolloutCall(c rolloutCall) {
 	now := workflow.Now(w.ctx)
 	w.watch = &RolloutWatch{Call: c.ID, Op: c.Op, Asked: now,
 		Deadline:   now.Add(rolloutBudget(w.node, c.Op)),
-		BaseManual: m.ManualRestarts, BaseTerminations: m.Terminations}
+		BaseManual: m.ManualRestarts, BaseTerminations: m.Terminations, BaseReloads: m.Reloads}
 	switch c.Op {
+	case RolloutReload:
+		w.onReload()
 	case RolloutRestart:
 		w.onRestart()
 	case RolloutStop:
@@ -105,6 +116,8 @@ func rolloutBudget(n spec.Node, op string) time.Duration {
 	switch op {
 	case RolloutStop:
 		return stop
+	case RolloutReload:
+		return budget(n.Timeouts.Start.D())
 	case RolloutStart:
 		return stop + budget(n.Timeouts.Start.D())
 	}
@@ -135,6 +148,16 @@ func (w *workerRun) checkRollout() {
 		case m.State == tick.Running:
 			status = TargetSucceeded
 		case ended || unreachable || m.State == tick.Failed || (m.State == tick.Stopped && m.Hold):
+			status, why = TargetFailed, m.Reason
+		}
+	case RolloutReload:
+		// Carried out once counted and no longer running (the reload
+		// action ran to its end); moot when the service is not running.
+		done := m.Reloads > wt.BaseReloads && w.carry.LastAction.Name == string(tick.Reload) && w.carry.LastAction.Status != "running"
+		switch {
+		case done && w.carry.LastAction.Status == string(tick.Succeeded):
+			status = TargetSucceeded
+		case done, ended, unreachable, m.State != tick.Running && !m.PendingReload:
 			status, why = TargetFailed, m.Reason
 		}
 	case RolloutRestart:

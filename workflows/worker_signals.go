@@ -70,6 +70,16 @@ func (w *workerRun) onRestart() {
 	w.event(tick.Snapshot{Event: tick.EventRestart})
 }
 
+// onReload asks the running service to reload (version 3). A worker
+// without a reload configured rejects it: nothing is sent to the host.
+func (w *workerRun) onReload() {
+	if !w.node.ReloadConfigured() {
+		w.reject(SignalReload, fmt.Errorf("%s has no reload configured (process.reload or http.reload)", w.in.Path))
+		return
+	}
+	w.event(tick.Snapshot{Event: tick.EventReload})
+}
+
 func (w *workerRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
 	if err == nil && u.Spec.Name != w.node.Name {

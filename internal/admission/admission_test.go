@@ -89,6 +89,9 @@ func TestPolicy_ProbeExecIsAProgramToo(t *testing.T) {
 		"policy (inline): probe command (process.health.exec) /bin/sh is not allowed")
 	require.EqualError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, ready: {exec: [/bin/sh]}}`)),
 		"policy (inline): probe command (process.ready.exec) /bin/sh is not allowed")
+	require.NoError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, reload: {exec: [/usr/bin/true]}}`)))
+	require.EqualError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, reload: {exec: [/bin/sh, -c, "id"]}}`)),
+		"policy (inline): reload command (process.reload.exec) /bin/sh is not allowed")
 }
 
 func TestPolicy_UsersAndGroups(t *testing.T) {

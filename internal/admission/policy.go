@@ -130,6 +130,12 @@ func (p *Policy) Check(n spec.Node) error {
 			}
 		}
 	}
+	if r := proc.Reload; r != nil && len(r.Exec) > 0 {
+		// A reload command runs in the service's directory, as the service.
+		if err := p.checkProgram("reload command (process.reload.exec)", r.Exec[0], proc.Dir); err != nil {
+			return err
+		}
+	}
 	for name := range proc.Env {
 		if loaderVariable(name) {
 			return p.refuse("env %s is not allowed (it makes an allowed program load other code)", name)

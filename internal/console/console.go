@@ -67,6 +67,8 @@ type NodeInfo struct {
 	Period      string `json:"period,omitempty"`
 	// Host is where a process service runs.
 	Host string `json:"host,omitempty"`
+	// Reload: the worker has a reload configured (the panel offers it).
+	Reload bool `json:"reload,omitempty"`
 }
 
 // LogChunk is output read from a log and where to go on from (opaque).
@@ -76,7 +78,7 @@ type LogChunk struct {
 }
 
 // Actions the console carries out.
-var Actions = []string{"start", "stop", "restart", "rollout-restart"}
+var Actions = []string{"start", "stop", "restart", "reload", "rollout-restart", "rollout-reload"}
 
 // ErrBadInput marks an error that is the request's fault (400).
 var ErrBadInput = errors.New("bad input")

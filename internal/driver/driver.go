@@ -76,6 +76,13 @@ type Driver interface {
 	Close()
 }
 
+// Reloader is a driver that can ask a running instance to re-read its
+// configuration without a restart (process.reload, http.reload).
+type Reloader interface {
+	// Reload asks the instance r names to reload; the instance goes on.
+	Reload(ctx context.Context, r Request) error
+}
+
 // PermanentError marks a failure that retrying cannot fix.
 type PermanentError struct{ Err error }
 

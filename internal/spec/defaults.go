@@ -118,3 +118,17 @@ func setDur(d **Duration, def time.Duration) {
 		*d = Dur(def)
 	}
 }
+
+// ReloadConfigured tells whether a worker can be reloaded: a process with
+// process.reload, an http service with http.reload.
+func (n *Node) ReloadConfigured() bool {
+	switch n.Kind {
+	case KindProcess:
+		p, err := ParseProcess(n.Process)
+		return err == nil && p.Reload != nil
+	case KindHTTP:
+		h, err := ParseHTTP(n.HTTP)
+		return err == nil && h.Reload != nil
+	}
+	return false
+}

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"time"
@@ -28,6 +30,30 @@ type HTTP struct {
 	Stop *HTTPRequest `json:"stop,omitempty"`
 	// Health is checked by observe; required.
 	Health *HTTPHealth `json:"health,omitempty"`
+	// Reload is sent by `starter reload` (none: a reload is refused). A
+	// URL alone is a POST of it; 2xx is success.
+	Reload *HTTPReload `json:"reload,omitempty"`
+}
+
+// HTTPReload is an http service's reload request: written as a URL alone,
+// or as a control request (method, url, headers, body).
+type HTTPReload HTTPRequest
+
+// UnmarshalJSON takes a URL string or a request object.
+func (r *HTTPReload) UnmarshalJSON(b []byte) error {
+	var url string
+	if json.Unmarshal(b, &url) == nil {
+		*r = HTTPReload{URL: url}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var req HTTPRequest
+	if err := dec.Decode(&req); err != nil {
+		return err
+	}
+	*r = HTTPReload(req)
+	return nil
 }
 
 // HTTPRequest is a control request (start or stop).
@@ -76,6 +102,9 @@ func (v *validator) http(path string, m map[string]any) {
 	}
 	v.httpRequest(join(path, "start"), h.Start)
 	v.httpRequest(join(path, "stop"), h.Stop)
+	if h.Reload != nil {
+		v.httpRequest(join(path, "reload"), (*HTTPRequest)(h.Reload))
+	}
 	hp := join(path, "health")
 	if h.Health == nil {
 		v.add(join(hp, "url"), "required")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -70,12 +72,28 @@ type Process struct {
 	// Resources are limits the kernel enforces on the service's whole
 	// process group, through a cgroup of its own (default: none).
 	Resources *Resources `json:"resources,omitempty"`
+	// Reload is how the service re-reads its configuration without a
+	// restart (`starter reload`; default: none, and a reload is refused).
+	Reload *ProcessReload `json:"reload,omitempty"`
 	// RestartOnMemory: a service whose memory (the resident memory of its
 	// process group, as its host samples it every --usage-interval) is
 	// sampled over this is restarted (pm2's max_memory_restart; default:
 	// never).
 	RestartOnMemory Size `json:"restartOnMemory,omitempty"`
 }
+
+// ProcessReload is a process service's reload: a signal sent to its main
+// process (Signal; HUP when neither is set, as nginx, sshd and most
+// daemons take it), or a command run on its host (Exec, without a shell,
+// with MAINPID set to the service's pid; exit status 0 is success), as
+// systemd's ExecReload.
+type ProcessReload struct {
+	Signal string   `json:"signal,omitempty"`
+	Exec   []string `json:"exec,omitempty"`
+}
+
+// ReloadSignals are the signals a reload may send.
+var ReloadSignals = []string{"HUP", "USR1", "USR2", "INT", "TERM", "QUIT", "WINCH"}
 
 // Resources are the limits of a service's cgroup.
 type Resources struct {
@@ -212,6 +230,16 @@ func (v *validator) process(path string, m map[string]any) {
 	v.probe(join(path, "health"), p.Health, true)
 	v.stopSignal(join(path, "stopSignal"), p.StopSignal)
 	v.exitCodes(join(path, "successExitCodes"), p.SuccessExitCodes)
+	if r := p.Reload; r != nil {
+		switch {
+		case r.Signal != "" && len(r.Exec) > 0:
+			v.add(join(path, "reload"), "names both signal and exec: choose one")
+		case r.Signal != "" && !slices.Contains(ReloadSignals, r.Signal):
+			v.add(join(join(path, "reload"), "signal"), "unknown signal %q (%s)", r.Signal, strings.Join(ReloadSignals, ", "))
+		case r.Exec != nil && (len(r.Exec) == 0 || r.Exec[0] == ""):
+			v.add(join(join(path, "reload"), "exec"), "needs a command (an argv: [cmd, args...])")
+		}
+	}
 	if r := p.Resources; r != nil {
 		if r.MemoryMax == "" && r.CPUMax == 0 && r.PidsMax == 0 {
 			v.add(join(path, "resources"), "names no limit (memoryMax, cpuMax, pidsMax)")

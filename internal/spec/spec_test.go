@@ -519,6 +519,12 @@ process: {command: /bin/true}
 			`process.restartOnMemory: "lots" is not a size (bytes, or a number with Ki, Mi, Gi, Ti, K, M, G or T: 256Mi)`}},
 		{"resources empty", "name: a\nkind: process\nprocess: {command: sleep, resources: {}}\n", []string{"process.resources: names no limit (memoryMax, cpuMax, pidsMax)"}},
 		{"resources ok", "name: a\nkind: process\nprocess: {command: sleep, resources: {memoryMax: 256Mi, cpuMax: 0.5, pidsMax: 100}, restartOnMemory: 200Mi}\n", nil},
+		{"reload", "name: a\nkind: process\nprocess: {command: sleep, reload: {signal: KILL}}\n", []string{"process.reload.signal: unknown signal \"KILL\" (HUP, USR1, USR2, INT, TERM, QUIT, WINCH)"}},
+		{"reload both", "name: a\nkind: process\nprocess: {command: sleep, reload: {signal: HUP, exec: [kill]}}\n", []string{"process.reload: names both signal and exec: choose one"}},
+		{"reload empty exec", "name: a\nkind: process\nprocess: {command: sleep, reload: {exec: []}}\n", []string{"process.reload.exec: needs a command (an argv: [cmd, args...])"}},
+		{"reload ok", "name: a\nkind: process\nprocess: {command: sleep, reload: {}}\n", nil},
+		{"http reload url", "name: a\nkind: http\nhttp: {health: {url: 'http://x/h'}, reload: 'http://x/reload'}\n", nil},
+		{"http reload bad", "name: a\nkind: http\nhttp: {health: {url: 'http://x/h'}, reload: 'ftp://x'}\n", []string{"http.reload.url: \"ftp://x\" is not an absolute http(s) URL"}},
 		{"notify with watchdog ok", "name: a\nkind: process\nprocess: {command: sleep, notify: true, watchdog: 10s}\n", nil},
 		{"process secrets ok", `
 name: a

@@ -85,6 +85,9 @@ const (
 	Stop    Action = "stop"
 	Restart Action = "restart"
 	Observe Action = "observe"
+	// Reload asks the running service to re-read its configuration
+	// (process.reload, http.reload): same instance, no restart.
+	Reload Action = "reload"
 )
 
 // Event is what woke the tick.
@@ -115,10 +118,15 @@ const (
 	// EventSupervisorRestart: the supervisor restarts the service (an
 	// automatic restart: it counts in Restarts, not ManualRestarts).
 	EventSupervisorRestart Event = "supervisor_restart"
+	// EventReload: the operator asked for a reload. It is carried out
+	// while the service runs (a start, restart or stop satisfies it or
+	// makes it moot), and forgotten otherwise: a stopped service has no
+	// configuration loaded.
+	EventReload Event = "reload"
 )
 
 // AllEvents lists every event, for tables.
-var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited, EventSupervisorStop, EventSupervisorRestart}
+var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited, EventSupervisorStop, EventSupervisorRestart, EventReload}
 
 // Outcome of a finished action.
 type Outcome string
@@ -216,6 +224,10 @@ type Memory struct {
 	// AwaitingSupervisor: a coordinated worker ended and waits for its
 	// supervisor to restart it (with its siblings).
 	AwaitingSupervisor bool `json:"awaitingSupervisor,omitempty"`
+	// PendingReload: an operator reload not yet acted on; Reloads counts
+	// the reloads carried out (asked of the service).
+	PendingReload bool `json:"pendingReload,omitempty"`
+	Reloads       int  `json:"reloads,omitempty"`
 }
 
 // Snapshot is everything one tick decides from.
@@ -286,6 +298,12 @@ func Next(s Snapshot) Decision {
 		t.to(Failed, fmt.Sprintf("unknown state %q", t.d.Memory.State))
 		t.d.Memory.Hold = true
 	}
+	switch t.d.Memory.State {
+	case Stopped, Backoff, Failed:
+		// Nothing runs: a reload is moot (the next start loads the
+		// configuration anyway).
+		t.d.Memory.PendingReload = false
+	}
 	return t.d
 }
 
@@ -297,7 +315,7 @@ func awaited(st State, a Action) bool {
 	case Stopping:
 		return a == Stop
 	case Running:
-		return a == Observe
+		return a == Observe || a == Reload
 	}
 	return false
 }
@@ -343,6 +361,8 @@ func Absorb(m Memory, e Event, specNeedsRestart bool) Memory {
 		m.SupervisorHold = false
 		m.PendingAutoRestart = true
 		m.Hold = false
+	case EventReload:
+		m.PendingReload = true
 	}
 	if e == EventRestart {
 		m.SupervisorHold = false
@@ -369,6 +389,7 @@ func (t *ticker) clearPending() {
 	t.m().PendingRestart = false
 	t.m().PendingSpecRestart = false
 	t.m().PendingAutoRestart = false
+	t.m().PendingReload = false // a start loads the configuration; a stop makes it moot
 }
 
 // start issues a start; manual restarts and spec changes take precedence in
@@ -419,6 +440,7 @@ func (t *ticker) starting() {
 		m.Instance = r.Instance
 		m.RunningSince = t.s.Now
 		m.PendingRestart = false // a restart asked for during a start is satisfied by it
+		m.PendingReload = false  // and so is a reload
 		t.to(Running, "started")
 		switch {
 		case t.s.Desired == WantStopped:
@@ -512,6 +534,15 @@ func (t *ticker) running() {
 			return
 		}
 	case EventActionDone:
+		if r := t.s.Result; r != nil && r.Action == Reload {
+			if r.Outcome == Succeeded {
+				m.Reason = "reloaded"
+			} else {
+				// The service runs on with what it had loaded (systemd
+				// keeps a unit whose reload failed active, too).
+				m.Reason = fmt.Sprintf("reload %s: %s", outcomeWord(r.Outcome), r.Error)
+			}
+		}
 		if r := t.s.Result; r != nil && r.Action == Observe {
 			switch {
 			case r.Outcome != Succeeded:
@@ -525,7 +556,7 @@ func (t *ticker) running() {
 			default:
 				// A refused spec's reason stays until something else
 				// happens: the service runs, but not what was asked.
-				if m.Reason != "started" && m.Reason != "running" && !strings.HasPrefix(m.Reason, string(Restart)+" refused: ") {
+				if m.Reason != "started" && m.Reason != "running" && m.Reason != "reloaded" && !strings.HasPrefix(m.Reason, string(Restart)+" refused: ") {
 					m.Reason = "running"
 				}
 			}
@@ -557,6 +588,11 @@ func (t *ticker) runningIntent() {
 		t.clearPending()
 		t.to(Starting, "spec changed")
 		t.act(Restart)
+	case m.PendingReload:
+		m.PendingReload = false
+		m.Reloads++
+		m.Reason = "reloading"
+		t.act(Reload)
 	case t.s.Event == EventReconcile:
 		t.act(Observe)
 	}

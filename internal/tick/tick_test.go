@@ -85,6 +85,8 @@ type key struct {
 	PendingAutoRestart  bool
 	SupervisorHold      bool
 	AwaitingSupervisor  bool
+	PendingReload       bool
+	Reloads             int
 }
 
 func keyOf(m Memory) key {
@@ -94,6 +96,7 @@ func keyOf(m Memory) key {
 		Failures: len(m.Failures), Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
 		PendingRestart: m.PendingRestart, PendingSpecRestart: m.PendingSpecRestart,
 		PendingAutoRestart: m.PendingAutoRestart, SupervisorHold: m.SupervisorHold, AwaitingSupervisor: m.AwaitingSupervisor,
+		PendingReload: m.PendingReload, Reloads: m.Reloads,
 	}
 }
 
@@ -477,6 +480,23 @@ var transitions = []row{
 	{name: "stopped+awaiting/reconcile: waits for the supervisor", mem: awaiting(base(Stopped)), coord: true, ev: EventReconcile,
 		to: Stopped},
 
+	// ---- reload ----
+	{name: "stopped/reload: moot, forgotten", mem: base(Stopped), desired: WantStopped, ev: EventReload, to: Stopped},
+	{name: "starting/reload: recorded for after the start", mem: base(Starting), ev: EventReload,
+		to: Starting, change: func(k *key) { k.PendingReload = true }},
+	{name: "running/reload: reloads, still running", mem: base(Running), ev: EventReload,
+		to: Running, act: Reload, change: func(k *key) { k.Reloads = 1 }, reasonEq: "reloading"},
+	{name: "running/reload done: reloaded", mem: base(Running), ev: EventActionDone, res: ok(Reload),
+		to: Running, reasonEq: "reloaded"},
+	{name: "running/reload failed: still running, reason says so", mem: base(Running), ev: EventActionDone, res: res(Reload, FailedOutcome),
+		to: Running, reasonEq: "reload failed: boom"},
+	{name: "stopping/reload: recorded (the stop makes it moot)", mem: base(Stopping), ev: EventReload,
+		to: Stopping, change: func(k *key) { k.PendingReload = true }},
+	{name: "backoff/reload: moot, forgotten", mem: base(Backoff), ev: EventReload, to: Backoff},
+	{name: "failed/reload: moot, forgotten", mem: base(Failed), ev: EventReload, to: Failed},
+	{name: "unknown/reload: kept for when the host is back", mem: base(Unknown), ev: EventReload,
+		to: Unknown, change: func(k *key) { k.PendingReload = true }},
+
 	// ---- corrupt memory ----
 	{name: "unknown state: failed and held", mem: Memory{State: "zombie", Reason: "x"}, ev: EventReconcile,
 		to: Failed, change: func(k *key) { k.Hold = true }, reasonEq: `unknown state "zombie"`},
@@ -531,7 +551,7 @@ func TestTransitionTableCoversEveryStateAndEvent(t *testing.T) {
 // must hold whatever the input.
 func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 	states := append(slices.Clone(AllStates), "", "bogus")
-	actions := []Action{None, Start, Stop, Restart, Observe}
+	actions := []Action{None, Start, Stop, Restart, Observe, Reload}
 	outcomes := []Outcome{Succeeded, FailedOutcome, PermanentFailure, TimedOut, Cancelled, Unreachable, Refused, "weird"}
 	observations := []Observation{"", ObservedRunning, ObservedExited, ObservedCrashed}
 	results := []*Result{nil}
@@ -548,7 +568,7 @@ func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 	for _, s := range AllStates {
 		validState[s] = true
 	}
-	validAction := map[Action]bool{None: true, Start: true, Stop: true, Restart: true, Observe: true}
+	validAction := map[Action]bool{None: true, Start: true, Stop: true, Restart: true, Observe: true, Reload: true}
 
 	n := 0
 	for _, st := range states {
@@ -648,6 +668,13 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 		if out.State != Running && out.State != Unknown {
 			fail("observe issued outside running and unknown (a probe)")
 		}
+	case Reload:
+		if out.State != Running || out.Instance != in.Instance || out.Reloads != in.Reloads+1 {
+			fail("reload issued outside running, on another instance, or not counted")
+		}
+	}
+	if out.PendingReload && out.State != Running && out.State != Starting && out.State != Stopping && out.State != Unknown {
+		fail("a reload pending in %s, where nothing runs", out.State)
 	}
 	if s.Desired == WantStopped && (d.Action == Start || d.Action == Restart || (d.Action == Observe && out.State != Unknown)) {
 		fail("desired stopped but %s issued", d.Action)
@@ -1241,6 +1268,8 @@ func TestAbsorbRecordsRequestsWithoutDeriving(t *testing.T) {
 					want.SupervisorHold = true
 				case EventSupervisorRestart:
 					want.PendingAutoRestart, want.Hold = true, false
+				case EventReload:
+					want.PendingReload = true // a held worker stays held
 				}
 				require.Equal(t, want, got, "%s x %s spec=%v", st, ev, spec)
 			}
@@ -1313,4 +1342,58 @@ func TestExitWhileUnknown(t *testing.T) {
 	s.Exit = crash(oldInst)
 	d = Next(s)
 	require.Equal(t, Unknown, d.Memory.State, "an older instance's exit is ignored")
+}
+
+// A reload of a running service: asked, it runs as its own action while
+// the service stays running (same instance, restarts unchanged), counts,
+// and its result is the reason; a failed reload leaves the service running.
+func TestReloadOfARunningService(t *testing.T) {
+	m := base(Running)
+	m.Instance = "i1"
+	d := Next(Snapshot{Now: now, Memory: m, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventReload})
+	require.Equal(t, Reload, d.Action)
+	require.Equal(t, Running, d.Memory.State)
+	require.Equal(t, "reloading", d.Memory.Reason)
+	require.Equal(t, 1, d.Memory.Reloads)
+	require.False(t, d.Memory.PendingReload)
+
+	ok := Next(Snapshot{Now: now, Memory: d.Memory, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventActionDone, Result: res(Reload, Succeeded)})
+	require.Equal(t, None, ok.Action)
+	require.Equal(t, Running, ok.Memory.State)
+	require.Equal(t, "reloaded", ok.Memory.Reason)
+	require.Equal(t, "i1", ok.Memory.Instance)
+	require.Equal(t, m.Restarts, ok.Memory.Restarts)
+	require.Equal(t, m.ManualRestarts, ok.Memory.ManualRestarts)
+
+	r := res(Reload, FailedOutcome)
+	r.Error = "exit status 3"
+	bad := Next(Snapshot{Now: now, Memory: d.Memory, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventActionDone, Result: r})
+	require.Equal(t, Running, bad.Memory.State)
+	require.Equal(t, "reload failed: exit status 3", bad.Memory.Reason)
+	require.Equal(t, "i1", bad.Memory.Instance)
+
+	// The host went away during it: the circuit opens, as for an observe.
+	un := Next(Snapshot{Now: now, Memory: d.Memory, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventActionDone, Result: res(Reload, Unreachable)})
+	require.Equal(t, Unknown, un.Memory.State)
+}
+
+// A reload asked of a service that does not run is forgotten, and one
+// asked during a start (or with a restart) is satisfied by it.
+func TestReloadWhileNotRunning(t *testing.T) {
+	for _, st := range []State{Stopped, Backoff, Failed} {
+		d := Next(Snapshot{Now: now, Memory: base(st), Desired: WantStopped, RestartType: Permanent, Backoff: exact, Event: EventReload})
+		require.NotEqual(t, Reload, d.Action, st)
+		require.False(t, d.Memory.PendingReload, "%s: a reload of a stopped service is moot", st)
+	}
+	m := Absorb(base(Starting), EventReload, false)
+	d := Next(Snapshot{Now: now, Memory: m, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventActionDone, Result: res(Start, Succeeded)})
+	require.Equal(t, None, d.Action, "the start loaded the configuration")
+	require.False(t, d.Memory.PendingReload)
+	require.Zero(t, d.Memory.Reloads)
+
+	r := base(Running)
+	r = Absorb(Absorb(r, EventReload, false), EventRestart, false)
+	d = Next(Snapshot{Now: now, Memory: r, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventRestart})
+	require.Equal(t, Restart, d.Action)
+	require.False(t, d.Memory.PendingReload, "the restart satisfies the reload")
 }

@@ -32,16 +32,19 @@ import (
 // holds their records, never theirs in turn); an assembled Status nests the
 // whole subtree.
 type Status struct {
-	Path           string       `json:"path"`
-	Kind           string       `json:"kind"`
-	State          string       `json:"state"`
-	Desired        string       `json:"desired"`
-	Reason         string       `json:"reason"`
-	Restarts       int          `json:"restarts"`
-	ManualRestarts int          `json:"manualRestarts"`
-	Generation     int64        `json:"generation"`
-	LastAction     ActionStatus `json:"lastAction"`
-	Children       []Status     `json:"children"`
+	Path           string `json:"path"`
+	Kind           string `json:"kind"`
+	State          string `json:"state"`
+	Desired        string `json:"desired"`
+	Reason         string `json:"reason"`
+	Restarts       int    `json:"restarts"`
+	ManualRestarts int    `json:"manualRestarts"`
+	// Reloads counts the reloads asked of the running service (`starter
+	// reload`; its configuration re-read, no restart).
+	Reloads    int          `json:"reloads"`
+	Generation int64        `json:"generation"`
+	LastAction ActionStatus `json:"lastAction"`
+	Children   []Status     `json:"children"`
 	// Since is when the node entered its state (workflow time).
 	Since time.Time `json:"since,omitzero"`
 	// BackoffUntil is when a pending automatic restart fires (for a
@@ -69,6 +72,10 @@ type Status struct {
 	AwaitingRestart bool `json:"awaitingRestart,omitempty"`
 	// SuperviseSeq is the last supervise request the node handled.
 	SuperviseSeq int64 `json:"superviseSeq,omitempty"`
+	// CodeVersion is the code version a worker's run answers with
+	// (workflows.WorkerVersion when it began; 0: code older than version 3,
+	// which did not say).
+	CodeVersion int `json:"codeVersion,omitempty"`
 	// Strategy describes a supervisor.
 	Strategy string `json:"strategy,omitempty"`
 	// Subtree, in the record of a supervisor a sibling depends on (or that

@@ -226,6 +226,8 @@ async function refreshPanel(withLog) {
       field("desired", esc(st.desired)) + field("reason", esc(st.reason)) +
       field("since", esc(st.since || "")) +
       field("restarts", `${st.restarts} automatic, ${st.manualRestarts} manual`) +
+      (!sup && st.reloads ? field("reloads", st.reloads) : "") +
+      field("notify status", esc(st.notifyStatus || "")) +
       (sup && info.maxRestarts ? field("intensity", `${st.recentRestarts || 0} recent restarts of ${info.maxRestarts} allowed in ${esc(info.period)}`) : "") +
       field("generation", st.generation) + field("last action", la) +
       field("instance", esc(st.instance || "")) + field("host", esc(info.host || "")) +
@@ -240,7 +242,8 @@ async function refreshPanel(withLog) {
     const actions = $("panel-actions");
     actions.hidden = !config.allowActions;
     if (config.allowActions) {
-      const names = config.actions.filter((a) => sup || a !== "rollout-restart");
+      // Rollouts are a supervisor's; a reload is a worker's that has one.
+      const names = config.actions.filter((a) => a.startsWith("rollout-") ? sup : a !== "reload" || (!sup && info.reload));
       actions.querySelector(".buttons").innerHTML = names.map((a) => `<button data-action="${esc(a)}">${esc(a.replace("-", " "))}</button>`).join("");
     }
     const isProcess = st.kind === "process";

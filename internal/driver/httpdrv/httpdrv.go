@@ -88,6 +88,7 @@ type Request struct {
 type Config struct {
 	Start            *Request // nil: none
 	Stop             *Request // nil: none
+	Reload           *Request // nil: none
 	HealthURL        string
 	HealthHeaders    map[string]spec.Value
 	HealthTimeout    time.Duration
@@ -107,6 +108,9 @@ func ParseConfig(m map[string]any) (Config, error) {
 		return Config{}, err
 	}
 	if c.Stop, err = resolve("stop", raw.Stop); err != nil {
+		return Config{}, err
+	}
+	if c.Reload, err = resolve("reload", (*spec.HTTPRequest)(raw.Reload)); err != nil {
 		return Config{}, err
 	}
 	if raw.Health == nil || raw.Health.URL == "" {
@@ -227,6 +231,18 @@ func (d *Driver) Restart(ctx context.Context, r driver.Request) (string, error) 
 		}
 	}
 	return d.start(ctx, r.WorkflowID, c)
+}
+
+// Reload sends the reload request; a 2xx answer is success.
+func (d *Driver) Reload(ctx context.Context, r driver.Request) error {
+	c, err := ParseConfig(r.Spec.HTTP)
+	if err != nil {
+		return driver.Permanent(err)
+	}
+	if c.Reload == nil {
+		return driver.Permanent(errors.New("http: no reload configured (http.reload)"))
+	}
+	return d.send(ctx, "reload", c.Reload)
 }
 
 // Observe checks the health URL; see the package comment for how failed

@@ -54,6 +54,8 @@ type Config struct {
 	// Resources are the limits of the service's cgroup (resources.go; nil:
 	// none); MemoryMax is its memory limit in bytes, RestartOnMemory the
 	// sampled memory the service is restarted over (0: never).
+	// Reload is process.reload (nil: none).
+	Reload          *spec.ProcessReload
 	Resources       *spec.Resources
 	MemoryMax       int64
 	RestartOnMemory int64
@@ -109,6 +111,7 @@ func ParseConfig(m map[string]any) (Config, error) {
 	}
 	c.DieWithWorker = raw.DieWithWorker
 	c.Notify = raw.Notify
+	c.Reload = raw.Reload
 	if raw.Resources != nil {
 		c.Resources = raw.Resources
 		if raw.Resources.MemoryMax != "" {

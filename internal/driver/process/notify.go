@@ -44,6 +44,7 @@ type notifier struct {
 
 	ready   chan struct{} // closed at the first READY=1
 	pings   chan struct{} // WATCHDOG=1 (a ping not taken yet is enough)
+	frames  chan string   // "RELOADING" and "READY", for a reload to wait on
 	trigger chan struct{} // WATCHDOG=trigger
 	once    sync.Once
 	trig    sync.Once
@@ -81,7 +82,7 @@ func listenNotify(name string) (*notifier, error) {
 		return nil, fmt.Errorf("process: notify socket: credentials: %w", err)
 	}
 	return &notifier{name: name, conn: conn, ready: make(chan struct{}),
-		pings: make(chan struct{}, 1), trigger: make(chan struct{})}, nil
+		pings: make(chan struct{}, 1), frames: make(chan string, 8), trigger: make(chan struct{})}, nil
 }
 
 // serve takes the messages of the service whose group is pgid until the
@@ -131,6 +132,9 @@ func (n *notifier) take(msg []byte) {
 		switch {
 		case k == "READY" && v == "1":
 			n.once.Do(func() { close(n.ready) })
+			n.frame("READY")
+		case k == "RELOADING" && v == "1":
+			n.frame("RELOADING")
 		case k == "STATUS":
 			n.mu.Lock()
 			n.status = v
@@ -142,6 +146,59 @@ func (n *notifier) take(msg []byte) {
 			}
 		case k == "WATCHDOG" && v == "trigger":
 			n.trig.Do(func() { close(n.trigger) })
+		}
+	}
+}
+
+func (n *notifier) frame(f string) {
+	select {
+	case n.frames <- f:
+	default:
+	}
+}
+
+// reloadFrame waits, after a reload was asked, for the service's
+// RELOADING=1 ... READY=1 (systemd's framing of a reload): a service that
+// sends RELOADING=1 within reloadAnnounce of the ask is waited on until it
+// sends READY=1 (or ctx ends); one that does not is done.
+func (n *notifier) reloadFrame(ctx interface {
+	Done() <-chan struct{}
+	Err() error
+}) error {
+	select {
+	case f := <-n.frames:
+		if f != "RELOADING" {
+			return nil
+		}
+	case <-time.After(reloadAnnounce):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		select {
+		case f := <-n.frames:
+			if f == "READY" {
+				return nil
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("process: the service sent RELOADING=1 but no READY=1 before the reload timed out: %w", ctx.Err())
+		}
+	}
+}
+
+// reloadAnnounce is how long a reload waits for a notify service's
+// RELOADING=1 before taking the reload as done (a shell's trap runs only
+// between commands: a second leaves room for one).
+const reloadAnnounce = time.Second
+
+// drainFrames forgets the frames sent before a reload (the start's READY=1).
+func (n *notifier) drainFrames() {
+	for {
+		select {
+		case <-n.frames:
+		default:
+			return
 		}
 	}
 }
