@@ -135,7 +135,7 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,console,kill); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,console,controls,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -299,6 +299,7 @@ func run(o options) error {
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"upgrade", "upgrade from the last release", func() error { return upgradeStep(ctx, c, o, res, swapWorker) }},
 		{"console", "the web console in Chromium", func() error { return consoleStep(ctx, c, o, res) }},
+		{"controls", "process controls: reload, usage sampling, out of memory", func() error { return controlsStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
 	}
 	// The workflow task latencies, read before the kill step: it restarts
@@ -1282,6 +1283,10 @@ var goals = []goal{
 	{"console_expand_ms", "<=", 1000},
 	{"console_update_ms_p99", "<=", 2000},
 	{"console_server_cpu_percent_10000", "<=", 1},
+	// Process controls.
+	{"reload_p99_ms", "<=", 500},
+	{"usage_cpu_percent_100", "<=", 1},
+	{"oom_restart_ms", "<=", 1300}, // backoff 100 ms + 1.2 s
 }
 
 func report(o options, res Result) error {

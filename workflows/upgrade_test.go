@@ -352,13 +352,18 @@ func TestVersions_Reload(t *testing.T) {
 		reload   bool
 		reloads  int
 		rejected int
+		noMarker bool // a history a worker of 5b9cb0e wrote: no steward-reload marker
 	}{
-		{"version 2: dropped as unknown", 2, true, 0, 1},
-		{"version 3: reloaded", 3, true, 1, 0},
-		{"version 3 without a reload configured: rejected", 3, false, 0, 1},
+		{"version 2: dropped as unknown", 2, true, 0, 1, false},
+		{"version 3: reloaded", 3, true, 1, 0, false},
+		{"version 3 without a reload configured: rejected", 3, false, 0, 1, false},
+		{"version 3 written by 5b9cb0e (no marker): dropped as it was", 3, true, 0, 1, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv(t)
+			if c.noMarker {
+				env.OnGetVersion("steward-reload", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
 			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
 			env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil).Maybe()
 			reloads := 0

@@ -202,8 +202,12 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { w.onDesired(receiveRaw(ctx, c)) })
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onRestart() })
+		idle := false // woken by a signal older code would not have seen
 		if w.in.Version >= 3 {
-			sel.AddReceive(reloadCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onReload() })
+			sel.AddReceive(reloadCh, func(c workflow.ReceiveChannel, _ bool) {
+				receiveRaw(ctx, c)
+				idle = !w.onReload()
+			})
 		}
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
@@ -214,7 +218,6 @@ func (w *workerRun) loop() error {
 			w.onRolloutCall(call)
 		})
 		sel.AddReceive(slowCh, func(c workflow.ReceiveChannel, _ bool) { w.onSlow(receiveRaw(ctx, c)) })
-		idle := false // woken by an upgrade signal older code would not have seen
 		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) {
 			refused, wokeOnly := w.upgrade.receive(ctx, c)
 			w.carry.RejectedSignals += refused

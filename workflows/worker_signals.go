@@ -72,12 +72,24 @@ func (w *workerRun) onRestart() {
 
 // onReload asks the running service to reload (version 3). A worker
 // without a reload configured rejects it: nothing is sent to the host.
-func (w *workerRun) onReload() {
+//
+// While the workers are replaced, a worker of 5b9cb0e (which ignores the
+// version in the input) may have run this run's task: it dropped the
+// signal as unknown, woken by nothing. So the reload is honoured behind a
+// marker ("steward-reload"), absent from such a history: replaying it,
+// the signal is dropped again and honoured reports false (the caller goes
+// back to waiting, as that code did).
+func (w *workerRun) onReload() (honoured bool) {
+	if workflow.GetVersion(w.ctx, "steward-reload", workflow.DefaultVersion, 1) != 1 {
+		w.carry.RejectedSignals++
+		return false
+	}
 	if !w.node.ReloadConfigured() {
 		w.reject(SignalReload, fmt.Errorf("%s has no reload configured (process.reload or http.reload)", w.in.Path))
-		return
+		return true
 	}
 	w.event(tick.Snapshot{Event: tick.EventReload})
+	return true
 }
 
 func (w *workerRun) onSpec(raw converter.RawValue) {

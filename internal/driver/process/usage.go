@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,7 +84,7 @@ func (d *Driver) SampleUsage(now time.Time) error {
 				pct = float64(delta) / userHZ / wall * 100
 			}
 		}
-		u.last = Usage{CPUPercent: pct, CPUSeconds: float64(u.total) / userHZ, MemoryBytes: rss, At: now}
+		u.last = Usage{CPUPercent: math.Round(pct*10) / 10, CPUSeconds: float64(u.total) / userHZ, MemoryBytes: rss, At: now}
 		u.at = now
 		if p.restartOnMemory > 0 && rss > p.restartOnMemory && p.unhealthy == "" && p.started {
 			go d.endUnhealthy(p, fmt.Sprintf("memory %s over restartOnMemory %s", spec.FormatSize(rss), spec.FormatSize(p.restartOnMemory)))
