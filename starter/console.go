@@ -174,13 +174,20 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 		s.mu.Lock()
 		s.fetched = true
 		s.mu.Unlock()
-		return queryOne(ctx, s.c, path) // a worker, or a build without the digest
+		st, err := queryOne(ctx, s.c, path) // a worker, or a build without the digest
+		if err != nil && s.follow != nil {
+			s.follow.retry(path)
+		}
+		return st, err
 	}
 	if ok && c.digest == d {
 		c.st.Children = slices.Clone(c.st.Children) // the assembly fills them in
 		return c.st, nil
 	}
 	st, err := queryOne(ctx, s.c, path)
+	if err != nil && s.follow != nil {
+		s.follow.retry(path)
+	}
 	s.mu.Lock()
 	s.fetched = true
 	if err == nil {

@@ -70,6 +70,16 @@ func (f *followers) fresh(path string) bool {
 	return !fl.dirty.Swap(false)
 }
 
+// retry marks path as changed again: the answer taken after fresh()
+// failed, so the next look asks again rather than keep the old one.
+func (f *followers) retry(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.by[path]; ok {
+		fl.dirty.Store(true)
+	}
+}
+
 // pending tells whether a look has anything to ask: a followed workflow
 // with an event since its answer, or one not followed.
 func (f *followers) pending(paths map[string]bool) bool {

@@ -192,6 +192,11 @@ Every worker under a supervisor: starter rollout reload PATH.`,
 					return nil
 				case st.Reloads > before.Reloads && la.Name == "reload" && la.Status != "running":
 					return failure("%s: reload %s: %s", path, la.Status, la.Error)
+				case st.State == "running" && st.Instance != before.Instance:
+					// A restart in flight took it in: the new instance
+					// loaded the configuration.
+					fmt.Fprintf(out, "%s: restarted meanwhile (instance %s): its configuration is loaded\n", path, st.Instance)
+					return nil
 				case st.RejectedSignals > before.RejectedSignals:
 					return failure("%s rejected the reload (see its log): %s", path, st.Reason)
 				case st.State != "running" && st.Reloads == before.Reloads:

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Continue-as-new in the middle of a rollout (issue 13, "nothing lost at
@@ -144,4 +145,28 @@ func TestRolloutUpdate_RestartAskedDuringAStartIsSatisfiedByIt(t *testing.T) {
 	require.Equal(t, TargetSucceeded, out.Status, out.Error)
 	require.EqualValues(t, 1, starts.Load())
 	require.EqualValues(t, 0, restarts.Load(), "the start in flight satisfied the restart")
+}
+
+// Regression (review of the reload): a rollout reload asked while the
+// worker's start is in flight is satisfied by the start (the new instance
+// loads the configuration); its answer used to wait for the whole budget
+// and come as a timeout.
+func TestRolloutUpdate_ReloadAskedDuringAStartIsSatisfiedByIt(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(3*time.Second).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	var reloads atomic.Int32
+	env.OnActivity(activities.ReloadName, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.ActionRequest) (activities.ActionResult, error) {
+			reloads.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i1"}, nil
+		}).Maybe()
+	out := workerUpdate(t, env, time.Second, RolloutReload) // the first start is in flight until 3 s
+	answered := false
+	at(env, 10*time.Second, func() { answered = out.Status != "" })
+	endAt(env, 10*time.Minute)
+	n := spec.Node{Name: "w", Kind: spec.KindProcess, Process: map[string]any{"command": "sleep", "reload": map[string]any{}}}
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "fleet/w", Spec: n, Generation: 1, Version: WorkerVersion})
+	require.True(t, answered, "answered when the start succeeded, not at the budget")
+	require.Equal(t, TargetSucceeded, out.Status, out.Error)
+	require.EqualValues(t, 0, reloads.Load(), "the start in flight satisfied the reload")
 }

@@ -93,7 +93,11 @@ func (w *workerRun) onRolloutCall(c rolloutCall) {
 		BaseManual: m.ManualRestarts, BaseTerminations: m.Terminations, BaseReloads: m.Reloads}
 	switch c.Op {
 	case RolloutReload:
-		w.onReload()
+		// The validator saw a reload; a spec sent since may have none, and
+		// a history an older worker wrote drops it: answered at once.
+		if !w.node.ReloadConfigured() || !w.onReload() {
+			w.settle(*w.watch, TargetFailed, fmt.Sprintf("%s: no reload configured, or this run's history predates reload (`starter upgrade`)", w.in.Path))
+		}
 	case RolloutRestart:
 		w.onRestart()
 	case RolloutStop:
@@ -154,8 +158,11 @@ func (w *workerRun) checkRollout() {
 		// Carried out once counted and no longer running (the reload
 		// action ran to its end); moot when the service is not running.
 		done := m.Reloads > wt.BaseReloads && w.carry.LastAction.Name == string(tick.Reload) && w.carry.LastAction.Status != "running"
+		// A start or restart in flight when it was asked satisfies it
+		// (tick: the new instance loads the configuration).
+		startedSince := !done && m.State == tick.Running && !m.PendingReload && !m.RunningSince.Before(wt.Asked)
 		switch {
-		case done && w.carry.LastAction.Status == string(tick.Succeeded):
+		case done && w.carry.LastAction.Status == string(tick.Succeeded), startedSince:
 			status = TargetSucceeded
 		case done, ended, unreachable, m.State != tick.Running && !m.PendingReload:
 			status, why = TargetFailed, m.Reason

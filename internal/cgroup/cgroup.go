@@ -14,12 +14,13 @@
 //     memory.limit_in_bytes, cpu.cfs_quota_us over cpu.cfs_period_us, and
 //     pids.max; an OOM kill is counted in memory.oom_control (oom_kill).
 //
-// The worker must be allowed to make groups there (root, or a delegated
-// hierarchy). On a systemd host with v2 the groups sit beside systemd's
-// slices, outside the worker's own unit: give the worker's unit
-// Delegate=yes or run it outside systemd's control of that subtree. Where
-// no group can be made, New fails: a service is never started unlimited
-// when its spec asks for limits.
+// The worker must be allowed to make groups there: root, since the groups
+// are made at the hierarchy's top (/sys/fs/cgroup/steward, and the root's
+// cgroup.subtree_control is written). On a systemd host with v2 they sit
+// beside systemd's slices, outside the worker's own unit. In a container
+// with a cgroup namespace of its own the root may refuse (EBUSY): the
+// start then fails. Where no group can be made, New fails: a service is
+// never started unlimited when its spec asks for limits.
 package cgroup
 
 import (
@@ -157,7 +158,10 @@ func newV1(name string, l Limits, need []string) (*Group, error) {
 		switch c {
 		case "memory":
 			g.Memory = dir
+			// memory+swap capped at the memory limit where the kernel
+			// accounts swap: no swap, as v2's memory.swap.max 0.
 			err = errors.Join(write(dir, "memory.limit_in_bytes", strconv.FormatInt(l.MemoryMax, 10)),
+				writeIfExists(dir, "memory.memsw.limit_in_bytes", strconv.FormatInt(l.MemoryMax, 10)),
 				writeIfExists(dir, "memory.swappiness", "0"))
 		case "cpu":
 			err = errors.Join(write(dir, "cpu.cfs_period_us", strconv.Itoa(cpuPeriod)),

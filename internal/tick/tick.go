@@ -520,8 +520,13 @@ func (t *ticker) refusedRestart(why string) {
 		t.to(Starting, "spec changed")
 		t.act(Restart)
 	default:
+		reload := m.PendingReload // the old instance runs on: a reload asked still applies to it
 		t.clearPending()
 		t.to(Running, why)
+		if reload {
+			m.PendingReload = true
+			t.runningIntent()
+		}
 	}
 }
 

@@ -84,9 +84,7 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	rec := record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal),
 		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting, Watchdog: p.watchdog,
 		Cgroup: p.cgroup, MemoryMax: p.memoryMax, RestartOnMemory: p.restartOnMemory}
-	if p.notify != nil {
-		rec.NotifySocket = p.notify.name
-	}
+	rec.NotifySocket = p.notifyName
 	b, _ := json.Marshal(rec)
 	path := d.recordPath(p.wfID)
 	d.recMu.Lock()
@@ -193,13 +191,15 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 		d.mu.Unlock()
 		return q
 	}
+	p.notifyName, p.watchdog = rec.NotifySocket, rec.Watchdog
 	if rec.NotifySocket != "" {
 		// Bound again under the name the service has: its next messages
-		// come here. Without it the service runs on unwatched.
+		// come here. Without it the service runs on unwatched by this
+		// worker; its record keeps the name for the next one.
 		if nt, err := listenNotify(rec.NotifySocket); err != nil {
 			d.log.Warn("process: adopted without its notification socket", zap.String("instance", p.id), zap.Error(err))
 		} else {
-			p.notify, p.watchdog = nt, rec.Watchdog
+			p.notify = nt
 			go nt.serve(p.pid)
 		}
 	}

@@ -144,8 +144,9 @@ type proc struct {
 
 	// notify is its notification socket (process.notify; nil: none), and
 	// watchdog its watchdog period (0: none).
-	notify   *notifier
-	watchdog time.Duration
+	notify     *notifier
+	notifyName string // kept in its record even when no socket is bound
+	watchdog   time.Duration
 	// cgroup is its group (process.resources; nil: none), memoryMax the
 	// group's memory limit, restartOnMemory the memory it is restarted
 	// over (0: never).
@@ -342,8 +343,10 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		cmd.Path, cmd.Args = l.path, l.args
 	}
 	var nt *notifier
+	notifyName := ""
 	if c.Notify {
 		name, err := newNotifyName()
+		notifyName = name
 		if err == nil {
 			nt, err = listenNotify(name)
 		}
@@ -409,6 +412,7 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		success:         c.SuccessExitCodes,
 		health:          c.Health,
 		notify:          nt,
+		notifyName:      notifyName,
 		watchdog:        c.Watchdog,
 		cgroup:          group,
 		memoryMax:       c.MemoryMax,
@@ -536,7 +540,9 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	if p.notify != nil {
 		p.notify.close()
 	}
-	if p.cgroup != nil {
+	if p.cgroup != nil && !d.closed {
+		// (As this worker closes, the record stays: the next worker reads
+		// its OOM count and removes it.)
 		d.removeCgroup(p.cgroup)
 	}
 	closed := d.closed

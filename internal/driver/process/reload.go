@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/steward-sh/steward/internal/driver"
 )
@@ -73,9 +74,11 @@ func (d *Driver) reloadExec(ctx context.Context, c Config, pid int) error {
 	}
 	cmd.Env = append(l.env, "MAINPID="+strconv.Itoa(pid))
 	cmd.Dir = c.Dir
-	if l.credential != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: l.credential}
-	}
+	// A group of its own, killed whole at the timeout; a child it leaves
+	// holding its output does not hold the reload past it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: l.credential}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		msg := fmt.Sprintf("process: reload: %s: %v", argv[0], err)

@@ -31,6 +31,11 @@ const cgroupGate = `IFS= read -r go <&3 && [ "$go" = go ] || exit 125; exec 3<&-
 // cgroupStart makes the service's group and wraps cmd to wait for it; the
 // returned function places the forked process (pid) and lets it run.
 func cgroupStart(wfID string, r *spec.Resources, cmd *exec.Cmd) (*cgroup.Group, func(pid int) error, func(), error) {
+	// The shell would turn a command that cannot run into exit 126/127, a
+	// failed start retried: it is a permanent failure, as without the gate.
+	if _, err := exec.LookPath(cmd.Path); err != nil {
+		return nil, nil, nil, classify(cmd.Path, err)
+	}
 	var lim cgroup.Limits
 	if r.MemoryMax != "" {
 		b, err := r.MemoryMax.Bytes()

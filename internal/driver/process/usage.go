@@ -86,8 +86,12 @@ func (d *Driver) SampleUsage(now time.Time) error {
 		}
 		u.last = Usage{CPUPercent: math.Round(pct*10) / 10, CPUSeconds: float64(u.total) / userHZ, MemoryBytes: rss, At: now}
 		u.at = now
-		if p.restartOnMemory > 0 && rss > p.restartOnMemory && p.unhealthy == "" && p.started {
-			go d.endUnhealthy(p, fmt.Sprintf("memory %s over restartOnMemory %s", spec.FormatSize(rss), spec.FormatSize(p.restartOnMemory)))
+		if p.restartOnMemory > 0 && rss > p.restartOnMemory && p.unhealthy == "" && p.started && !d.closed {
+			d.wg.Add(1)
+			go func() {
+				defer d.wg.Done()
+				d.endUnhealthy(p, fmt.Sprintf("memory %s over restartOnMemory %s", spec.FormatSize(rss), spec.FormatSize(p.restartOnMemory)))
+			}()
 		}
 	}
 	return nil
