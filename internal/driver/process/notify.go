@@ -122,8 +122,11 @@ func (n *notifier) accepts(pid int) bool {
 	return err == nil && pgrp == n.pgid
 }
 
-// take applies one datagram: newline-separated assignments.
+// take applies one datagram: newline-separated assignments. READY=1 is
+// applied last: whoever waits on it sees what came with it (the STATUS=
+// of `systemd-notify --ready --status=...`, sent in the same datagram).
 func (n *notifier) take(msg []byte) {
+	ready := false
 	for _, line := range bytes.Split(msg, []byte("\n")) {
 		k, v, ok := strings.Cut(string(line), "=")
 		if !ok {
@@ -131,8 +134,7 @@ func (n *notifier) take(msg []byte) {
 		}
 		switch {
 		case k == "READY" && v == "1":
-			n.once.Do(func() { close(n.ready) })
-			n.frame("READY")
+			ready = true
 		case k == "RELOADING" && v == "1":
 			n.frame("RELOADING")
 		case k == "STATUS":
@@ -147,6 +149,10 @@ func (n *notifier) take(msg []byte) {
 		case k == "WATCHDOG" && v == "trigger":
 			n.trig.Do(func() { close(n.trigger) })
 		}
+	}
+	if ready {
+		n.once.Do(func() { close(n.ready) })
+		n.frame("READY")
 	}
 }
 
