@@ -146,6 +146,8 @@ Try, in another terminal$( [ "$PORT" = 7233 ] || echo ", after: export TEMPORAL_
   bin/starter stop $root/shop/web             # desired stopped
   bin/starter start $root/shop/web            # desired running
   bin/starter restart $root/shop/api          # a manual restart
+  bin/starter reload $root/hello              # SIGHUP: same pid, "reloads" counted
+  bin/starter top                             # CPU and memory of the process services
   curl -s http://127.0.0.1:18081/         # the hello service steward runs
   kill -9 \$(pgrep -f bin/hello)           # kill it, then: bin/starter status $root/hello
   bin/temporal workflow signal --workflow-id $root/shop/web --name desired --input '"stopped"'
