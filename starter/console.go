@@ -240,12 +240,23 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 	changed := s.fetched || s.last == nil
 	s.fetched = false
 	s.mu.Unlock()
+	before := map[string]treestatus.Status{}
+	for _, t := range s.last {
+		before[t.Path] = t
+	}
 	out := make([]treestatus.Status, 0, len(roots))
 	for _, r := range roots {
 		// The supervisors' records: one small query per supervisor.
 		st, err := treestatus.Assemble(ctx, r, s.query, treestatus.Options{})
 		if err != nil {
-			continue // gone since the listing
+			// A tree seen before stays, its root marked stale, until the
+			// roots' listing drops it: a look that timed out must not make
+			// a whole tree leave the page and come back at the next one.
+			if t, ok := before[r]; ok && !errors.Is(err, treestatus.ErrNotFound) {
+				t.Stale = "not answering: " + err.Error()
+				out = append(out, t)
+			}
+			continue
 		}
 		out = append(out, st)
 	}

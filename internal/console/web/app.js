@@ -46,6 +46,19 @@ async function reload() {
   }
 }
 
+// reloadSoon reloads the tree once for any number of asks: one reload at
+// a time, and one more after it if asked meanwhile. (A tree that appears
+// sends an event per node; a reload each made the page fetch and draw
+// the whole namespace hundreds of times, and stall.)
+let reloading = null, reloadAgain = false;
+function reloadSoon() {
+  if (reloading) { reloadAgain = true; return; }
+  reloading = reload().finally(() => {
+    reloading = null;
+    if (reloadAgain) { reloadAgain = false; reloadSoon(); }
+  });
+}
+
 const isSupervisor = (n) => n.kind === "supervisor";
 const settled = (n) => (n.state === n.desired || n.completed) && !n.applying;
 
@@ -161,7 +174,7 @@ function connect() {
   es.onopen = () => {
     $("conn").textContent = "live";
     $("conn").className = "conn live";
-    if (lost) { lost = false; reload(); } // changes were missed while away
+    if (lost) { lost = false; reloadSoon(); } // changes were missed while away
   };
   es.onerror = () => {
     lost = true;
@@ -179,7 +192,7 @@ function connect() {
         roots = roots.filter((x) => x !== c.path);
       }
     } else if (!n) {
-      reload(); // a node appeared: its place in the tree comes with the tree
+      reloadSoon(); // a node appeared: its place in the tree comes with the tree
       return;
     } else {
       for (const k of ["state", "desired", "reason", "restarts", "manualRestarts", "generation", "since", "lastAction", "stale"]) n[k] = c[k];
