@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/console"
@@ -164,20 +165,41 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 	c, ok := s.cache[path]
 	full := s.full
 	s.mu.Unlock()
-	if s.follow != nil && s.follow.fresh(path) && ok && !full {
+	fresh, changed := false, false
+	if s.follow != nil {
+		fresh, changed = s.follow.fresh(path)
+	}
+	if fresh && ok && !full {
 		c.st.Children = slices.Clone(c.st.Children) // the assembly fills them in
 		return c.st, nil                            // no event since this answer
 	}
-	v, err := s.c.QueryWorkflow(ctx, path, "", workflows.QueryStatusDigest)
 	var d string
-	if err != nil || v.Get(&d) != nil {
-		s.mu.Lock()
-		s.fetched = true
-		s.mu.Unlock()
-		st, err := queryOne(ctx, s.c, path) // a worker, or a build without the digest
+	var err error
+	if changed && !full {
+		// An event: the answer itself, one round trip instead of two (its
+		// digest is asked at the next full look).
+		err = errors.New("changed")
+	} else {
+		var v converter.EncodedValue
+		if v, err = s.c.QueryWorkflow(ctx, path, "", workflows.QueryStatusDigest); err == nil {
+			err = v.Get(&d)
+		}
+	}
+	if err != nil {
+		// Changed, or a worker, or a build without the digest: the answer,
+		// kept under no digest (the next full look asks it again).
+		st, err := queryOne(ctx, s.c, path)
 		if err != nil && s.follow != nil {
 			s.follow.retry(path)
 		}
+		s.mu.Lock()
+		s.fetched = true
+		if err == nil && changed {
+			kept := st
+			kept.Children = slices.Clone(st.Children)
+			s.cache[path] = cachedAnswer{st: kept}
+		}
+		s.mu.Unlock()
 		return st, err
 	}
 	if ok && c.digest == d {

@@ -51,10 +51,12 @@ type follower struct {
 }
 
 // fresh tells whether path's last answer still holds: its history is
-// followed and has had no event since that answer was taken. It takes
-// the change (a caller that gets false asks again), and starts following
-// a path not followed yet.
-func (f *followers) fresh(path string) bool {
+// followed and has had no event since that answer was taken; changed,
+// that it is followed and had one (its answer is asked at once, without
+// its digest first: an event is almost always a change). It takes the
+// change (a caller that gets neither asks again), and starts following a
+// path not followed yet.
+func (f *followers) fresh(path string) (fresh, changed bool) {
 	f.mu.Lock()
 	fl, ok := f.by[path]
 	if !ok && len(f.by) < maxFollowed {
@@ -65,9 +67,10 @@ func (f *followers) fresh(path string) bool {
 	}
 	f.mu.Unlock()
 	if fl == nil || !fl.watching.Load() {
-		return false
+		return false, false
 	}
-	return !fl.dirty.Swap(false)
+	changed = fl.dirty.Swap(false)
+	return !changed, changed
 }
 
 // retry marks path as changed again: the answer taken after fresh()
