@@ -157,8 +157,8 @@ func (s *supervisorRun) watchReadBacks(sel workflow.Selector) {
 // onReadBack starts the closed child supervisor at path anew with its
 // read-back spec, if it is still closed and wanted.
 func (s *supervisorRun) onReadBack(path string, node spec.Node, err error) {
-	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Deferred })
-	if i < 0 || !s.carry.Children[i].Closed || s.shuttingDown {
+	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && r.Lifecycle != supervise.Deferred })
+	if i < 0 || s.carry.Children[i].Lifecycle != supervise.Closed || s.shuttingDown {
 		return // removed, or started anew by a new spec
 	}
 	rec := s.carry.Children[i]

@@ -34,8 +34,7 @@ func (s *supervisorRun) dependenciesOf(name string) []string {
 func sibling(r ChildRecord, deps []string, removing bool) supervise.Sibling {
 	sb := supervise.Sibling{Name: r.Name, DependsOn: deps, Supervisor: r.isSupervisor(),
 		State: r.Status.State, Completed: r.Status.Completed, Subtree: r.Status.Subtree,
-		Deferred: r.Deferred, CanStart: r.Node != nil, Removing: removing,
-		Held: r.Held, PendingStop: r.PendingStop, Restart: r.Restart, Ended: r.Ended, Closed: r.Closed}
+		Lifecycle: r.Lifecycle, CanStart: r.Node != nil, Removing: removing}
 	if r.Node != nil {
 		sb.NodeDependsOn = r.Node.DependsOn
 	}
@@ -112,8 +111,7 @@ func (s *supervisorRun) subtree() string {
 // for dependencies: a newer desired state or restart replaces them.
 func (s *supervisorRun) clearQueued() {
 	for i := range s.carry.Children {
-		r := &s.carry.Children[i]
-		r.Held, r.PendingStop, r.Restart = false, false, false
+		s.carry.Children[i].step(supervise.Unqueue)
 	}
 }
 
@@ -122,10 +120,7 @@ func (s *supervisorRun) clearQueued() {
 // once its dependencies run again.
 func (s *supervisorRun) restartInOrder() {
 	for i := range s.carry.Children {
-		r := &s.carry.Children[i]
-		if !r.gone() {
-			r.PendingStop, r.Held, r.Restart = true, true, true
-		}
+		s.carry.Children[i].step(supervise.OperatorRestartInOrder)
 	}
 	s.release()
 }
@@ -137,15 +132,16 @@ func (s *supervisorRun) restartInOrder() {
 // restart, a give-up, a hold) is in progress, or while the supervisor is
 // failed or held: the core decides then.
 func (s *supervisorRun) release() {
-	if s.shuttingDown || !slices.ContainsFunc(s.carry.Children, func(r ChildRecord) bool { return r.Deferred || r.Held || r.PendingStop }) {
+	if s.shuttingDown || !slices.ContainsFunc(s.carry.Children, func(r ChildRecord) bool { return r.Lifecycle.Waits() }) {
 		return // nothing waits: the common case, after every event
 	}
 	steps, after := supervise.Release(s.siblings(), s.carry.Desired == spec.DesiredRunning, supervise.Blocked(s.carry.Memory))
 	// The queued marks first, as the order leaves them: a child started
 	// below checks its dependencies (earlier in start order) by them.
 	for i, a := range after {
-		r := &s.carry.Children[i]
-		r.Held, r.PendingStop, r.Restart = a.Held, a.PendingStop, a.Restart
+		if r := &s.carry.Children[i]; r.Lifecycle.Queued() {
+			r.Lifecycle = a.Lifecycle
+		}
 	}
 	for _, st := range steps {
 		rec := &s.carry.Children[st.Index]

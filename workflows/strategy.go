@@ -41,7 +41,7 @@ func (s *supervisorRun) children() []supervise.Child {
 		p := s.policy(rec.Name)
 		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.isSupervisor(), Restart: p.restart, Backoff: p.backoff,
 			State: rec.Status.State, Reason: rec.Status.Reason, Desired: rec.Status.Desired, Completed: rec.Status.Completed,
-			SuperviseSeq: rec.Status.SuperviseSeq, Ended: rec.Ended, Closed: rec.Closed, Deferred: rec.Deferred}
+			SuperviseSeq: rec.Status.SuperviseSeq, Lifecycle: rec.Lifecycle}
 	}
 	return out
 }

@@ -67,57 +67,6 @@ type SupervisorCarry struct {
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 }
 
-// ChildRecord is what a supervisor knows of one child: a few hundred bytes,
-// never the child's own children.
-type ChildRecord struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-	// Run is the first run ID of the child's workflow (stable across its
-	// continue-as-new): reports of another run of the same path (a removed
-	// one still stopping) are not this child's.
-	Run string `json:"run,omitempty"`
-	// Digest identifies the child's node as handed down (with inherited
-	// vars, its whole subtree for a supervisor), to see changes.
-	Digest string `json:"digest"`
-	// Status is the child's last report (narrowRecord).
-	Status Status `json:"status"`
-	// Ended: the child reported that its workflow ended.
-	Ended bool `json:"ended,omitempty"`
-	// Closed: the child's workflow closed without reporting its end
-	// (terminated, timed out, failed, reset); it is restarted as any ended
-	// child is.
-	Closed bool `json:"closed,omitempty"`
-	// WantGeneration is the generation last sent to the child; until it
-	// reports it, the child counts as not yet at its desired state.
-	WantGeneration int64 `json:"wantGeneration,omitempty"`
-	// Deferred: the child waits for a removed run of the same path to end,
-	// or for its dependencies to run, before it starts; Node is its whole
-	// node until then.
-	Deferred bool       `json:"deferred,omitempty"`
-	Node     *spec.Node `json:"node,omitempty"`
-	// Held: the operator's start waits for the child's dependencies to run;
-	// PendingStop: the operator's stop waits for its dependants to be down
-	// (dependencies.go).
-	Held        bool `json:"held,omitempty"`
-	PendingStop bool `json:"pendingStop,omitempty"`
-	// Restart: the operator's restart of the supervisor stops this child
-	// and starts it again; its start waits until every child so marked is
-	// down.
-	Restart bool `json:"restart,omitempty"`
-	// SeenTerminations is the child's Terminations already answered.
-	SeenTerminations int `json:"seenTerminations,omitempty"`
-	// Adopted: the child's workflow was running already; its first report
-	// sets SeenTerminations (its past ends are not new).
-	Adopted bool `json:"adopted,omitempty"`
-	// ReportSeq is the newest report applied; older ones are stale.
-	ReportSeq int64 `json:"reportSeq,omitempty"`
-}
-
-func (r ChildRecord) isSupervisor() bool { return r.Status.Kind == spec.KindSupervisor }
-
-// gone: the child's workflow is not there to be asked anything.
-func (r ChildRecord) gone() bool { return r.Ended || r.Closed || r.Deferred }
-
 // childStopWait bounds how long a deleted supervisor waits for each child to
 // report that it has stopped before going on to the next.
 const childStopWait = 5 * time.Minute
@@ -340,7 +289,7 @@ func (s *supervisorRun) loop() error {
 // closing and of a cancel request that found no workflow, in spec order.
 func (s *supervisorRun) watchChildren(sel workflow.Selector) {
 	for _, rec := range s.carry.Children {
-		if f, ok := s.futures[rec.Path]; ok && !rec.Deferred {
+		if f, ok := s.futures[rec.Path]; ok && rec.Lifecycle != supervise.Deferred {
 			path := rec.Path
 			sel.AddFuture(f, func(f workflow.Future) { s.onChildClosed(path, f) })
 		}
@@ -483,12 +432,12 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow"}
 	if slices.Contains(s.carry.Removing, path) {
 		// A removed run of this path is still stopping: start after it ends.
-		rec.Deferred, rec.Node = true, &c
+		rec.Lifecycle, rec.Node = supervise.Deferred, &c
 		rec.Status.Reason = "waiting for the removed run to end"
 		return rec, nil
 	}
 	if w := s.waitingFor(c.DependsOn); len(w) > 0 {
-		rec.Deferred, rec.Node = true, &c
+		rec.Lifecycle, rec.Node = supervise.Deferred, &c
 		rec.Status.Reason = supervise.WaitingReason(w)
 		return rec, nil
 	}
@@ -528,7 +477,7 @@ func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflo
 		s.futures[rec.Path] = fut
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
 		rec.Status.Reason = "adopted"
-		rec.Adopted = true
+		rec.SeenTerminations = unseenTerminations
 		s.out.add(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 	default:
 		rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
@@ -552,12 +501,12 @@ func (s *supervisorRun) onChildClosed(path string, f workflow.Future) {
 // markClosed records that the child's workflow at path closed without
 // reporting its end, and answers it as a termination.
 func (s *supervisorRun) markClosed(path, cause string) {
-	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Deferred })
-	if i < 0 || s.carry.Children[i].Ended || s.carry.Children[i].Closed {
+	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.gone() })
+	if i < 0 {
 		return
 	}
 	rec := &s.carry.Children[i]
-	rec.Closed = true
+	rec.step(supervise.WorkflowClosed)
 	rec.Status.State, rec.Status.Reason, rec.Status.Since = "failed", "workflow closed: "+cause, workflow.Now(s.ctx)
 	s.log.Warn("child workflow closed without reporting its end", "path", path, "cause", cause)
 	s.onTerminated(i, 1)
@@ -713,10 +662,10 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 				// has taken it.
 				rec.WantGeneration = rec.Status.Generation + 1
 			}
-			switch {
-			case rec.Deferred:
+			switch rec.Lifecycle {
+			case supervise.Deferred:
 				rec.Node = &c
-			case rec.Closed:
+			case supervise.Closed:
 				// Restarted by its plan with the node it has now.
 			default:
 				u := s.specUpdate(s.childNode(c))
@@ -771,12 +720,12 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 	s.resetSupervision()
 	// Every child gets the desired state: starts in start order once its
 	// dependencies run, stops in reverse once its dependants are down.
+	queue := supervise.OperatorStart
+	if d == spec.DesiredStopped {
+		queue = supervise.OperatorStop
+	}
 	for i := range s.carry.Children {
-		rec := &s.carry.Children[i]
-		rec.Held, rec.PendingStop = false, false
-		if !rec.gone() {
-			rec.Held, rec.PendingStop = d == spec.DesiredRunning, d == spec.DesiredStopped
-		}
+		s.carry.Children[i].step(queue)
 	}
 	s.release()
 	s.restartClosedChildren("started by the operator")
@@ -807,7 +756,7 @@ func (s *supervisorRun) restartClosedChildren(why string) {
 		return
 	}
 	for i := range s.carry.Children {
-		if s.carry.Children[i].Closed && s.restartClosed(i) {
+		if s.carry.Children[i].Lifecycle == supervise.Closed && s.restartClosed(i) {
 			s.log.Info("child workflow started anew", "path", s.carry.Children[i].Path, "why", why)
 		}
 	}
@@ -843,13 +792,13 @@ func (s *supervisorRun) apply(r ChildReport) {
 	}
 	for i := range s.carry.Children {
 		rec := &s.carry.Children[i]
-		if rec.Path != path || rec.Deferred {
+		if rec.Path != path || rec.Lifecycle == supervise.Deferred {
 			continue
 		}
 		switch {
 		case r.Run != "" && rec.Run != "" && r.Run != rec.Run:
 			return // another run of this path
-		case rec.Closed:
+		case rec.Lifecycle == supervise.Closed:
 			return
 		case r.Seq > 0 && r.Seq <= rec.ReportSeq && !r.Ended:
 			return // overtaken by a newer report
@@ -859,9 +808,10 @@ func (s *supervisorRun) apply(r ChildReport) {
 		}
 		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
 		rec.Status = narrowRecord(r.Status)
-		rec.Ended = rec.Ended || r.Ended
-		if rec.Adopted {
-			rec.Adopted = false
+		if r.Ended {
+			rec.step(supervise.ReportedEnd)
+		}
+		if rec.SeenTerminations == unseenTerminations {
 			rec.SeenTerminations = r.Status.Terminations
 		}
 		if n := r.Status.Terminations - rec.SeenTerminations; n > 0 && !r.Ended {
@@ -907,8 +857,8 @@ func (s *supervisorRun) status() Status {
 		cs.Children = nil
 		// A child that has not yet reported the spec it was sent is not at
 		// its desired state, whatever it last said.
-		cs.Applying = c.Deferred || c.Held || c.PendingStop || c.WantGeneration > cs.Generation
-		cs.WorkflowClosed = c.Closed
+		cs.Applying = c.Lifecycle.Waits() || c.WantGeneration > cs.Generation
+		cs.WorkflowClosed = c.Lifecycle == supervise.Closed
 		if cs.Settled() {
 			at++
 		}
@@ -1029,13 +979,13 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 		// The request fails when the child is not running (never started,
 		// or already closed): then there is nothing to wait for.
 		if err := workflow.RequestCancelExternalWorkflow(dctx, rec.Path, "").Get(dctx, nil); err != nil {
-			rec.Ended = true
+			rec.step(supervise.ReportedEnd)
 			continue
 		}
 		tctx, cancel := workflow.WithCancel(dctx)
 		timer := workflow.NewTimer(tctx, childStopWait)
 		timedOut := false
-		for !rec.Ended && !timedOut {
+		for rec.Lifecycle != supervise.Ended && !timedOut {
 			sel := workflow.NewSelector(dctx)
 			sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) {
 				var r ChildReport
@@ -1046,7 +996,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 			sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 			if f, ok := s.futures[rec.Path]; ok {
 				// Its workflow closed: it has ended, reported or not.
-				sel.AddFuture(f, func(workflow.Future) { delete(s.futures, rec.Path); rec.Ended = true })
+				sel.AddFuture(f, func(workflow.Future) { delete(s.futures, rec.Path); rec.step(supervise.ReportedEnd) })
 			}
 			sel.Select(dctx)
 		}

@@ -55,8 +55,14 @@ import (
 //	  newer generation than its supervisor sent (a spec sent around the
 //	  supervisor, with the temporal CLI); in version 1 only changed
 //	  children get the spec.
+//	supervisor 3: a child's lifecycle is one field of its record
+//	  (ChildRecord.Lifecycle, supervise.Lifecycle) in place of seven
+//	  booleans. Decisions are unchanged; the version marks the carried
+//	  state's format, so that a worker of an older build refuses a run
+//	  whose carry it would misread. A carry of version 2 or older is read
+//	  by its booleans (ChildRecord.UnmarshalJSON).
 const (
-	SupervisorVersion = 2
+	SupervisorVersion = 3
 	WorkerVersion     = 3
 	RolloutVersion    = 2
 )

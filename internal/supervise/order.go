@@ -13,11 +13,12 @@ import (
 //   - a child whose dependencies are not all up is not started: it waits
 //     (Deferred, its node kept) until each is, then its workflow starts;
 //   - the operator's start of the supervisor reaches a child only once its
-//     dependencies are up (Held);
+//     dependencies are up (HeldStart);
 //   - the operator's stop reaches a child only once every sibling that
 //     depends on it is down (PendingStop);
 //   - the operator's restart of the supervisor stops every child in that
-//     order, then starts each once its dependencies are up again (Restart).
+//     order (RestartStop), then starts each once every child of the restart
+//     is down and its dependencies are up again (RestartStart).
 //
 // A child supervisor in a dependency reports how its whole subtree is
 // (Subtree): up once every worker below it runs, down once every one is.
@@ -33,23 +34,20 @@ type Sibling struct {
 	State     string
 	Completed bool
 	Subtree   string
-	// Deferred: it waits to start; CanStart: its node is kept to start it.
-	Deferred, CanStart bool
+	Lifecycle Lifecycle
+	// CanStart: a deferred child's node is kept to start it.
+	CanStart bool
 	// Removing: a removed run of its path has not ended yet.
 	Removing bool
-	// The operator's start, stop and restart waiting for the order.
-	Held, PendingStop, Restart bool
-	// Ended: its workflow reported its end; Closed: it closed unreported.
-	Ended, Closed bool
 }
 
 // Gone: the child's workflow is not there to be asked anything.
-func (c Sibling) Gone() bool { return c.Ended || c.Closed || c.Deferred }
+func (c Sibling) Gone() bool { return c.Lifecycle.Gone() }
 
 // Up: the child runs (a child supervisor: its whole subtree) or completed,
 // and nothing is queued for it.
 func (c Sibling) Up() bool {
-	if c.Deferred || c.Held || c.PendingStop || c.Closed || c.Ended {
+	if c.Lifecycle != Live {
 		return false
 	}
 	return c.Completed || (c.State == "running" && (!c.Supervisor || c.Subtree == "running"))
@@ -60,7 +58,7 @@ func (c Sibling) Down() bool {
 	if c.Gone() {
 		return true
 	}
-	return !c.PendingStop && IsDown(c.State) && (!c.Supervisor || c.Subtree == "stopped")
+	return !c.Lifecycle.stopQueued() && IsDown(c.State) && (!c.Supervisor || c.Subtree == "stopped")
 }
 
 // WaitingFor lists the dependencies in deps that are not up yet; none while
@@ -97,7 +95,7 @@ func DependantsDown(sibs []Sibling, name string) bool {
 
 // RestartsDown: every child of an operator's restart is down.
 func RestartsDown(sibs []Sibling) bool {
-	return !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Restart && !c.Down() })
+	return !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Lifecycle.inRestart() && !c.Down() })
 }
 
 // OrderKind is what an OrderStep asks of the workflow.
@@ -132,24 +130,22 @@ type OrderStep struct {
 // (a started child: up to its first report, not up).
 func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
 	sibs = slices.Clone(sibs)
-	if !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Deferred || c.Held || c.PendingStop }) {
+	if !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Lifecycle.Waits() }) {
 		return nil, sibs // nothing waits: the common case, after every event
 	}
 	var steps []OrderStep
 	for j := len(sibs) - 1; j >= 0; j-- {
 		c := &sibs[j]
-		if c.PendingStop && DependantsDown(sibs, c.Name) {
-			c.PendingStop = false
-			if !c.Gone() {
-				steps = append(steps, OrderStep{Kind: StopChild, Index: j})
-			}
+		if c.Lifecycle.stopQueued() && DependantsDown(sibs, c.Name) {
+			c.Lifecycle = Step(c.Lifecycle, ReleaseStop)
+			steps = append(steps, OrderStep{Kind: StopChild, Index: j})
 		}
 	}
 	restartsDown := RestartsDown(sibs)
 	for j := range sibs {
 		c := &sibs[j]
 		switch {
-		case c.Deferred && c.CanStart:
+		case c.Lifecycle == Deferred && c.CanStart:
 			if c.Removing || (blocked && len(c.NodeDependsOn) > 0) {
 				continue
 			}
@@ -158,19 +154,18 @@ func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
 				continue
 			}
 			steps = append(steps, OrderStep{Kind: StartChild, Index: j})
-			*c = Sibling{Name: c.Name, DependsOn: c.DependsOn, Supervisor: c.Supervisor, State: "stopped"}
-		case c.Held && !c.PendingStop:
-			if blocked || (c.Restart && !restartsDown) {
+			*c = Sibling{Name: c.Name, DependsOn: c.DependsOn, Supervisor: c.Supervisor, State: "stopped",
+				Lifecycle: Step(Deferred, WorkflowStarted)}
+		case c.Lifecycle.startQueued():
+			if blocked || (c.Lifecycle == RestartStart && !restartsDown) {
 				continue
 			}
 			if w := WaitingFor(sibs, c.DependsOn, running); len(w) > 0 {
 				steps = append(steps, OrderStep{Kind: Wait, Index: j, Reason: WaitingReason(w)})
 				continue
 			}
-			c.Held, c.Restart = false, false
-			if !c.Gone() {
-				steps = append(steps, OrderStep{Kind: RunChild, Index: j})
-			}
+			c.Lifecycle = Step(c.Lifecycle, ReleaseStart)
+			steps = append(steps, OrderStep{Kind: RunChild, Index: j})
 		}
 	}
 	return steps, sibs

@@ -18,7 +18,7 @@ func chain(db, api, web Sibling) []Sibling {
 var (
 	up      = Sibling{State: "running"}
 	down    = Sibling{State: "stopped"}
-	waiting = Sibling{Deferred: true, CanStart: true, State: "stopped"}
+	waiting = Sibling{Lifecycle: Deferred, CanStart: true, State: "stopped"}
 )
 
 func deferredOn(deps ...string) Sibling {
@@ -30,9 +30,9 @@ func deferredOn(deps ...string) Sibling {
 // Release, case by case: what the order lets go, in which order, and why a
 // child still waits.
 func TestRelease(t *testing.T) {
-	pendingStop := func(s Sibling) Sibling { s.PendingStop = true; return s }
-	held := func(s Sibling) Sibling { s.Held = true; return s }
-	restart := func(s Sibling) Sibling { s.Held, s.PendingStop, s.Restart = true, true, true; return s }
+	pendingStop := func(s Sibling) Sibling { s.Lifecycle = PendingStop; return s }
+	held := func(s Sibling) Sibling { s.Lifecycle = HeldStart; return s }
+	restart := func(s Sibling) Sibling { s.Lifecycle = RestartStop; return s }
 	for _, c := range []struct {
 		name             string
 		sibs             []Sibling
@@ -74,13 +74,17 @@ func TestRelease(t *testing.T) {
 			sibs: func() []Sibling {
 				s := chain(restart(down), restart(down), restart(down))
 				for i := range s {
-					s[i].PendingStop = false
+					s[i].Lifecycle = RestartStart
 				}
 				return s
 			}(), running: true,
 			steps: []OrderStep{{Kind: RunChild, Index: 0}, {Kind: Wait, Index: 1, Reason: "waiting for db to be running"}, {Kind: Wait, Index: 2, Reason: "waiting for api to be running"}}},
-		{name: "a gone child's queued start is cleared without a signal",
-			sibs: func() []Sibling { g := held(down); g.Ended = true; return chain(up, g, up) }(), running: true},
+		{name: "an ended child has nothing queued: no signal",
+			sibs: func() []Sibling {
+				g := held(down)
+				g.Lifecycle = Step(g.Lifecycle, ReportedEnd)
+				return chain(up, g, up)
+			}(), running: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			steps, _ := Release(c.sibs, c.running, c.blocked)
@@ -92,12 +96,12 @@ func TestRelease(t *testing.T) {
 // What Release leaves: a started child is not up until it reports; a stop
 // or start sent is no longer queued. The input is not changed.
 func TestReleaseLeavesTheSiblingsAsItsStepsDo(t *testing.T) {
-	in := chain(up, deferredOn("db"), Sibling{State: "stopped", Held: true})
+	in := chain(up, deferredOn("db"), Sibling{State: "stopped", Lifecycle: HeldStart})
 	_, after := Release(in, true, false)
-	require.True(t, in[1].Deferred, "the input is left as it was")
-	require.False(t, after[1].Deferred)
+	require.Equal(t, Deferred, in[1].Lifecycle, "the input is left as it was")
+	require.Equal(t, Live, after[1].Lifecycle)
 	require.False(t, after[1].Up(), "started, not yet running")
-	require.True(t, after[2].Held, "web waits for api")
+	require.Equal(t, HeldStart, after[2].Lifecycle, "web waits for api")
 }
 
 // A child supervisor counts as up once its whole subtree runs, and as down
@@ -112,8 +116,10 @@ func TestSiblingUpAndDown(t *testing.T) {
 	sup.Subtree = "stopped"
 	require.True(t, sup.Down())
 	require.True(t, Sibling{Completed: true}.Up(), "a job that completed counts as done")
-	require.True(t, Sibling{Closed: true, State: "running"}.Down(), "gone")
-	require.False(t, Sibling{State: "stopped", PendingStop: true}.Down(), "a stop still queued")
+	require.True(t, Sibling{Lifecycle: Closed, State: "running"}.Down(), "gone")
+	require.False(t, Sibling{State: "stopped", Lifecycle: PendingStop}.Down(), "a stop still queued")
+	require.False(t, Sibling{State: "stopped", Lifecycle: RestartStop}.Down(), "a restart's stop still queued")
+	require.True(t, Sibling{State: "stopped", Lifecycle: RestartStart}.Down(), "stopped for the restart, its start queued")
 }
 
 // The two gates, and where they differ: a plan in progress blocks the

@@ -61,7 +61,7 @@ func TestCoordinatedStrategies(t *testing.T) {
 // How a child's end is summed up in the reason of the restart it causes.
 func TestEndSummary(t *testing.T) {
 	require.Equal(t, "gave up", endSummary(Child{Supervisor: true, Reason: "gave up: x"}))
-	require.Equal(t, "workflow closed: terminated", endSummary(Child{Supervisor: true, Closed: true, Reason: "workflow closed: terminated; more"}))
+	require.Equal(t, "workflow closed: terminated", endSummary(Child{Supervisor: true, Lifecycle: Closed, Reason: "workflow closed: terminated; more"}))
 	require.Equal(t, "crashed (exit 1)", endSummary(Child{Reason: "crashed (exit 1); restarting in 1s"}))
 	require.Equal(t, "ended", endSummary(Child{}))
 }

@@ -128,10 +128,9 @@ type Child struct {
 	Desired      string
 	Completed    bool
 	SuperviseSeq int64
-	// Ended: its workflow reported its end; Closed: its workflow closed
-	// without (started anew by a plan); Deferred: it waits for a removed
-	// run of its path to end.
-	Ended, Closed, Deferred bool
+	// Lifecycle: Ended and Deferred children are left out of plans; a
+	// Closed one is down already and is started anew by a plan.
+	Lifecycle Lifecycle
 }
 
 // Kind of event.
@@ -332,7 +331,7 @@ func (d *decider) terminated(i, n int) {
 			targets = append(targets, o.Name)
 		}
 	default: // one_for_one
-		if !c.Supervisor && !c.Closed {
+		if !c.Supervisor && c.Lifecycle != Closed {
 			return // a worker restarts itself (a closed one cannot)
 		}
 		targets = []string{c.Name}
@@ -344,7 +343,7 @@ func (d *decider) terminated(i, n int) {
 // endSummary says briefly how a child ended: "gave up", or its reason up to
 // the first ';' ("crashed (exit 1)", "workflow closed: terminated").
 func endSummary(c Child) string {
-	if c.Supervisor && !c.Closed {
+	if c.Supervisor && c.Lifecycle != Closed {
 		return "gave up"
 	}
 	if r := firstClause(c.Reason); r != "" {
@@ -379,7 +378,7 @@ func (d *decider) planRestart(targets []string, reason string, delay time.Durati
 	}
 	var ordered []string
 	for _, c := range d.s.Children {
-		if slices.Contains(targets, c.Name) && !c.Deferred && !c.Ended { // closed ones start anew
+		if slices.Contains(targets, c.Name) && c.Lifecycle != Deferred && c.Lifecycle != Ended { // closed ones start anew
 			ordered = append(ordered, c.Name)
 		}
 	}
@@ -419,7 +418,7 @@ func (d *decider) giveUp(reason string) {
 func (d *decider) present(reverse bool) []string {
 	var out []string
 	for _, c := range d.s.Children {
-		if !c.Deferred && !c.Ended {
+		if c.Lifecycle != Deferred && c.Lifecycle != Ended {
 			out = append(out, c.Name)
 		}
 	}
@@ -494,11 +493,11 @@ func (d *decider) advance() {
 func (d *decider) step(p *Plan, name, req string, done func(Child) bool) bool {
 	next := func() bool { p.Next, p.Sent, p.Deadline = p.Next+1, 0, time.Time{}; return true }
 	i := d.index(name)
-	if i < 0 || d.s.Children[i].Ended || d.s.Children[i].Deferred {
+	if i < 0 || d.s.Children[i].Lifecycle == Ended || d.s.Children[i].Lifecycle == Deferred {
 		return next()
 	}
 	c := d.s.Children[i]
-	if c.Closed {
+	if c.Lifecycle == Closed {
 		// Down already; to restart it, its workflow starts anew.
 		if req == RequestRestart {
 			d.emit(Command{Kind: StartAnew, Child: name, Reason: p.Reason})

@@ -60,7 +60,7 @@ func TestTerminated_ByStrategy(t *testing.T) {
 	sup := kid("b")
 	sup.Supervisor = true
 	closed := kid("b")
-	closed.Closed = true
+	closed.Lifecycle = Closed
 	closed.State = "failed"
 	temp := kid("b")
 	temp.Restart = spec.RestartTemporary
@@ -188,7 +188,7 @@ func TestPlan_SkipsUnreachableAndStartsClosedAnew(t *testing.T) {
 	m, cmds = Next(Snapshot{Kind: Wake, Now: t0.Add(StepWait), Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
 	require.Equal(t, []string{"skipped b", "stop a"}, sends(cmds))
 
-	kids[0].Closed, kids[0].State = true, "failed"
+	kids[0].Lifecycle, kids[0].State = Closed, "failed"
 	for i := 1; i < 3; i++ {
 		kids[i].State, kids[i].SuperviseSeq = "stopped", 100
 	}
