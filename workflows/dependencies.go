@@ -115,16 +115,6 @@ func (s *supervisorRun) clearQueued() {
 	}
 }
 
-// restartInOrder is the operator's restart of a supervisor with
-// dependencies: every child stops (dependants first), then each starts
-// once its dependencies run again.
-func (s *supervisorRun) restartInOrder() {
-	for i := range s.carry.Children {
-		s.carry.Children[i].step(supervise.OperatorRestartInOrder)
-	}
-	s.release()
-}
-
 // release carries out what the dependency order lets go now
 // (supervise.Release): the operator's stops, in reverse start order, then
 // the deferred starts and the operator's starts, in start order. Nothing

@@ -612,66 +612,44 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	s.full = u.Spec
 	s.in.Spec, s.policies = pruneSpec(u.Spec), nil
 
-	wanted := map[string]bool{}
-	for _, c := range u.Spec.Children {
-		wanted[c.Name] = true
+	// What the spec does to each child is the core's (supervise.Reconcile);
+	// this carries it out: cancels (dependants first), spec signals, new
+	// starts.
+	old := s.carry.Children
+	in := supervise.ReconcileInput{Children: make([]supervise.Current, len(old)), Spec: make([]supervise.Wanted, len(u.Spec.Children)),
+		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: s.in.Version >= 2}
+	for i, rec := range old {
+		in.Children[i] = supervise.Current{Name: rec.Name, Lifecycle: rec.Lifecycle, Digest: rec.Digest, WantGeneration: rec.WantGeneration, Reported: rec.Status.Generation}
 	}
-	// Removed children, in reverse order. One whose workflow is closed
-	// already is gone at once.
-	kept := s.carry.Children[:0:0]
-	for i := len(s.carry.Children) - 1; i >= 0; i-- {
-		rec := s.carry.Children[i]
-		if wanted[rec.Name] {
-			kept = append([]ChildRecord{rec}, kept...)
-			continue
-		}
-		if rec.gone() {
-			continue
-		}
-		f := workflow.RequestCancelExternalWorkflow(s.ctx, rec.Path, "")
+	for j, c := range u.Spec.Children {
+		in.Spec[j] = supervise.Wanted{Name: c.Name, Digest: s.childDigest(c)}
+	}
+	plan := supervise.Reconcile(in)
+	for _, i := range plan.Cancel {
+		path := old[i].Path
+		f := workflow.RequestCancelExternalWorkflow(s.ctx, path, "")
 		s.out.add(f)
-		s.cancels = append(s.cancels, pendingCancel{path: rec.Path, fut: f})
-		s.carry.Removing = append(s.carry.Removing, rec.Path)
-	}
-	byName := map[string]int{}
-	for i, rec := range kept {
-		byName[rec.Name] = i
+		s.cancels = append(s.cancels, pendingCancel{path: path, fut: f})
+		s.carry.Removing = append(s.carry.Removing, path)
 	}
 	s.carry.Children = make([]ChildRecord, len(u.Spec.Children))
 	var added []spec.Node
 	var addedAt []int
-	for j, c := range u.Spec.Children {
-		i, ok := byName[c.Name]
-		if !ok {
+	for j, p := range plan.Children {
+		c := u.Spec.Children[j]
+		if p.Action == supervise.AddChild {
 			added, addedAt = append(added, c), append(addedAt, j)
 			continue
 		}
-		rec := kept[i]
-		// Version 2: a child that reports a newer generation than this
-		// supervisor sent it was handed a spec around it (a raw `spec`
-		// signal): the applied spec is sent again, so that an apply makes
-		// the tree what its file says.
-		strayed := s.in.Version >= 2 && rec.Status.Generation > rec.WantGeneration
-		if d := s.childDigest(c); d != rec.Digest || strategyChanged || strayed {
-			rec.Digest = d
-			rec.WantGeneration = s.in.Generation
-			if s.in.Version >= 2 && rec.Status.Generation >= rec.WantGeneration {
-				// Its own count has reached the tree's (it was handed a
-				// spec around this supervisor): the spec goes with a newer
-				// number, so that the child counts as applying until it
-				// has taken it.
-				rec.WantGeneration = rec.Status.Generation + 1
-			}
-			switch rec.Lifecycle {
-			case supervise.Deferred:
-				rec.Node = &c
-			case supervise.Closed:
-				// Restarted by its plan with the node it has now.
-			default:
-				u := s.specUpdate(s.childNode(c))
-				u.Generation = rec.WantGeneration
-				s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
-			}
+		rec := old[p.From]
+		rec.Digest, rec.WantGeneration = p.Digest, p.WantGeneration
+		switch p.Action {
+		case supervise.KeepNode:
+			rec.Node = &c
+		case supervise.SendSpec:
+			u := s.specUpdate(s.childNode(c))
+			u.Generation = rec.WantGeneration
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
 		}
 		s.carry.Children[j] = rec
 	}
@@ -717,35 +695,42 @@ func (s *supervisorRun) onDesired(raw converter.RawValue) {
 		return
 	}
 	s.carry.Desired = d
-	s.resetSupervision()
+	s.decide(supervise.Snapshot{Kind: supervise.Reset})
 	// Every child gets the desired state: starts in start order once its
 	// dependencies run, stops in reverse once its dependants are down.
-	queue := supervise.OperatorStart
+	act := supervise.ActStart
 	if d == spec.DesiredStopped {
-		queue = supervise.OperatorStop
+		act = supervise.ActStop
 	}
-	for i := range s.carry.Children {
-		s.carry.Children[i].step(queue)
-	}
-	s.release()
-	s.restartClosedChildren("started by the operator")
+	s.operate(act, "started by the operator")
 }
 
 func (s *supervisorRun) onRestart() {
 	s.carry.Desired = spec.DesiredRunning
 	s.decide(supervise.Snapshot{Kind: supervise.OperatorRestart})
-	s.clearQueued()
-	if s.hasDependencies() {
-		s.restartInOrder()
-		s.restartClosedChildren("restarted by the operator")
-		return
+	s.operate(supervise.ActRestart, "restarted by the operator")
+}
+
+// operate carries out what the operator's act does to the children
+// (supervise.Operate).
+func (s *supervisorRun) operate(act supervise.OperatorAct, why string) {
+	ls := make([]supervise.Lifecycle, len(s.carry.Children))
+	for i, rec := range s.carry.Children {
+		ls[i] = rec.Lifecycle
 	}
-	for _, rec := range s.carry.Children {
-		if !rec.gone() {
-			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalRestart, nil))
-		}
+	o := supervise.Operate(act, ls, s.hasDependencies())
+	for i, l := range o.Lifecycles {
+		s.carry.Children[i].Lifecycle = l
 	}
-	s.restartClosedChildren("restarted by the operator")
+	for _, i := range o.RestartNow {
+		s.out.add(workflow.SignalExternalWorkflow(s.ctx, s.carry.Children[i].Path, "", SignalRestart, nil))
+	}
+	if o.Release {
+		s.release()
+	}
+	if o.StartClosed {
+		s.restartClosedChildren(why)
+	}
 }
 
 // restartClosedChildren starts anew, when this supervisor should run, the

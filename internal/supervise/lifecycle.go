@@ -209,3 +209,60 @@ func FromFlags(ended, closed, deferred, held, pendingStop, restart bool) Lifecyc
 	}
 	return Live
 }
+
+// OperatorAct is the operator's act on a supervisor that reaches its
+// children: its desired state, or a restart.
+type OperatorAct int
+
+// Operator acts.
+const (
+	ActStart OperatorAct = iota
+	ActStop
+	ActRestart
+)
+
+// OperatorOrder is what an operator's act does to the children.
+type OperatorOrder struct {
+	// Lifecycles are the children's after the act, in order: what was
+	// queued goes, and the act queues on every child whose workflow is
+	// there (the dependency order lets it go, order.go).
+	Lifecycles []Lifecycle
+	// RestartNow lists the children restarted at once (a restart of a
+	// supervisor without dependencies: every child whose workflow is
+	// there, by its own restart signal).
+	RestartNow []int
+	// Release: the dependency order lets go what it can now (Release),
+	// every act but a restart without dependencies.
+	Release bool
+	// StartClosed: children whose workflow closed are started anew (the
+	// act leaves the supervisor running).
+	StartClosed bool
+}
+
+// Operate decides what the operator's act does to the children, given
+// their lifecycles and whether any child depends on a sibling. A start
+// or stop always goes through the order (a child without dependencies is
+// let go at once); a restart does only when there are dependencies.
+func Operate(act OperatorAct, children []Lifecycle, dependencies bool) OperatorOrder {
+	o := OperatorOrder{Lifecycles: make([]Lifecycle, len(children)), StartClosed: act != ActStop,
+		Release: act != ActRestart || dependencies}
+	queue := OperatorStart
+	switch act {
+	case ActStop:
+		queue = OperatorStop
+	case ActRestart:
+		queue = OperatorRestartInOrder
+	}
+	for i, l := range children {
+		l = Step(l, Unqueue)
+		if act == ActRestart && !dependencies {
+			if !l.Gone() {
+				o.RestartNow = append(o.RestartNow, i)
+			}
+		} else {
+			l = Step(l, queue)
+		}
+		o.Lifecycles[i] = l
+	}
+	return o
+}

@@ -79,3 +79,31 @@ func TestLifecycleFromFlags(t *testing.T) {
 		require.Equal(t, c.want, FromFlags(c.ended, c.closed, c.deferred, c.held, c.pendingStop, c.rst), c.name)
 	}
 }
+
+// The operator's start, stop and restart of a supervisor, for children in
+// every lifecycle: what is queued goes, the act queues on what is there,
+// and a restart without dependencies restarts at once.
+func TestOperate(t *testing.T) {
+	all := Lifecycles
+	for _, c := range []struct {
+		name  string
+		act   OperatorAct
+		deps  bool
+		want  OperatorOrder
+		order []Lifecycle
+	}{
+		{name: "start", act: ActStart, want: OperatorOrder{Release: true, StartClosed: true},
+			order: []Lifecycle{HeldStart, Deferred, HeldStart, HeldStart, HeldStart, HeldStart, Ended, Closed}},
+		{name: "stop", act: ActStop, want: OperatorOrder{Release: true},
+			order: []Lifecycle{PendingStop, Deferred, PendingStop, PendingStop, PendingStop, PendingStop, Ended, Closed}},
+		{name: "restart with dependencies: in order", act: ActRestart, deps: true, want: OperatorOrder{Release: true, StartClosed: true},
+			order: []Lifecycle{RestartStop, Deferred, RestartStop, RestartStop, RestartStop, RestartStop, Ended, Closed}},
+		{name: "restart without dependencies: at once", act: ActRestart, want: OperatorOrder{RestartNow: []int{0, 2, 3, 4, 5}, StartClosed: true},
+			order: []Lifecycle{Live, Deferred, Live, Live, Live, Live, Ended, Closed}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.want.Lifecycles = c.order
+			require.Equal(t, c.want, Operate(c.act, all, c.deps))
+		})
+	}
+}
