@@ -33,6 +33,8 @@ const (
 	MetricGroupRestarts       = "steward_group_restarts_total"  // {strategy}
 	MetricGiveUps             = "steward_supervisor_give_ups_total"
 	MetricRolloutTargets      = "steward_rollout_targets_total" // {op, status}
+	MetricUpdates             = "steward_updates_total"         // {result: complete|failed|reverted|cancelled|replaced}
+	MetricUpdateProgress      = "steward_update_progress"       // gauge {path}: the update's updated/total (1 when none runs)
 )
 
 func count(ctx workflow.Context, name string, tags map[string]string) {

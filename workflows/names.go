@@ -49,6 +49,10 @@ const (
 	// SignalSupervise: a supervisor stops or restarts a child as part of its
 	// strategy (SuperviseRequest). Internal: operators use desired/restart.
 	SignalSupervise = "supervise"
+	// SignalUpdate: payload "promote", "pause", "resume" or "cancel": the
+	// operator's hand on a supervisor's rolling update (supervisor code
+	// version 3 on; older runs drop it as unknown).
+	SignalUpdate = "update"
 	// QueryStatus answers Status as JSON.
 	QueryStatus = "status"
 	// QuerySpec answers the node's spec as the workflow holds it (as

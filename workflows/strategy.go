@@ -136,8 +136,15 @@ func (s *supervisorRun) advance() { s.decide(supervise.Snapshot{Kind: supervise.
 // onWake handles the wake timer (a cooldown's or a plan's).
 func (s *supervisorRun) onWake() { s.decide(supervise.Snapshot{Kind: supervise.Wake}) }
 
-// armWake keeps exactly one wake timer, for supervise.WakeAt.
-func (s *supervisorRun) armWake() { s.wake.set(s.ctx, supervise.WakeAt(s.carry.Memory)) }
+// armWake keeps exactly one wake timer, for the earlier of supervise.WakeAt
+// and the rolling update's supervise.UpdateWakeAt.
+func (s *supervisorRun) armWake() {
+	at := supervise.WakeAt(s.carry.Memory)
+	if u := supervise.UpdateWakeAt(s.carry.Update); !u.IsZero() && (at.IsZero() || u.Before(at)) {
+		at = u
+	}
+	s.wake.set(s.ctx, at)
+}
 
 // onSupervise carries out the parent's stop or restart of this subtree.
 func (s *supervisorRun) onSupervise(r SuperviseRequest) {

@@ -40,6 +40,9 @@ type SupervisorInput struct {
 	// ReportSubtree: its record says how its subtree is (Status.Subtree),
 	// for its supervisor's dependency order (dependencies.go).
 	ReportSubtree bool `json:"reportSubtree,omitempty"`
+	// Revision is the tree's revision of the spec a first run is handed
+	// (0 for a root: its first spec is revision 1).
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // SupervisorCarry is the state of a supervisor that survives continue-as-new.
@@ -61,6 +64,11 @@ type SupervisorCarry struct {
 	// Journal is the supervisor's last JournalLimit transitions of its own
 	// state, oldest first (the `history` query), as a worker's.
 	Journal []JournalEntry `json:"journal,omitempty"`
+	// Revision is the tree's revision of the spec it runs; Update its
+	// rolling update of workers, in progress or the last one (update.go;
+	// version 3 on).
+	Revision int64             `json:"revision,omitempty"`
+	Update   *supervise.Update `json:"update,omitempty"`
 	// Troubled and Notifications: as a worker's (notify.go).
 	Troubled      bool                          `json:"troubled,omitempty"`
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
@@ -108,6 +116,7 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 		s.in = in
 		s.full = in.Spec
 		s.carry.Desired = in.Spec.Resolved().Desired
+		s.carry.Revision = max(in.Revision, 1)
 		s.carry.Since = workflow.Now(ctx)
 		s.carry.Journal = []JournalEntry{{Time: s.carry.Since, State: s.ownState(), Reason: "created"}}
 	} else {
@@ -197,6 +206,12 @@ func (s *supervisorRun) loop() error {
 	childCh := workflow.GetSignalChannel(ctx, SignalChild)
 	superviseCh := workflow.GetSignalChannel(ctx, SignalSupervise)
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
+	var updateCh workflow.ReceiveChannel // version 3 on: older runs drop it as unknown
+	known := []string{SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise, SignalUpgrade}
+	if s.updates() {
+		updateCh = workflow.GetSignalChannel(ctx, SignalUpdate)
+		known = append(known, SignalUpdate)
+	}
 
 	recordBuild(ctx, s.in.Version, s.in.Carry != nil)
 	s.upsertSearch()
@@ -221,6 +236,9 @@ func (s *supervisorRun) loop() error {
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); s.onRestart() })
 		sel.AddReceive(childCh, func(c workflow.ReceiveChannel, _ bool) { s.onChild(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { s.onSuperviseSignal(receiveRaw(ctx, c)) })
+		if updateCh != nil {
+			sel.AddReceive(updateCh, func(c workflow.ReceiveChannel, _ bool) { s.onUpdateSignal(receiveRaw(ctx, c)) })
+		}
 		idle := false // woken by an upgrade signal older code would not have seen
 		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) {
 			refused, wokeOnly := s.upgrade.receive(ctx, c)
@@ -251,20 +269,21 @@ func (s *supervisorRun) loop() error {
 		if idle {
 			continue
 		}
-		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, SignalSpec, SignalDesired, SignalRestart, SignalChild, SignalSupervise, SignalUpgrade)
+		s.carry.RejectedSignals += dropUnknownSignals(ctx, s.log, known...)
 		s.advance()
 		s.release()
+		s.stepUpdate(supervise.UpdateTick)
 		s.armWake()
 		s.armCheck()
 		s.gauges()
 		s.publish()
 		if s.shouldContinueAsNew() && s.checking == nil && len(s.readBacks) == 0 {
-			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
+			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh)
 			// What this run sent must arrive before it closes.
 			if err := workflow.Await(ctx, func() bool { return s.out.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
 				return s.shutdown(childCh) // cancelled while waiting
 			}
-			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh)
+			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh)
 			s.advance()
 			s.publish()
 			if ctx.Err() != nil {
@@ -309,10 +328,12 @@ func (s *supervisorRun) watchChildren(sel workflow.Selector) {
 	}
 }
 
-func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh workflow.ReceiveChannel) {
+func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh workflow.ReceiveChannel) {
 	for {
 		var raw converter.RawValue
 		switch {
+		case updateCh != nil && updateCh.ReceiveAsync(&raw):
+			s.onUpdateSignal(raw)
 		case specCh.ReceiveAsync(&raw):
 			s.onSpec(raw)
 		case desiredCh.ReceiveAsync(&raw):
@@ -458,8 +479,12 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	})
 	parent := workflow.GetInfo(s.ctx).WorkflowExecution.ID
 	if node.IsSupervisor() {
-		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: SupervisorVersion,
-			ReportSubtree: s.reportsSubtree(c.Name)})
+		in := SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: SupervisorVersion,
+			ReportSubtree: s.reportsSubtree(c.Name)}
+		if s.updates() {
+			in.Revision = s.carry.Revision
+		}
+		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, in)
 	}
 	return rec, workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: WorkerVersion,
 		Coordinated: coordinated(s.strategy())})
@@ -609,6 +634,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		s.resetSupervision()
 	}
 	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
+	before := s.in.Spec
 	s.full = u.Spec
 	s.in.Spec, s.policies = pruneSpec(u.Spec), nil
 
@@ -625,6 +651,10 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		in.Spec[j] = supervise.Wanted{Name: c.Name, Digest: s.childDigest(c)}
 	}
 	plan := supervise.Reconcile(in)
+	if s.updates() {
+		s.countRevision(u, before, plan)
+	}
+	targets := s.updateTargets(&plan, old, s.lastHanded(before), u.Spec.Children)
 	for _, i := range plan.Cancel {
 		path := old[i].Path
 		f := workflow.RequestCancelExternalWorkflow(s.ctx, path, "")
@@ -656,6 +686,9 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	for k, rec := range s.startChildren(added) {
 		s.carry.Children[addedAt[k]] = rec
 	}
+	if s.updates() {
+		s.beginUpdate(targets)
+	}
 	// Now that the children have their new spec: a pending restart's
 	// backoff ends, and children whose workflow closed start anew (this
 	// run has their whole spec).
@@ -672,6 +705,9 @@ func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
 	if n.IsSupervisor() && s.reportsSubtree(n.Name) {
 		report := true
 		u.ReportSubtree = &report
+	}
+	if n.IsSupervisor() && s.updates() {
+		u.Revision = s.carry.Revision
 	}
 	return u
 }
@@ -827,6 +863,9 @@ func (s *supervisorRun) own() Status {
 	if s.in.ReportSubtree {
 		st.Subtree = s.subtree()
 	}
+	if s.updates() {
+		st.Revision, st.Update = s.carry.Revision, s.updateStatus()
+	}
 	return st
 }
 
@@ -842,7 +881,7 @@ func (s *supervisorRun) status() Status {
 		cs.Children = nil
 		// A child that has not yet reported the spec it was sent is not at
 		// its desired state, whatever it last said.
-		cs.Applying = c.Lifecycle.Waits() || c.WantGeneration > cs.Generation
+		cs.Applying = c.Lifecycle.Waits() || c.WantGeneration > cs.Generation || s.holdsUpdate(c.Name)
 		cs.WorkflowClosed = c.Lifecycle == supervise.Closed
 		if cs.Settled() {
 			at++
@@ -908,6 +947,9 @@ func (s *supervisorRun) gauges() {
 		}
 	}
 	gauge(s.ctx, MetricCircuitOpen, tags, float64(open))
+	if s.updates() {
+		s.updateGauge()
+	}
 }
 
 func (s *supervisorRun) upsertSearch() { s.upsertState(s.ownState()) }

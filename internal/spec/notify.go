@@ -22,9 +22,13 @@ import (
 //     again;
 //   - refused: a worker's host refused a changed spec (its command policy,
 //     or a signature it requires) and the service runs on as it was (a
-//     refused start fails the worker: that is `failed`).
+//     refused start fails the worker: that is `failed`);
+//   - updateFailed: a supervisor's rolling update failed (a worker did not
+//     become healthy in time, or no progress), whether it reverts or not;
+//   - reverted: a failed update brought the previous spec back
+//     (autoRevert).
 //
-// `on` defaults to all five (an empty list too). Each event is POSTed as
+// `on` defaults to all seven (an empty list too). Each event is POSTed as
 // JSON by an activity with retries (durable, at least once); the webhook
 // URL (Slack's and others' carry their secret in it) and the headers may be
 // secret references, resolved by the worker process that sends it.
@@ -36,10 +40,14 @@ const (
 	EventUnknown   = "unknown"
 	EventRecovered = "recovered"
 	EventRefused   = "refused"
+	// EventUpdateFailed and EventReverted: a supervisor's rolling update
+	// (update.go).
+	EventUpdateFailed = "updateFailed"
+	EventReverted     = "reverted"
 )
 
 // NotifyEvents are every event, the default of `on`.
-var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered, EventRefused}
+var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered, EventRefused, EventUpdateFailed, EventReverted}
 
 // Notify is a node's webhook.
 type Notify struct {
@@ -65,7 +73,7 @@ func (v *validator) notify(p string, n *Notify) {
 	}
 	for i, e := range n.On {
 		if !slices.Contains(NotifyEvents, e) {
-			v.add(fmt.Sprintf("%s.on[%d]", np, i), "unknown event %q (failed, gaveUp, unknown or recovered)", e)
+			v.add(fmt.Sprintf("%s.on[%d]", np, i), "unknown event %q (failed, gaveUp, unknown, recovered, refused, updateFailed or reverted)", e)
 		}
 	}
 	v.headers(join(np, "headers"), n.Headers)

@@ -59,6 +59,9 @@ type Node struct {
 	// DependsOn names siblings that must be running before this node starts;
 	// it stops before them (depends.go).
 	DependsOn []string `yaml:"dependsOn,omitempty" json:"dependsOn,omitempty"`
+	// Update is a supervisor's update policy, inherited by the supervisors
+	// below it (update.go).
+	Update *UpdatePolicy `yaml:"update,omitempty" json:"update,omitempty"`
 
 	Kind     string    `yaml:"kind,omitempty" json:"kind,omitempty"`
 	Desired  string    `yaml:"desired,omitempty" json:"desired,omitempty"`
@@ -196,6 +199,10 @@ type Update struct {
 	// spec, asks it to report its subtree's state (a sibling depends on it,
 	// or it on one); nil leaves it as it is.
 	ReportSubtree *bool `json:"reportSubtree,omitempty"`
+	// Revision, set by a supervisor handing a spec down, is the tree's
+	// revision of it (the root counts them: the apply that creates the tree
+	// is 1, each apply that changes it the next).
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // Workers counts the workers (leaves) of a tree.

@@ -662,7 +662,7 @@ children:
   - {name: a, kind: stub, notify: {on: [recovered]}}
 `, []string{
 			`notify.webhook: "ftp://x" is not an absolute http(s) URL`,
-			`notify.on[1]: unknown event "exploded" (failed, gaveUp, unknown or recovered)`,
+			`notify.on[1]: unknown event "exploded" (failed, gaveUp, unknown, recovered, refused, updateFailed or reverted)`,
 			`notify.headers.Bad Header: "Bad Header" is not a valid header name`,
 			"children[0].notify.webhook: required",
 		}},

@@ -54,6 +54,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string) {
 	v.oneOf(join(p, "restart"), n.Restart, RestartPermanent, RestartTransient, RestartTemporary)
 	v.vars(p, n.Vars)
 	v.notify(p, n.Notify)
+	v.update(p, n.Update, n.IsSupervisor())
 	n.Vars = MergeVars(inherited, n.Vars)
 
 	switch {

@@ -46,6 +46,9 @@ func Inherit(parent Node, child Node) Node {
 	if child.Notify == nil {
 		child.Notify = parent.Notify
 	}
+	if child.Update == nil && child.Kind == "" { // a supervisor's (a pruned one has no children)
+		child.Update = parent.Update
+	}
 	return child
 }
 

@@ -106,6 +106,29 @@ type Status struct {
 	// notification protocol: the last STATUS= it sent (read from its host,
 	// as Usage).
 	NotifyStatus string `json:"notifyStatus,omitempty"`
+	// Revision, of a supervisor: the tree's revision of the spec it runs
+	// (the apply that created the tree is 1).
+	Revision int64 `json:"revision,omitempty"`
+	// Update, of a supervisor: its rolling update of workers (one in
+	// progress, or the last one).
+	Update *UpdateStatus `json:"update,omitempty"`
+}
+
+// UpdateStatus is a supervisor's rolling update as status shows it.
+type UpdateStatus struct {
+	Revision int64 `json:"revision,omitempty"`
+	// Generation is the supervisor's generation of the spec it rolls out.
+	Generation int64 `json:"generation"`
+	// State: rolling, paused, awaitingPromotion, reverting, complete,
+	// failed, reverted, cancelled, replaced.
+	State   string `json:"state"`
+	Updated int    `json:"updated"`
+	Total   int    `json:"total"`
+	Reason  string `json:"reason,omitempty"`
+	// Failed names the worker whose failure failed it.
+	Failed string `json:"failed,omitempty"`
+	// InFlight names the workers sent their node and not yet updated.
+	InFlight []string `json:"inFlight,omitempty"`
 }
 
 // HostView is what a host tells of one of its running process services:

@@ -1,0 +1,459 @@
+package supervise
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// Updates: a spec change that restarts workers, rolled out under the
+// supervisor's update policy (spec.UpdatePolicy states the policy and its
+// defaults).
+//
+// An apply hands a supervisor its new spec. What restarts nothing (a
+// child supervisor's spec, a worker's timeouts, desired state or anything
+// else its driver does not see, a worker that is not running) is sent at
+// once (Reconcile). The workers whose change restarts them become the
+// update's targets, in start order: NextUpdate sends each its new node,
+// MaxParallel at a time, and counts it updated once it reports the new
+// generation, running since after it was sent (its ready probe passed),
+// for MinHealthyTime (or completed, or stopped as desired). A target that
+// reports the new generation and failed or ended (a termination), or is not
+// updated within HealthyDeadline, fails the update, as does an update with
+// no target updated for ProgressDeadline: no further target is sent. With
+// AutoRevert, the targets already sent get their previous node back, under
+// the same policy (state reverting, then reverted; a revert that fails
+// ends failed). With Canary N, the first N targets go, and the rest wait
+// for Promote (or AutoPromote once the canaries are updated). Pause stops
+// sending (what is in flight is still watched); Resume goes on, its
+// progress deadline counted anew; Cancel ends the update where it is.
+//
+// An update is carried in the supervisor's state (across continue-as-new),
+// and one of a newer apply replaces it (Replaced): the workers not yet
+// updated are targets of the new one, with the node they still run as
+// their previous.
+
+// Update states.
+const (
+	UpdateRolling   = "rolling"
+	UpdateCanary    = "awaitingPromotion"
+	UpdateReverting = "reverting"
+	UpdateComplete  = "complete"
+	UpdateFailed    = "failed"
+	UpdateReverted  = "reverted"
+	UpdateCancelled = "cancelled"
+	UpdateReplaced  = "replaced"
+)
+
+// TargetPhase is where one target is in the update.
+type TargetPhase string
+
+// Target phases.
+const (
+	TargetPending TargetPhase = "pending"
+	TargetSent    TargetPhase = "sent"
+	TargetUpdated TargetPhase = "updated"
+	TargetFailed  TargetPhase = "failed"
+)
+
+// Target is one worker the update restarts.
+type Target struct {
+	Name  string      `json:"name"`
+	Phase TargetPhase `json:"phase"`
+	// Digest is the node it is updated to: the new one, or when reverting
+	// the previous one.
+	Digest string `json:"digest"`
+	// Previous is the node it ran before the update touched it, as handed
+	// down (its inherited vars in), and PreviousDigest its digest.
+	Previous       *spec.Node `json:"previous,omitempty"`
+	PreviousDigest string     `json:"previousDigest"`
+	// SentAt, Generation and Terminations: when it was sent its node, with
+	// which generation, and its terminations then.
+	SentAt       time.Time `json:"sentAt,omitzero"`
+	Generation   int64     `json:"generation,omitempty"`
+	Terminations int       `json:"terminations,omitempty"`
+	// HealthyAt: it runs the node, and counts as updated at this time.
+	HealthyAt time.Time `json:"healthyAt,omitzero"`
+}
+
+// Update is a rolling update in progress, or the last one.
+type Update struct {
+	Revision int64 `json:"revision,omitempty"`
+	// Generation is the supervisor's generation of the spec it rolls out.
+	Generation int64               `json:"generation"`
+	State      string              `json:"state"`
+	Reason     string              `json:"reason,omitempty"`
+	Policy     spec.ResolvedUpdate `json:"policy"`
+	Targets    []Target            `json:"targets,omitempty"`
+	// Progress is when a target was last updated (or the update began or
+	// resumed).
+	Progress time.Time `json:"progress,omitzero"`
+	Promoted bool      `json:"promoted,omitempty"`
+	Paused   bool      `json:"paused,omitempty"`
+	// Failed names the worker whose failure failed the update.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Active: the update may still send or watch a target.
+func (u *Update) Active() bool {
+	return u != nil && (u.State == UpdateRolling || u.State == UpdateCanary || u.State == UpdateReverting)
+}
+
+// Counts are the targets updated and in all.
+func (u *Update) Counts() (updated, total int) {
+	if u == nil {
+		return 0, 0
+	}
+	for _, t := range u.Targets {
+		if t.Phase == TargetUpdated {
+			updated++
+		}
+	}
+	return updated, len(u.Targets)
+}
+
+// Holds reports whether the update still owes the named child its node:
+// it counts as applying until it is updated.
+func (u *Update) Holds(name string) bool {
+	if !u.Active() {
+		return false
+	}
+	for _, t := range u.Targets {
+		if t.Name == name {
+			return t.Phase == TargetPending || t.Phase == TargetSent
+		}
+	}
+	return false
+}
+
+// ShownState is the update's state as status shows it ("paused" while
+// paused).
+func (u *Update) ShownState() string {
+	if u.Active() && u.Paused {
+		return "paused"
+	}
+	return u.State
+}
+
+// UpdateChild is what NextUpdate knows of one child, as last reported.
+type UpdateChild struct {
+	Name         string
+	Gone         bool
+	State        string
+	Desired      string
+	Reason       string
+	Completed    bool
+	Since        time.Time
+	Generation   int64
+	Terminations int
+}
+
+// UpdateOp is what moves an update.
+type UpdateOp int
+
+// Update operations.
+const (
+	// UpdateTick: a report, a timer: whatever changed.
+	UpdateTick UpdateOp = iota
+	UpdatePromote
+	UpdatePause
+	UpdateResume
+	UpdateCancel
+)
+
+// UpdateCommandKind is what an update asks of the workflow.
+type UpdateCommandKind int
+
+const (
+	// SendNode: send Child its node (Node; nil: its node in the current
+	// spec) with Generation, and record Digest as what it was sent.
+	SendNode UpdateCommandKind = iota
+	// UpdateEnded: the update ended (State: complete, failed, reverted,
+	// cancelled), or failed and began to revert (State failed, Reverting):
+	// metrics, notifications, logs.
+	UpdateEnded
+)
+
+// UpdateCommand is one thing for the workflow to do.
+type UpdateCommand struct {
+	Kind       UpdateCommandKind
+	Child      string
+	Node       *spec.Node
+	Digest     string
+	Generation int64
+	State      string
+	Reverting  bool
+	Reason     string
+}
+
+// UpdateSnapshot is what NextUpdate decides from.
+type UpdateSnapshot struct {
+	Op       UpdateOp
+	Now      time.Time
+	Update   Update
+	Children []UpdateChild
+	// Generation is the supervisor's current generation (a node is sent
+	// with it, or past the child's own count).
+	Generation int64
+}
+
+// NextUpdate applies the operation, watches the targets in flight, sends
+// what the policy lets go now, and returns the update and the commands.
+// An update that is not active is returned as it is.
+func NextUpdate(s UpdateSnapshot) (Update, []UpdateCommand) {
+	u := s.Update
+	if !u.Active() {
+		return u, nil
+	}
+	u.Targets = append([]Target(nil), u.Targets...)
+	d := &updater{s: s, u: &u}
+	switch s.Op {
+	case UpdatePromote:
+		if u.State == UpdateCanary || (u.State == UpdateRolling && u.Policy.Canary > 0) {
+			u.Promoted = true
+			if u.State == UpdateCanary {
+				u.State, u.Progress = UpdateRolling, s.Now
+			}
+		}
+	case UpdatePause:
+		u.Paused = true
+	case UpdateResume:
+		if u.Paused {
+			u.Paused, u.Progress = false, s.Now
+		}
+	case UpdateCancel:
+		d.end(UpdateCancelled, "cancelled by the operator")
+		return u, d.cmds
+	}
+	d.watch()
+	if u.Active() {
+		d.send()
+	}
+	return u, d.cmds
+}
+
+// UpdateWakeAt is when the update must be looked at without an event: a
+// target's healthy time or deadline, the progress deadline (zero: never).
+func UpdateWakeAt(u *Update) time.Time {
+	if !u.Active() {
+		return time.Time{}
+	}
+	var at time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	for _, t := range u.Targets {
+		if t.Phase != TargetSent {
+			continue
+		}
+		earliest(t.HealthyAt)
+		earliest(t.SentAt.Add(u.Policy.HealthyDeadline))
+	}
+	if !u.Paused && u.State != UpdateCanary {
+		earliest(u.Progress.Add(u.Policy.ProgressDeadline))
+	}
+	return at
+}
+
+type updater struct {
+	s    UpdateSnapshot
+	u    *Update
+	cmds []UpdateCommand
+}
+
+func (d *updater) child(name string) (UpdateChild, bool) {
+	for _, c := range d.s.Children {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return UpdateChild{}, false
+}
+
+// watch moves the targets in flight: updated, failed, or still waiting.
+func (d *updater) watch() {
+	u, now := d.u, d.s.Now
+	for i := range u.Targets {
+		t := &u.Targets[i]
+		if t.Phase != TargetSent {
+			continue
+		}
+		c, ok := d.child(t.Name)
+		if !ok || c.Gone {
+			t.Phase = TargetUpdated // removed or closed: nothing of it to update
+			u.Progress = now
+			continue
+		}
+		atNew := c.Generation >= t.Generation
+		switch {
+		case atNew && (c.Completed || (c.Desired == spec.DesiredStopped && IsDown(c.State))):
+			t.Phase, u.Progress = TargetUpdated, now
+			continue
+		case atNew && (c.State == string(tick.Failed) || c.Terminations > t.Terminations):
+			d.fail(t.Name, fmt.Sprintf("%s %s with the new spec: %s", t.Name, endedWord(c), firstClause(c.Reason)))
+			return
+		case atNew && c.State == string(tick.Running) && !c.Since.Before(t.SentAt):
+			if t.HealthyAt.IsZero() || c.Since.Add(u.Policy.MinHealthyTime).After(t.HealthyAt) {
+				t.HealthyAt = c.Since.Add(u.Policy.MinHealthyTime)
+			}
+			if !now.Before(t.HealthyAt) {
+				t.Phase, u.Progress = TargetUpdated, now
+				continue
+			}
+		default:
+			t.HealthyAt = time.Time{} // not running (any more): its healthy time starts over
+		}
+		if !now.Before(t.SentAt.Add(u.Policy.HealthyDeadline)) {
+			d.fail(t.Name, fmt.Sprintf("%s not updated within %s (it is %s: %s)", t.Name, u.Policy.HealthyDeadline, c.State, firstClause(c.Reason)))
+			return
+		}
+	}
+	if updated, total := u.Counts(); updated == total {
+		if u.State == UpdateReverting {
+			d.end(UpdateReverted, "reverted: "+u.Reason)
+		} else {
+			d.end(UpdateComplete, "")
+		}
+		return
+	}
+	if !u.Paused && u.State != UpdateCanary && !now.Before(u.Progress.Add(u.Policy.ProgressDeadline)) {
+		d.fail("", fmt.Sprintf("no worker updated for %s", u.Policy.ProgressDeadline))
+	}
+}
+
+func endedWord(c UpdateChild) string {
+	if c.State == string(tick.Failed) {
+		return "failed"
+	}
+	return "crashed"
+}
+
+// send sends the pending targets the policy lets go now.
+func (d *updater) send() {
+	u := d.u
+	if u.Paused || u.State == UpdateCanary {
+		return
+	}
+	inflight, canaries := 0, 0
+	for _, t := range u.Targets {
+		if t.Phase == TargetSent {
+			inflight++
+		}
+	}
+	limit := len(u.Targets)
+	if u.State == UpdateRolling && u.Policy.Canary > 0 && !u.Promoted {
+		limit = u.Policy.Canary
+	}
+	for i := range u.Targets {
+		t := &u.Targets[i]
+		if i >= limit {
+			break
+		}
+		canaries++
+		if t.Phase != TargetPending || inflight >= u.Policy.MaxParallel {
+			continue
+		}
+		c, _ := d.child(t.Name)
+		t.Phase, t.SentAt, t.HealthyAt, t.Terminations = TargetSent, d.s.Now, time.Time{}, c.Terminations
+		t.Generation = d.s.Generation
+		if c.Generation >= t.Generation {
+			t.Generation = c.Generation + 1 // past its own count: it counts as applying until it takes it
+		}
+		cmd := UpdateCommand{Kind: SendNode, Child: t.Name, Digest: t.Digest, Generation: t.Generation}
+		if u.State == UpdateReverting {
+			cmd.Node = t.Previous
+		}
+		d.cmds = append(d.cmds, cmd)
+		inflight++
+	}
+	if limit < len(u.Targets) && canaries == limit {
+		// The canaries went; once all are updated, the rest wait to be
+		// promoted (or go at once with autoPromote).
+		for _, t := range u.Targets[:limit] {
+			if t.Phase != TargetUpdated {
+				return
+			}
+		}
+		if u.Policy.AutoPromote {
+			u.Promoted = true
+			d.send()
+			return
+		}
+		u.State = UpdateCanary
+		u.Reason = fmt.Sprintf("%d canaries updated: waiting to be promoted (starter promote)", limit)
+	}
+}
+
+// fail fails the update on the named target (empty: no progress), and
+// begins the revert when the policy asks for one.
+func (d *updater) fail(name, reason string) {
+	u := d.u
+	for i := range u.Targets {
+		if u.Targets[i].Name == name {
+			u.Targets[i].Phase = TargetFailed
+		}
+	}
+	u.Failed = name
+	if u.State == UpdateReverting {
+		d.end(UpdateFailed, "revert failed: "+reason)
+		return
+	}
+	if !u.Policy.AutoRevert {
+		d.end(UpdateFailed, reason)
+		return
+	}
+	// The targets it touched get their previous node back; the others
+	// never changed and leave the update.
+	var back []Target
+	for _, t := range u.Targets {
+		if t.Phase == TargetPending {
+			continue
+		}
+		back = append(back, Target{Name: t.Name, Phase: TargetPending, Digest: t.PreviousDigest, Previous: t.Previous, PreviousDigest: t.PreviousDigest})
+	}
+	u.Targets, u.State, u.Reason, u.Progress, u.Paused = back, UpdateReverting, reason, d.s.Now, false
+	d.cmds = append(d.cmds, UpdateCommand{Kind: UpdateEnded, State: UpdateFailed, Reverting: true, Reason: reason})
+	d.send()
+}
+
+// end ends the update in state; its targets' previous nodes are dropped
+// (an ended update is kept only to be shown).
+func (d *updater) end(state, reason string) {
+	u := d.u
+	u.State, u.Reason, u.Paused = state, reason, false
+	for i := range u.Targets {
+		u.Targets[i].Previous = nil
+	}
+	d.cmds = append(d.cmds, UpdateCommand{Kind: UpdateEnded, State: state, Reason: reason})
+}
+
+// NewUpdate begins an update of targets (in start order) under policy,
+// replacing the one in progress (old, nil if none): a target old still
+// owed its node (pending) keeps the previous node old kept for it, since
+// that is what it still runs. It returns the new update and old as
+// replaced.
+func NewUpdate(targets []Target, policy spec.ResolvedUpdate, revision, generation int64, now time.Time, old *Update) (Update, *Update) {
+	u := Update{Revision: revision, Generation: generation, State: UpdateRolling, Policy: policy, Progress: now}
+	for _, t := range targets {
+		t.Phase = TargetPending
+		if old.Active() && old.State != UpdateReverting {
+			for _, o := range old.Targets {
+				if o.Name == t.Name && o.Phase == TargetPending {
+					t.Previous, t.PreviousDigest = o.Previous, o.PreviousDigest
+				}
+			}
+		}
+		u.Targets = append(u.Targets, t)
+	}
+	if old.Active() {
+		r := *old
+		r.State, r.Reason, r.Paused = UpdateReplaced, fmt.Sprintf("replaced by generation %d", generation), false
+		r.Targets = nil
+		return u, &r
+	}
+	return u, nil
+}

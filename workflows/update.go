@@ -1,0 +1,268 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
+)
+
+// Rolling updates (supervisor code version 3 on): what an apply changes
+// that restarts workers goes out under the supervisor's update policy.
+// internal/supervise (update.go) decides: which worker goes when, when it
+// counts as updated, when the update fails and what a revert sends back.
+// This file picks the targets of a new spec, carries the core's commands
+// out (spec signals, metrics, notifications) and shows the update in the
+// status. A run of an older version applies every change at once, as its
+// code did.
+
+// updates reports whether this run rolls updates out.
+func (s *supervisorRun) updates() bool { return s.in.Version >= 3 }
+
+// restarts reports whether handing a worker node b in place of a restarts
+// its running service: what the worker itself decides (driverChanged over
+// the rendered nodes).
+func restarts(a, b spec.Node) bool { return driverChanged(rendered(a), rendered(b)) }
+
+// updateTarget says whether the child's change (from prev to next, both as
+// handed down) is rolled out by the update: a worker whose service runs,
+// and whose change restarts it. What restarts nothing goes at once.
+func updateTarget(rec ChildRecord, prev, next spec.Node) bool {
+	if rec.isSupervisor() || next.IsSupervisor() || rec.Lifecycle.Gone() || prev.Kind == "" {
+		return false
+	}
+	switch rec.Status.State {
+	case string(tick.Running), string(tick.Starting):
+	default:
+		return false
+	}
+	if next.Resolved().Desired == spec.DesiredStopped {
+		return false // stopping it is not an update
+	}
+	return restarts(prev, next)
+}
+
+// beginUpdate replaces the update in progress (if any) with one of targets
+// (none: the newer spec owes no worker a restart, and the old one ends as
+// replaced).
+func (s *supervisorRun) beginUpdate(targets []supervise.Target) {
+	old := s.carry.Update
+	if len(targets) == 0 {
+		if old.Active() {
+			_, replaced := supervise.NewUpdate(nil, spec.ResolvedUpdate{}, s.carry.Revision, s.in.Generation, workflow.Now(s.ctx), old)
+			s.carry.Update = replaced
+			s.updateEnded(supervise.UpdateCommand{State: supervise.UpdateReplaced, Reason: replaced.Reason})
+		}
+		return
+	}
+	workers := 0
+	for _, c := range s.in.Spec.Children {
+		if c.Kind != "" {
+			workers++
+		}
+	}
+	u, replaced := supervise.NewUpdate(targets, s.in.Spec.Update.Resolve(workers), s.carry.Revision, s.in.Generation, workflow.Now(s.ctx), old)
+	if replaced != nil {
+		s.updateEnded(supervise.UpdateCommand{State: supervise.UpdateReplaced, Reason: replaced.Reason})
+	}
+	s.carry.Update = &u
+	s.log.Info("rolling update", "path", s.in.Path, "workers", len(targets), "maxParallel", u.Policy.MaxParallel, "generation", u.Generation)
+}
+
+// stepUpdate moves the update in progress by op and carries out what the
+// core decides.
+func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
+	if !s.carry.Update.Active() || s.shuttingDown {
+		return
+	}
+	kids := make([]supervise.UpdateChild, 0, len(s.carry.Update.Targets))
+	for _, t := range s.carry.Update.Targets {
+		i := s.childIndex(t.Name)
+		if i < 0 {
+			kids = append(kids, supervise.UpdateChild{Name: t.Name, Gone: true})
+			continue
+		}
+		r := s.carry.Children[i]
+		kids = append(kids, supervise.UpdateChild{Name: r.Name, Gone: r.Lifecycle.Gone(), State: r.Status.State, Desired: r.Status.Desired,
+			Reason: r.Status.Reason, Completed: r.Status.Completed, Since: r.Status.Since, Generation: r.Status.Generation, Terminations: r.Status.Terminations})
+	}
+	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation})
+	s.carry.Update = &u
+	for _, c := range cmds {
+		switch c.Kind {
+		case supervise.SendNode:
+			s.sendUpdate(c)
+		case supervise.UpdateEnded:
+			s.updateEnded(c)
+		}
+	}
+}
+
+// sendUpdate sends one target its node: the current spec's, or the
+// previous one the core carries when reverting.
+func (s *supervisorRun) sendUpdate(c supervise.UpdateCommand) {
+	i := s.childIndex(c.Child)
+	if i < 0 {
+		return
+	}
+	rec := &s.carry.Children[i]
+	var node spec.Node
+	if c.Node != nil {
+		node = *c.Node
+		if s.carry.Desired == spec.DesiredStopped {
+			node.Desired = spec.DesiredStopped
+		}
+	} else {
+		n, ok := s.fullChild(c.Child)
+		if !ok {
+			return
+		}
+		node = s.childNode(n)
+	}
+	rec.Digest, rec.WantGeneration = c.Digest, c.Generation
+	u := s.specUpdate(node)
+	u.Generation = c.Generation
+	s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+}
+
+// updateEnded counts the end of an update (or its failure before a
+// revert), and tells the webhook of a failure and of a revert.
+func (s *supervisorRun) updateEnded(c supervise.UpdateCommand) {
+	count(s.ctx, MetricUpdates, map[string]string{"result": c.State})
+	s.log.Info("rolling update", "path", s.in.Path, "state", c.State, "reverting", c.Reverting, "reason", c.Reason)
+	event := ""
+	switch c.State {
+	case supervise.UpdateFailed:
+		event = spec.EventUpdateFailed
+	case supervise.UpdateReverted:
+		event = spec.EventReverted
+	}
+	if event != "" {
+		s.notes.announce(s.ctx, s.in.Spec.Notify, &s.carry.NotifySeq, event, activities.Notification{
+			Path: s.in.Path, State: s.ownState(), Reason: c.Reason, Time: workflow.Now(s.ctx), Generation: s.in.Generation})
+	}
+}
+
+// onUpdateSignal is the operator's promote, pause, resume or cancel.
+func (s *supervisorRun) onUpdateSignal(raw converter.RawValue) {
+	var op string
+	err := decodeRaw(raw, &op)
+	ops := map[string]supervise.UpdateOp{"promote": supervise.UpdatePromote, "pause": supervise.UpdatePause, "resume": supervise.UpdateResume, "cancel": supervise.UpdateCancel}
+	o, ok := ops[op]
+	if err == nil && !ok {
+		err = fmt.Errorf("got %q", op)
+	}
+	if err != nil {
+		s.reject(SignalUpdate, fmt.Errorf("payload must be \"promote\", \"pause\", \"resume\" or \"cancel\": %w", err))
+		return
+	}
+	s.stepUpdate(o)
+}
+
+// updateStatus is the update as status shows it (nil: none yet).
+func (s *supervisorRun) updateStatus() *treestatus.UpdateStatus {
+	u := s.carry.Update
+	if u == nil {
+		return nil
+	}
+	updated, total := u.Counts()
+	st := &treestatus.UpdateStatus{Revision: u.Revision, Generation: u.Generation, State: u.ShownState(), Updated: updated, Total: total, Reason: u.Reason, Failed: u.Failed}
+	for _, t := range u.Targets {
+		if t.Phase == supervise.TargetSent && u.Active() {
+			st.InFlight = append(st.InFlight, t.Name)
+		}
+	}
+	return st
+}
+
+// updateGauge is the update's progress: updated/total, 1 when none runs.
+func (s *supervisorRun) updateGauge() {
+	v := 1.0
+	if u := s.carry.Update; u.Active() {
+		if updated, total := u.Counts(); total > 0 {
+			v = float64(updated) / float64(total)
+		}
+	}
+	gauge(s.ctx, MetricUpdateProgress, map[string]string{"path": s.in.Path}, v)
+}
+
+// holdsUpdate: the update still owes the child its node.
+func (s *supervisorRun) holdsUpdate(name string) bool { return s.carry.Update.Holds(name) }
+
+// updateTargets picks, from what Reconcile sends, the workers whose change
+// the update rolls out: for each, its target, and it is not sent now.
+// prev is the node each child was last handed (by the spec before).
+func (s *supervisorRun) updateTargets(plan *supervise.Reconciled, old []ChildRecord, prev func(name string) (spec.Node, bool), next []spec.Node) []supervise.Target {
+	if !s.updates() {
+		return nil
+	}
+	var targets []supervise.Target
+	for j := range plan.Children {
+		p := &plan.Children[j]
+		if p.Action != supervise.SendSpec {
+			continue
+		}
+		rec := old[p.From]
+		before, ok := prev(p.Name)
+		if !ok {
+			continue
+		}
+		after := s.inherit(next[j])
+		if !updateTarget(rec, before, after) {
+			continue
+		}
+		targets = append(targets, supervise.Target{Name: p.Name, Digest: p.Digest, Previous: &before, PreviousDigest: rec.Digest})
+		// Not sent now: the record keeps what the child runs until the
+		// update sends it its node.
+		p.Action, p.Digest, p.WantGeneration = supervise.Untouched, rec.Digest, rec.WantGeneration
+	}
+	return targets
+}
+
+// lastHanded is the node the child was last handed, by the spec before
+// (old, as it was handed down): what it runs, unless the update in
+// progress still owes it its node (then what that update kept).
+func (s *supervisorRun) lastHanded(old spec.Node) func(name string) (spec.Node, bool) {
+	return func(name string) (spec.Node, bool) {
+		if u := s.carry.Update; u.Active() && u.State != supervise.UpdateReverting {
+			for _, t := range u.Targets {
+				if t.Name == name && t.Phase == supervise.TargetPending && t.Previous != nil {
+					return *t.Previous, true
+				}
+			}
+		}
+		for _, c := range old.Children {
+			if c.Name == name {
+				return spec.Inherit(old, c), true
+			}
+		}
+		return spec.Node{}, false
+	}
+}
+
+// countRevision sets the tree's revision of a new spec: the one its
+// supervisor hands down, or, at the root, the next one when the apply
+// changes anything (plan: Reconcile's, before the update takes its
+// targets; before: the supervisor's own level until now).
+func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supervise.Reconciled) {
+	if u.Revision > 0 {
+		s.carry.Revision = u.Revision
+		return
+	}
+	if s.in.Parent != "" {
+		return // a spec sent around the tree (the temporal CLI) is no revision of it
+	}
+	changed := len(plan.Cancel) > 0 || digest(before) != digest(s.in.Spec)
+	for _, p := range plan.Children {
+		changed = changed || p.Action != supervise.Untouched
+	}
+	if changed {
+		s.carry.Revision = max(s.carry.Revision, 1) + 1
+	}
+}
