@@ -338,7 +338,7 @@ func (d *updater) send() {
 	if u.Paused || u.State == UpdateCanary {
 		return
 	}
-	inflight, canaries := 0, 0
+	inflight := 0
 	for _, t := range u.Targets {
 		if t.Phase == TargetSent {
 			inflight++
@@ -353,7 +353,6 @@ func (d *updater) send() {
 		if i >= limit {
 			break
 		}
-		canaries++
 		if t.Phase != TargetPending || inflight >= u.Policy.MaxParallel {
 			continue
 		}
@@ -370,7 +369,7 @@ func (d *updater) send() {
 		d.cmds = append(d.cmds, cmd)
 		inflight++
 	}
-	if limit < len(u.Targets) && canaries == limit {
+	if limit < len(u.Targets) {
 		// The canaries went; once all are updated, the rest wait to be
 		// promoted (or go at once with autoPromote).
 		for _, t := range u.Targets[:limit] {
