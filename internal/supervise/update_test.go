@@ -9,7 +9,6 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 )
 
-
 func policy(maxParallel int) spec.ResolvedUpdate {
 	return spec.ResolvedUpdate{MaxParallel: maxParallel, HealthyDeadline: 5 * time.Minute, ProgressDeadline: 10 * time.Minute}
 }
@@ -166,7 +165,7 @@ func TestUpdate_Failures(t *testing.T) {
 			require.Equal(t, "a", cmds[1].Node.Name, "the previous node")
 			require.Len(t, r.Targets, 2)
 			for i := range kids[:2] {
-				kids[i].Generation, kids[i].State, kids[i].Since, kids[i].Terminations = 3, "running", t0.Add(c.now+time.Second), kids[i].Terminations
+				kids[i].Generation, kids[i].State, kids[i].Since = 3, "running", t0.Add(c.now+time.Second)
 			}
 			r, cmds = step(r, kids, t0.Add(c.now+2*time.Second), UpdateTick)
 			require.Equal(t, UpdateReverted, r.State)
