@@ -191,7 +191,19 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 			if at != last || total != lastTotal {
 				last, lastTotal, lastProgress = at, total, time.Now()
 			}
-			failed := failedWorkers(st)
+			ups := updatesOf(st, prevGen)
+			if msg, _ := updateOutcome(ups); msg != "" {
+				if bar != nil {
+					_ = bar.Exit()
+					fmt.Fprintln(out)
+				}
+				return failure("%d of %d at desired state; %s", at, total, msg)
+			}
+			var failed []string
+			if _, reverting := updateOutcome(ups); !reverting {
+				failed = failedWorkers(st) // while reverting, a failed worker is on its way back
+			}
+			progress := updateSummary(ups)
 			if tty {
 				if bar == nil {
 					bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(out),
@@ -199,7 +211,10 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 				}
 				bar.ChangeMax(total)
 				_ = bar.Set(at)
-			} else if line := fmt.Sprintf("%d of %d at desired state", at, total); line != lastLine {
+				if progress != "" {
+					bar.Describe("at desired state (" + progress + ")")
+				}
+			} else if line := strings.TrimSuffix(fmt.Sprintf("%d of %d at desired state; %s", at, total, progress), "; "); line != lastLine {
 				fmt.Fprintln(out, line)
 				lastLine, lastReport = line, time.Now()
 			}
@@ -219,6 +234,9 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 				return nil
 			}
 			waiting = fmt.Sprintf("%d of %d at desired state", at, total)
+			if progress != "" {
+				waiting += "; " + progress
+			}
 			if slow := slowest(st, 3); slow != "" {
 				waiting += "; slowest: " + slow
 			}

@@ -63,7 +63,8 @@ func main() {
 		desiredCmd(g, "start", "running", "Start the service(s) at PATH (desired running)"),
 		desiredCmd(g, "stop", "stopped", "Stop the service(s) at PATH (desired stopped)"),
 		restartCmd(g), rolloutCmd(g), codecServerCmd(g), historyCmd(g), logsCmd(g),
-		upgradeCmd(g), versionCmd(), keygenCmd(), consoleCmd(g), topCmd(g), reloadCmd(g))
+		upgradeCmd(g), versionCmd(), keygenCmd(), consoleCmd(g), topCmd(g), reloadCmd(g),
+		updateCmd(g), promoteCmd(g))
 	err := root.Execute()
 	if err == nil {
 		return

@@ -266,6 +266,13 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	if st.NotifyStatus != "" {
 		reason += " [status: " + st.NotifyStatus + "]"
 	}
+	if u := st.Update; u != nil && st.Kind == "supervisor" {
+		reason += fmt.Sprintf(" [revision %d; update %s: %d of %d updated", st.Revision, u.State, u.Updated, u.Total)
+		if u.State != "complete" && u.Reason != "" {
+			reason += ": " + u.Reason
+		}
+		reason += "]"
+	}
 	if u := st.Usage; u != nil {
 		reason += fmt.Sprintf(" [cpu %.1f%%, mem %s]", u.CPUPercent, humanBytes(u.MemoryBytes))
 	}

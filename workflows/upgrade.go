@@ -48,6 +48,10 @@ import (
 //	worker 3: the reload signal (`starter reload`): a reload action of
 //	  the running service (tick.Reload, counted in status.reloads); a
 //	  version-2 run drops the signal as unknown, as its code did.
+//	worker 4: a spec that restarts the service cancels a start or restart
+//	  in flight, and the service starts with the new spec (a rolling
+//	  update's revert of a worker whose bad start waits for its ready
+//	  probe); version 3 lets the action finish first.
 //	rollout 2: the reload op (`starter rollout reload`); version 1 refuses
 //	  it as an unknown op.
 //	supervisor 2: a child's digest covers its signature (version 1
@@ -63,7 +67,7 @@ import (
 //	  by its booleans (ChildRecord.UnmarshalJSON).
 const (
 	SupervisorVersion = 3
-	WorkerVersion     = 3
+	WorkerVersion     = 4
 	RolloutVersion    = 2
 )
 

@@ -133,6 +133,14 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 		// it differs from the refused one only in its signature.
 		restart = true
 	}
+	if f := w.flight; restart && w.in.Version >= 4 && f != nil && !f.cancelled && (f.action == tick.Start || f.action == tick.Restart) {
+		// Version 4: a spec that restarts the service supersedes a start
+		// in flight (one that may wait minutes for a ready probe that the
+		// new spec fixes, or a rolling update's revert): it is cancelled,
+		// and the service starts with the new spec. Version 3 waits for it.
+		f.cancelled = true
+		f.cancel()
+	}
 	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: restart})
 }
 
