@@ -43,6 +43,11 @@
 //     the worker is replaced by this build and `starter upgrade --wait`
 //     moves every workflow onto it: how long it took, and how many
 //     services restarted (their instance or restart counts changed).
+//   - update: a spec change of 1,000 stub workers under one supervisor at
+//     maxParallel 50 (`starter apply --wait`) against a rollout restart of
+//     them at chunk 50, the most workers down at once, and a bad change of
+//     100 workers at maxParallel 10 with autoRevert: how long until
+//     reverted, and how many workers it reached.
 //   - kill: a process service (sleep, backoff 100ms) killed with -9, -kills
 //     (20) times: how long until it runs again (a new instance, read by
 //     query), for a process the worker started; then -kills services,
@@ -135,7 +140,7 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,console,controls,kill); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,console,controls,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -298,6 +303,7 @@ func run(o options) error {
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"upgrade", "upgrade from the last release", func() error { return upgradeStep(ctx, c, o, res, swapWorker) }},
+		{"update", "rolling updates: a change of 1,000 workers, a bad change reverted", func() error { return updateStep(ctx, c, o, res) }},
 		{"console", "the web console in Chromium", func() error { return consoleStep(ctx, c, o, res) }},
 		{"controls", "process controls: reload, usage sampling, out of memory", func() error { return controlsStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
@@ -1264,6 +1270,11 @@ var goals = []goal{
 	{"tick_ratio_p99_entity", "<=", 1.5},
 	{"apply_ratio_children", "<=", 1.2},
 	{"upgrade_restarts_1000", "<=", 0},
+	// Rolling updates: against a rollout restart of the same workers.
+	{"update_ratio_1000", "<=", 1.2},
+	{"update_max_down_1000", "<=", 50},
+	{"revert_touched_100", "<=", 10},
+	{"revert_seconds_100", "<=", 45}, // healthyDeadline 30 s + one batch
 	{"scale_status_max_seconds", "<=", 10},
 	{"max_workflow_backlog_age_seconds", "<=", 30},
 	{"scale_idle_worker_cpu_percent", "<=", 2},

@@ -176,15 +176,7 @@ func writeFleet(name string, n, per int) string {
 			fmt.Fprintf(&b, "      - {name: w%04d, kind: stub, stub: {delay: 0s}, observe: {interval: 1h}}\n", i)
 		}
 	}
-	f, err := os.CreateTemp("", name+"-*.yaml")
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(b.String()); err != nil {
-		panic(err)
-	}
-	return f.Name()
+	return writeTemp(name, b.String())
 }
 
 // starterRun runs bin/starter against the bench's server, its output on

@@ -68,6 +68,10 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			}
 			defer cl.Close()
 			ctx := cmd.Context()
+			if n, why := updateCap(ctx, cl, path); n > 0 && n < chunk {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rollout: --chunk %d cut to %d: %s\n", chunk, n, why)
+				chunk = n
+			}
 			id, targets, err := startRollout(ctx, cl, g.namespace, workflows.RolloutInput{Path: path, Op: op, Chunk: chunk, FailFast: failFast, HistoryLimit: historyLimit}, cmd.ErrOrStderr())
 			if err != nil {
 				return err

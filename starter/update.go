@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
@@ -139,4 +142,30 @@ func updateSummary(ups []treeUpdate) string {
 		parts = append(parts, p+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// updateCap is the chunk a rollout under p is cut to: the maxParallel of
+// the supervisor at p (or above the worker at p) when its spec writes one
+// (0 when none does, or its spec cannot be asked).
+func updateCap(ctx context.Context, c client.Client, p string) (int, string) {
+	for _, at := range []string{p, path.Dir(p)} {
+		n, err := querySpec(ctx, c, at)
+		if err != nil || !n.IsSupervisor() {
+			if at == p && err == nil && n.Kind != "" {
+				continue // a worker: its supervisor's policy
+			}
+			return 0, ""
+		}
+		if !n.Update.WritesMaxParallel() {
+			return 0, ""
+		}
+		workers := 0
+		for _, ch := range n.Children {
+			if ch.Kind != "" {
+				workers++
+			}
+		}
+		return n.Update.Resolve(workers).MaxParallel, fmt.Sprintf("the update policy of %s writes maxParallel %s", at, n.Update.MaxParallel)
+	}
+	return 0, ""
 }
