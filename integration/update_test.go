@@ -117,6 +117,15 @@ children:
 	require.Equal(t, "complete", root.Update.State)
 	require.Equal(t, 4, root.Update.Updated)
 
+	// A rollout under a supervisor whose policy writes maxParallel is cut
+	// to it (said on stderr; the JSON result is as ever).
+	r = starter(t, "rollout", "restart", "it-upd", "--chunk", "4", "-o", "json")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "rollout: --chunk 4 cut to 1: the update policy of it-upd writes maxParallel 1")
+	var rolled struct{ Total, Succeeded int }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rolled), r.stdout)
+	require.Equal(t, 4, rolled.Succeeded)
+
 	// The bad change.
 	hits := func(path string) int {
 		rs.mu.Lock()

@@ -876,12 +876,13 @@ func (s *supervisorRun) status() Status {
 	st := s.own()
 	st.Children = make([]Status, 0, len(s.carry.Children))
 	at := 0
+	owed := s.carry.Update.Owed() // nil unless an update runs
 	for _, c := range s.carry.Children {
 		cs := c.Status
 		cs.Children = nil
 		// A child that has not yet reported the spec it was sent is not at
 		// its desired state, whatever it last said.
-		cs.Applying = c.Lifecycle.Waits() || c.WantGeneration > cs.Generation || s.holdsUpdate(c.Name)
+		cs.Applying = c.Lifecycle.Waits() || c.WantGeneration > cs.Generation || owed[c.Name]
 		cs.WorkflowClosed = c.Lifecycle == supervise.Closed
 		if cs.Settled() {
 			at++

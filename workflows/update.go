@@ -82,9 +82,13 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 		return
 	}
 	kids := make([]supervise.UpdateChild, 0, len(s.carry.Update.Targets))
+	index := make(map[string]int, len(s.carry.Children))
+	for i, r := range s.carry.Children {
+		index[r.Name] = i
+	}
 	for _, t := range s.carry.Update.Targets {
-		i := s.childIndex(t.Name)
-		if i < 0 {
+		i, ok := index[t.Name]
+		if !ok {
 			kids = append(kids, supervise.UpdateChild{Name: t.Name, Gone: true})
 			continue
 		}
@@ -192,9 +196,6 @@ func (s *supervisorRun) updateGauge() {
 	gauge(s.ctx, MetricUpdateProgress, map[string]string{"path": s.in.Path}, v)
 }
 
-// holdsUpdate: the update still owes the child its node.
-func (s *supervisorRun) holdsUpdate(name string) bool { return s.carry.Update.Holds(name) }
-
 // updateTargets picks, from what Reconcile sends, the workers whose change
 // the update rolls out: for each, its target, and it is not sent now.
 // prev is the node each child was last handed (by the spec before).
@@ -229,18 +230,24 @@ func (s *supervisorRun) updateTargets(plan *supervise.Reconciled, old []ChildRec
 // (old, as it was handed down): what it runs, unless the update in
 // progress still owes it its node (then what that update kept).
 func (s *supervisorRun) lastHanded(old spec.Node) func(name string) (spec.Node, bool) {
-	return func(name string) (spec.Node, bool) {
-		if u := s.carry.Update; u.Active() && u.State != supervise.UpdateReverting {
-			for _, t := range u.Targets {
-				if t.Name == name && t.Phase == supervise.TargetPending && t.Previous != nil {
-					return *t.Previous, true
-				}
+	owed := map[string]*spec.Node{}
+	if u := s.carry.Update; u.Active() && u.State != supervise.UpdateReverting {
+		for _, t := range u.Targets {
+			if t.Phase == supervise.TargetPending && t.Previous != nil {
+				owed[t.Name] = t.Previous
 			}
 		}
-		for _, c := range old.Children {
-			if c.Name == name {
-				return spec.Inherit(old, c), true
-			}
+	}
+	before := make(map[string]int, len(old.Children))
+	for i, c := range old.Children {
+		before[c.Name] = i
+	}
+	return func(name string) (spec.Node, bool) {
+		if n, ok := owed[name]; ok {
+			return *n, true
+		}
+		if i, ok := before[name]; ok {
+			return spec.Inherit(old, old.Children[i]), true
 		}
 		return spec.Node{}, false
 	}

@@ -114,19 +114,23 @@ func (u *Update) Counts() (updated, total int) {
 	return updated, len(u.Targets)
 }
 
-// Holds reports whether the update still owes the named child its node:
-// it counts as applying until it is updated.
-func (u *Update) Holds(name string) bool {
+// Owed lists the children the update still owes their node (pending or
+// sent, not yet updated): they count as applying until they are updated.
+func (u *Update) Owed() map[string]bool {
 	if !u.Active() {
-		return false
+		return nil
 	}
+	owed := make(map[string]bool, len(u.Targets))
 	for _, t := range u.Targets {
-		if t.Name == name {
-			return t.Phase == TargetPending || t.Phase == TargetSent
+		if t.Phase == TargetPending || t.Phase == TargetSent {
+			owed[t.Name] = true
 		}
 	}
-	return false
+	return owed
 }
+
+// Holds reports whether the update still owes the named child its node.
+func (u *Update) Holds(name string) bool { return u.Owed()[name] }
 
 // ShownState is the update's state as status shows it ("paused" while
 // paused).
@@ -208,7 +212,10 @@ func NextUpdate(s UpdateSnapshot) (Update, []UpdateCommand) {
 		return u, nil
 	}
 	u.Targets = append([]Target(nil), u.Targets...)
-	d := &updater{s: s, u: &u}
+	d := &updater{s: s, u: &u, byName: make(map[string]int, len(s.Children))}
+	for i, c := range s.Children {
+		d.byName[c.Name] = i
+	}
 	switch s.Op {
 	case UpdatePromote:
 		if u.State == UpdateCanary || (u.State == UpdateRolling && u.Policy.Canary > 0) {
@@ -260,16 +267,15 @@ func UpdateWakeAt(u *Update) time.Time {
 }
 
 type updater struct {
-	s    UpdateSnapshot
-	u    *Update
-	cmds []UpdateCommand
+	s      UpdateSnapshot
+	u      *Update
+	cmds   []UpdateCommand
+	byName map[string]int // index in s.Children
 }
 
 func (d *updater) child(name string) (UpdateChild, bool) {
-	for _, c := range d.s.Children {
-		if c.Name == name {
-			return c, true
-		}
+	if i, ok := d.byName[name]; ok {
+		return d.s.Children[i], true
 	}
 	return UpdateChild{}, false
 }
