@@ -299,7 +299,10 @@ func (d *updater) watch() {
 		case atNew && (c.Completed || (c.Desired == spec.DesiredStopped && IsDown(c.State))):
 			t.Phase, u.Progress = TargetUpdated, now
 			continue
-		case atNew && (c.State == string(tick.Failed) || c.Terminations > t.Terminations):
+		case atNew && u.State != UpdateReverting && (c.State == string(tick.Failed) || c.Terminations > t.Terminations):
+			// (A reverting target is judged by its deadline only: the end
+			// of the bad spec's last attempt may reach it after the
+			// previous spec did, counted at the revert's generation.)
 			d.fail(t.Name, fmt.Sprintf("%s %s with the new spec: %s", t.Name, endedWord(c), firstClause(c.Reason)))
 			return
 		case atNew && c.State == string(tick.Running) && !c.Since.Before(t.SentAt):

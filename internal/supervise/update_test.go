@@ -184,10 +184,15 @@ func TestUpdate_RevertThatFails(t *testing.T) {
 	kids[0].Generation, kids[0].State = 2, "failed"
 	u, _ = step(u, kids, t0.Add(time.Second), UpdateTick)
 	require.Equal(t, UpdateReverting, u.State)
-	kids[0].Generation, kids[0].State = 3, "failed"
+	// The bad spec's last attempt ends after the revert was sent: not held
+	// against the revert.
+	kids[0].Generation, kids[0].State, kids[0].Terminations = 3, "backoff", 1
 	u, cmds := step(u, kids, t0.Add(2*time.Second), UpdateTick)
+	require.Equal(t, UpdateReverting, u.State)
+	require.Empty(t, cmds)
+	u, cmds = step(u, kids, t0.Add(time.Second+5*time.Minute), UpdateTick)
 	require.Equal(t, UpdateFailed, u.State)
-	require.Contains(t, u.Reason, "revert failed: a failed")
+	require.Contains(t, u.Reason, "revert failed: a not updated within 5m0s")
 	require.Equal(t, []string{UpdateFailed}, ended(cmds))
 }
 
