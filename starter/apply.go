@@ -200,8 +200,8 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 				return failure("%d of %d at desired state; %s", at, total, msg)
 			}
 			var failed []string
-			if _, reverting := updateOutcome(ups); !reverting {
-				failed = failedWorkers(st) // while reverting, a failed worker is on its way back
+			if _, running := updateOutcome(ups); !running {
+				failed = failedWorkers(st) // while an update runs, it answers for its failed workers
 			}
 			progress := updateSummary(ups)
 			if tty {

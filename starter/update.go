@@ -105,8 +105,9 @@ func updatesOf(st workflows.Status, prevGen int64) []treeUpdate {
 }
 
 // updateOutcome is the failure an apply's updates ended in ("" while none
-// did), and whether one is reverting (failed workers then come back).
-func updateOutcome(ups []treeUpdate) (failed string, reverting bool) {
+// did), and whether one still runs (it decides about its failed workers:
+// it fails, and may revert them).
+func updateOutcome(ups []treeUpdate) (failed string, running bool) {
 	var fails []string
 	for _, u := range ups {
 		switch u.State {
@@ -116,11 +117,11 @@ func updateOutcome(ups []treeUpdate) (failed string, reverting bool) {
 				msg += fmt.Sprintf(" (worker %s/%s)", u.path, u.Failed)
 			}
 			fails = append(fails, msg)
-		case "reverting":
-			reverting = true
+		case "rolling", "paused", "awaitingPromotion", "reverting":
+			running = true
 		}
 	}
-	return strings.Join(fails, "; "), reverting
+	return strings.Join(fails, "; "), running
 }
 
 // updateSummary says how the updates in progress stand, for apply --wait:

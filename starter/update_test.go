@@ -11,7 +11,7 @@ import (
 
 // apply --wait reads the updates of its apply from the assembled tree: an
 // older generation's is not its own; a failed, reverted, cancelled or
-// replaced one fails it, a reverting one keeps it waiting.
+// replaced one fails it, one still running keeps it waiting (it answers for its failed workers).
 func TestUpdatesOfAnApply(t *testing.T) {
 	tree := workflows.Status{Path: "r", Kind: "supervisor", Update: &treestatus.UpdateStatus{Generation: 2, State: "failed", Reason: "old"},
 		Children: []workflows.Status{
@@ -22,14 +22,15 @@ func TestUpdatesOfAnApply(t *testing.T) {
 		}}
 	ups := updatesOf(tree, 2)
 	require.Len(t, ups, 2, "the root's update is of an earlier apply")
-	failed, reverting := updateOutcome(ups)
+	failed, running := updateOutcome(ups)
 	require.Empty(t, failed)
-	require.True(t, reverting)
+	require.True(t, running)
 	require.Equal(t, "update of r/g: 1 of 4 updated (rolling; in flight: w); update of r/h: 0 of 1 updated (reverting; w crashed with the new spec)", updateSummary(ups))
 
 	tree.Children[1].Update.State, tree.Children[1].Update.Reason = "reverted", "reverted: w crashed with the new spec"
-	failed, reverting = updateOutcome(updatesOf(tree, 2))
-	require.False(t, reverting)
+	tree.Children[0].Update.State = "complete"
+	failed, running = updateOutcome(updatesOf(tree, 2))
+	require.False(t, running)
 	require.Equal(t, "the update of r/h reverted: reverted: w crashed with the new spec (worker r/h/w)", failed)
 
 	stale := tree
