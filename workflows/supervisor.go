@@ -902,7 +902,18 @@ func detailsOf(st Status) string {
 	b.Grow(160 + 100*len(st.Children))
 	// (fmt.Sprintf, not Fprintf: workflowcheck counts writing to an
 	// io.Writer as I/O.)
-	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n", st.State, st.Reason, st.Generation))
+	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n", st.State, st.Reason, st.Generation))
+	if u := st.Update; u != nil {
+		b.WriteString(fmt.Sprintf("revision %d · update **%s**: %d of %d updated", st.Revision, u.State, u.Updated, u.Total))
+		if len(u.InFlight) > 0 {
+			b.WriteString(" · in flight: " + strings.Join(u.InFlight, ", "))
+		}
+		if u.Reason != "" {
+			b.WriteString(" — " + strings.ReplaceAll(u.Reason, "|", "/"))
+		}
+		b.WriteString("\n\n")
+	}
+	b.WriteString("| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n")
 	for _, c := range st.Children {
 		for _, f := range []string{c.Path, c.Kind, c.State, c.Desired} {
 			b.WriteString("| ")

@@ -14,6 +14,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // restartLog records each restart of the workers: which, with what stub
@@ -292,4 +293,16 @@ func TestUpdate_SurvivesContinueAsNew(t *testing.T) {
 	require.Equal(t, supervise.TargetSent, u.Targets[1].Phase)
 	require.NotNil(t, u.Targets[1].Previous, "what b ran, to revert to")
 	require.EqualValues(t, 2, next.Carry.Revision)
+}
+
+// The Web UI's Current Details show the update under the supervisor's
+// headline.
+func TestUpdate_ShownInTheCurrentDetails(t *testing.T) {
+	st := Status{Path: "root", State: "running", Generation: 3, Revision: 2,
+		Update: &treestatus.UpdateStatus{State: "rolling", Updated: 1, Total: 4, InFlight: []string{"b", "c"}}}
+	d := detailsOf(st)
+	require.Contains(t, d, "revision 2 · update **rolling**: 1 of 4 updated · in flight: b, c\n")
+	require.Contains(t, d, "| child | kind |")
+	st.Update = nil
+	require.NotContains(t, detailsOf(st), "update")
 }
