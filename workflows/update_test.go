@@ -306,3 +306,28 @@ func TestUpdate_ShownInTheCurrentDetails(t *testing.T) {
 	st.Update = nil
 	require.NotContains(t, detailsOf(st), "update")
 }
+
+// A failed update that reverts tells the supervisor's webhook twice:
+// updateFailed, then reverted.
+func TestUpdate_NotifiesUpdateFailedThenReverted(t *testing.T) {
+	env := newEnv(t)
+	bad := 7 * time.Millisecond
+	mockUpdates(env, bad)
+	notes := &notifyLog{}
+	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(notes.notify)
+	policy := &spec.UpdatePolicy{MaxParallel: parallel(1), AutoRevert: true, HealthyDeadline: spec.Dur(time.Minute)}
+	withHook := func(d time.Duration) spec.Node {
+		n := withDelay(d, policy)
+		n.Notify = &spec.Notify{Webhook: spec.Literal("http://127.0.0.1:1/hook"), On: []string{spec.EventUpdateFailed, spec.EventReverted}}
+		return n
+	}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: withHook(bad)}) })
+	endAt(env, 10*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: withHook(0), Generation: 1, Version: SupervisorVersion})
+
+	require.Equal(t, []string{spec.EventUpdateFailed, spec.EventReverted}, notes.events())
+	notes.mu.Lock()
+	defer notes.mu.Unlock()
+	require.Equal(t, "root", notes.delivered[0].Notification.Path)
+	require.Contains(t, notes.delivered[0].Notification.Reason, "a ")
+}
