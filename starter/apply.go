@@ -192,7 +192,8 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 				last, lastTotal, lastProgress = at, total, time.Now()
 			}
 			ups := updatesOf(st, prevGen)
-			if msg, _ := updateOutcome(ups); msg != "" {
+			msg, updating := updateOutcome(ups)
+			if msg != "" {
 				if bar != nil {
 					_ = bar.Exit()
 					fmt.Fprintln(out)
@@ -200,7 +201,7 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 				return failure("%d of %d at desired state; %s", at, total, msg)
 			}
 			var failed []string
-			if _, running := updateOutcome(ups); !running {
+			if !updating {
 				failed = failedWorkers(st) // while an update runs, it answers for its failed workers
 			}
 			progress := updateSummary(ups)

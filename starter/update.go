@@ -149,24 +149,19 @@ func updateSummary(ups []treeUpdate) string {
 // the supervisor at p (or above the worker at p) when its spec writes one
 // (0 when none does, or its spec cannot be asked).
 func updateCap(ctx context.Context, c client.Client, p string) (int, string) {
-	for _, at := range []string{p, path.Dir(p)} {
-		n, err := querySpec(ctx, c, at)
-		if err != nil || !n.IsSupervisor() {
-			if at == p && err == nil && n.Kind != "" {
-				continue // a worker: its supervisor's policy
-			}
-			return 0, ""
-		}
-		if !n.Update.WritesMaxParallel() {
-			return 0, ""
-		}
-		workers := 0
-		for _, ch := range n.Children {
-			if ch.Kind != "" {
-				workers++
-			}
-		}
-		return n.Update.Resolve(workers).MaxParallel, fmt.Sprintf("the update policy of %s writes maxParallel %s", at, n.Update.MaxParallel)
+	n, err := querySpec(ctx, c, p)
+	if err == nil && !n.IsSupervisor() { // a worker: its supervisor's policy
+		p = path.Dir(p)
+		n, err = querySpec(ctx, c, p)
 	}
-	return 0, ""
+	if err != nil || !n.IsSupervisor() || !n.Update.WritesMaxParallel() {
+		return 0, ""
+	}
+	workers := 0
+	for _, ch := range n.Children {
+		if ch.Kind != "" {
+			workers++
+		}
+	}
+	return n.Update.Resolve(workers).MaxParallel, fmt.Sprintf("the update policy of %s writes maxParallel %s", p, n.Update.MaxParallel)
 }

@@ -677,9 +677,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		case supervise.KeepNode:
 			rec.Node = &c
 		case supervise.SendSpec:
-			u := s.specUpdate(s.childNode(c))
-			u.Generation = rec.WantGeneration
-			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+			s.sendSpec(rec, s.childNode(c))
 		}
 		s.carry.Children[j] = rec
 	}
@@ -699,6 +697,14 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 
 // specUpdate is the spec signal for a child: its node, this generation, and
 // whether this supervisor restarts it (a worker under a sibling strategy).
+// sendSpec sends the child its node n (as handed down), numbered with the
+// generation its record wants.
+func (s *supervisorRun) sendSpec(rec ChildRecord, n spec.Node) {
+	u := s.specUpdate(n)
+	u.Generation = rec.WantGeneration
+	s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+}
+
 func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
 	co := coordinated(s.strategy())
 	u := spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co, Origin: s.origin, Depth: s.depth}

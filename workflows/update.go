@@ -130,9 +130,7 @@ func (s *supervisorRun) sendUpdate(c supervise.UpdateCommand) {
 		node = s.childNode(n)
 	}
 	rec.Digest, rec.WantGeneration = c.Digest, c.Generation
-	u := s.specUpdate(node)
-	u.Generation = c.Generation
-	s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+	s.sendSpec(*rec, node)
 }
 
 // updateEnded counts the end of an update (or its failure before a
