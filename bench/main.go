@@ -684,6 +684,8 @@ func kindOf(id string) string {
 	switch {
 	case strings.HasPrefix(id, "rollout:"):
 		return "rollout"
+	case strings.HasPrefix(id, "revisions:"), strings.HasPrefix(id, "revision:"):
+		return "revisions"
 	case strings.Count(id, "/") == 0:
 		return "root"
 	case strings.Count(id, "/") == 1:

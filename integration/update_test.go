@@ -66,9 +66,12 @@ children:
   - {name: w3, kind: process, process: {command: sleep, args: ["300"], ready: {http: "{{ .Vars.ready }}/{{ .Name }}", interval: 200ms}}}
 `, srv.URL, version))
 	}
-	r := starter(t, "apply", "-f", tree("v1"), "--wait")
+	r := starter(t, "apply", "-f", tree("v1"), "--wait", "-m", "first")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() { deleteTree(t, "it-upd") })
+	// Applied again unchanged: no revision.
+	r = starter(t, "apply", "-f", tree("v1"))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	pids := map[string]int{}
 	for i := range 4 {
 		p := fmt.Sprintf("it-upd/w%d", i)
@@ -133,7 +136,7 @@ children:
 		return rs.asked[path]
 	}
 	v2w0 := hits("/v2/w0")
-	r = starter(t, "apply", "-f", tree("bad"), "--wait", "--timeout", "2m")
+	r = starter(t, "apply", "-f", tree("bad"), "--wait", "--timeout", "2m", "--message", "the bad one")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stderr, "the update of it-upd reverted", r.stderr)
 	require.Contains(t, r.stderr, "worker it-upd/w0", r.stderr)
@@ -151,4 +154,71 @@ children:
 		require.Equal(t, "running", c.State, c.Path)
 	}
 	require.Greater(t, hits("/v2/w0"), v2w0, "w0 was started again on the spec before the bad one (its probe asked at /v2)")
+
+	// The revisions: what each apply changed and how it ended.
+	rows := revisions(t, "it-upd")
+	require.Len(t, rows, 3, "%+v", rows)
+	for i, want := range []string{"complete", "complete", "reverted"} {
+		require.EqualValues(t, i+1, rows[i].Revision)
+		require.Equal(t, want, rows[i].Outcome, "%+v", rows[i])
+		require.NotEmpty(t, rows[i].User)
+		require.NotEmpty(t, rows[i].Digest)
+	}
+	require.Equal(t, "first", rows[0].Message)
+	require.Equal(t, "the bad one", rows[2].Message)
+	require.Contains(t, rows[2].Reason, "worker it-upd/w0")
+
+	// A revert to revision 1 is revision 4, rolled out under the policy:
+	// every worker restarted on the spec of revision 1.
+	for i := range 4 {
+		p := fmt.Sprintf("it-upd/w%d", i)
+		pids[p] = pidOf(t, status(t, p).Instance)
+	}
+	r = starter(t, "revert", "it-upd", "--to", "1", "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "applying revision 1")
+	for i := range 4 {
+		p := fmt.Sprintf("it-upd/w%d", i)
+		require.NotEqual(t, pids[p], pidOf(t, status(t, p).Instance), "%s restarted", p)
+	}
+	rows = revisions(t, "it-upd")
+	require.Len(t, rows, 4, "%+v", rows)
+	require.Equal(t, "revert to revision 1", rows[3].Message)
+	require.Equal(t, "complete", rows[3].Outcome, "%+v", rows[3])
+	require.Equal(t, rows[0].Digest, rows[3].Digest)
+	sr = starter(t, "status", "it-upd", "-o", "json")
+	require.Equal(t, 0, sr.code, sr.stderr)
+	require.NoError(t, json.Unmarshal([]byte(sr.stdout), &root))
+	require.EqualValues(t, 4, root.Revision)
+
+	r = starter(t, "revert", "it-upd", "--to", "4")
+	require.Equal(t, 2, r.code, "reverting to the current revision is bad input: %s", r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "revision 4 is the current one")
+}
+
+// revisionRow is a row of `starter revisions -o json`.
+type revisionRow struct {
+	Revision                                     int64
+	Time                                         time.Time
+	Digest, Message, User, Host, Outcome, Reason string
+}
+
+func revisions(t *testing.T, name string) []revisionRow {
+	t.Helper()
+	var rows []revisionRow
+	eventually(t, time.Minute, func() (bool, string) {
+		r := starter(t, "revisions", name, "-o", "json")
+		if r.code != 0 {
+			return false, r.stderr
+		}
+		rows = nil
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
+		for _, row := range rows {
+			if row.Outcome == "rolling" {
+				return false, r.stdout
+			}
+		}
+		return true, ""
+	})
+	return rows
 }

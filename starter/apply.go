@@ -19,6 +19,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/temporalclient"
 	"github.com/steward-sh/steward/internal/treestatus"
@@ -27,12 +28,10 @@ import (
 
 func applyCmd(g *globals) *cobra.Command {
 	var file string
-	var wait bool
-	var timeout time.Duration
-	var historyLimit int
 	var dryRun bool
 	var output string
 	var signKey string
+	var o applyOptions
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Validate a spec, then start its tree or hand the running tree the new spec (--dry-run: only say what would change)",
@@ -44,11 +43,8 @@ func applyCmd(g *globals) *cobra.Command {
 			if output != "text" && output != "json" {
 				return badInput("-o must be text or json, not %q", output)
 			}
-			if timeout <= 0 {
-				return badInput("--timeout must be > 0, not %s", timeout)
-			}
-			if historyLimit < 0 {
-				return badInput("--history-limit must be >= 0, not %d", historyLimit)
+			if err := o.check(); err != nil {
+				return err
 			}
 			node, err := spec.Load(file)
 			if err != nil {
@@ -64,8 +60,8 @@ func applyCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			ctx := cmd.Context()
 			if dryRun {
+				ctx := cmd.Context()
 				running, stale, err := runningTree(ctx, c, node.Name)
 				if err != nil {
 					return err
@@ -76,39 +72,85 @@ func applyCmd(g *globals) *cobra.Command {
 				}
 				return printPlan(cmd.OutOrStdout(), plan, output)
 			}
-			if err := temporalclient.EnsureSearchAttributes(ctx, c, g.namespace, workflows.SearchAttributeNames); err != nil {
-				return failure("%v", err)
-			}
-			out := cmd.OutOrStdout()
-			started, prevGen, err := startOrUpdate(ctx, c, node, historyLimit)
-			if err != nil {
-				return err
-			}
-			if started {
-				fmt.Fprintf(out, "%s: started\n", node.Name)
-			} else {
-				fmt.Fprintf(out, "%s: spec sent to the running tree\n", node.Name)
-			}
-			warnIfNoWorker(ctx, c, cmd.ErrOrStderr())
-			if !wait {
-				return nil
-			}
-			return waitDesired(ctx, c, g.namespace, node.Name, prevGen, node.Workers(), timeout, out)
+			return applyNode(cmd, g, c, node, o)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "spec file (YAML)")
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every worker is at its desired state (or one fails), showing progress")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits without progress (a worker more at its desired state) before it gives up")
+	o.flags(cmd, "wait until every worker is at its desired state (or one fails), showing progress")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "compare the file with the running tree and print what apply would add, remove and change, field by field; start and signal nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format of --dry-run: text or json")
 	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign what each host will run with this private key (starter keygen PREFIX writes it): hosts started with --trusted-keys run only specs signed by a key they trust")
-	cmd.Flags().IntVar(&historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
+	cmd.Flags().IntVar(&o.historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
 	return cmd
+}
+
+// applyOptions are what apply and revert share: how to apply, and whether
+// to wait.
+type applyOptions struct {
+	message      string
+	wait         bool
+	timeout      time.Duration
+	historyLimit int
+}
+
+func (o *applyOptions) flags(cmd *cobra.Command, waitHelp string) {
+	cmd.Flags().StringVarP(&o.message, "message", "m", "", "a message kept with the revision this apply makes (see: starter revisions)")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, waitHelp)
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits without progress (a worker more at its desired state) before it gives up")
+}
+
+func (o *applyOptions) check() error {
+	if o.timeout <= 0 {
+		return badInput("--timeout must be > 0, not %s", o.timeout)
+	}
+	if o.historyLimit < 0 {
+		return badInput("--history-limit must be >= 0, not %d", o.historyLimit)
+	}
+	return nil
+}
+
+// applyNode records the apply of node in its tree's revisions (a tree with
+// a supervisor at its root), then starts the tree or hands the running one
+// the spec, and with --wait follows it to its desired state.
+func applyNode(cmd *cobra.Command, g *globals, c client.Client, node spec.Node, o applyOptions) error {
+	ctx := cmd.Context()
+	if err := temporalclient.EnsureSearchAttributes(ctx, c, g.namespace, workflows.SearchAttributeNames); err != nil {
+		return failure("%v", err)
+	}
+	out := cmd.OutOrStdout()
+	request := ""
+	if node.IsSupervisor() {
+		var err error
+		if request, err = recordApply(ctx, c, node, o.message); err != nil {
+			return err
+		}
+	}
+	started, prevGen, err := startOrUpdate(ctx, c, node, o.historyLimit, request)
+	if err != nil {
+		if request != "" { // the tree has nothing: the record goes
+			_ = c.SignalWorkflow(ctx, workflows.RevisionsID(node.Name), "", workflows.SignalTaken, revision.Taken{Request: request})
+		}
+		return err
+	}
+	if started {
+		fmt.Fprintf(out, "%s: started\n", node.Name)
+	} else {
+		fmt.Fprintf(out, "%s: spec sent to the running tree\n", node.Name)
+	}
+	warnIfNoWorker(ctx, c, cmd.ErrOrStderr())
+	if !o.wait {
+		return nil
+	}
+	err = waitDesired(ctx, c, g.namespace, node.Name, prevGen, node.Workers(), o.timeout, out)
+	if node.IsSupervisor() {
+		judgeLatest(ctx, c, node.Name) // the revision's outcome, while the tree shows it
+	}
+	return err
 }
 
 // startOrUpdate starts the root workflow, or signals the new spec to the
 // running one. It returns the generation the tree had before (0 when new).
-func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, historyLimit int) (started bool, prevGen int64, err error) {
+func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, historyLimit int, request string) (started bool, prevGen int64, err error) {
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
@@ -126,7 +168,7 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, history
 	}
 	var wf, input any
 	if node.IsSupervisor() {
-		wf, input = workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit, Version: workflows.SupervisorVersion}
+		wf, input = workflows.SupervisorWorkflow, workflows.SupervisorInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit, Version: workflows.SupervisorVersion, Request: request}
 	} else {
 		wf, input = workflows.WorkerWorkflow, workflows.WorkerInput{Path: node.Name, Spec: node, Generation: 1, HistoryLimit: historyLimit, Version: workflows.WorkerVersion}
 	}
@@ -145,7 +187,7 @@ func startOrUpdate(ctx context.Context, c client.Client, node spec.Node, history
 	if st.Kind != kind && (st.Kind == spec.KindSupervisor || kind == spec.KindSupervisor) {
 		return false, 0, badInput("%s is running as a %s; delete it before applying it as a %s", node.Name, st.Kind, kind)
 	}
-	if err := signal(ctx, c, node.Name, workflows.SignalSpec, spec.Update{Spec: node}); err != nil {
+	if err := signal(ctx, c, node.Name, workflows.SignalSpec, spec.Update{Spec: node, Request: request}); err != nil {
 		return false, 0, err
 	}
 	return false, st.Generation, nil
@@ -191,7 +233,7 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 			if at != last || total != lastTotal {
 				last, lastTotal, lastProgress = at, total, time.Now()
 			}
-			ups := updatesOf(st, prevGen)
+			ups := updatesOf(st, beganAfter(prevGen))
 			msg, updating := updateOutcome(ups)
 			if msg != "" {
 				if bar != nil {

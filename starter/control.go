@@ -83,7 +83,7 @@ func deleteCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
-		Short: "Stop the tree NAME (children in reverse order) and end its workflows",
+		Short: "Stop the tree NAME (children in reverse order) and end its workflows and its revisions",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if strings.Contains(a[0], "/") {
@@ -108,6 +108,11 @@ func deleteCmd(g *globals) *cobra.Command {
 			var ce *temporal.CanceledError
 			if err != nil && !errors.As(err, &ce) {
 				return failure("delete %s: the tree is still stopping (it goes on without this command; see `starter status %s`): %v", a[0], a[0], err)
+			}
+			// Its revisions go with it (their specs too): a tree applied
+			// anew under the name starts again at revision 1.
+			if err := c.CancelWorkflow(ctx, workflows.RevisionsID(a[0]), ""); err != nil && !errors.As(err, &nf) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: the revisions of %s were not deleted: %v\n", a[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: deleted\n", a[0])
 			return nil

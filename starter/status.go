@@ -203,7 +203,7 @@ func assembleTree(ctx context.Context, c client.Client, path string, o treestatu
 }
 
 // listRoots finds the running trees: steward workflows with no parent
-// whose path has no '/' (not a rollout's or a log read's). Asking for no
+// whose path has no '/' (not a rollout's, a log read's or revisions'). Asking for no
 // parent lists the roots only, not every workflow of a large tree.
 func listRoots(ctx context.Context, c client.Client, namespace string) ([]string, error) {
 	var roots []string
@@ -218,7 +218,8 @@ func listRoots(ctx context.Context, c client.Client, namespace string) ([]string
 		}
 		for _, e := range resp.GetExecutions() {
 			id := e.GetExecution().GetWorkflowId()
-			if !strings.Contains(id, "/") && !strings.HasPrefix(id, "rollout:") && !strings.HasPrefix(id, workflows.LogsWorkflowIDPrefix) {
+			// A name has neither '/' nor ':' (rollouts and revisions have one).
+			if !strings.ContainsAny(id, "/:") && !strings.HasPrefix(id, workflows.LogsWorkflowIDPrefix) {
 				roots = append(roots, id)
 			}
 		}

@@ -89,19 +89,31 @@ type treeUpdate struct {
 	*treestatus.UpdateStatus
 }
 
-// updatesOf lists the updates of the generations after prevGen (what an
-// apply began) in an assembled tree, in tree order.
-func updatesOf(st workflows.Status, prevGen int64) []treeUpdate {
+// updatesOf lists the updates in an assembled tree that keep says are
+// wanted (of the generations an apply began, of a revision), in tree
+// order.
+func updatesOf(st workflows.Status, keep func(*treestatus.UpdateStatus) bool) []treeUpdate {
 	var out []treeUpdate
-	if u := st.Update; u != nil && u.Generation > prevGen && st.Stale == "" {
+	if u := st.Update; u != nil && keep(u) && st.Stale == "" {
 		out = append(out, treeUpdate{st.Path, u})
 	}
 	for _, c := range st.Children {
 		if c.IsSupervisor() {
-			out = append(out, updatesOf(c, prevGen)...)
+			out = append(out, updatesOf(c, keep)...)
 		}
 	}
 	return out
+}
+
+// beganAfter keeps the updates an apply began: of the generations after
+// prevGen, the tree's before it.
+func beganAfter(prevGen int64) func(*treestatus.UpdateStatus) bool {
+	return func(u *treestatus.UpdateStatus) bool { return u.Generation > prevGen }
+}
+
+// ofRevision keeps the updates of revision rev.
+func ofRevision(rev int64) func(*treestatus.UpdateStatus) bool {
+	return func(u *treestatus.UpdateStatus) bool { return u.Revision == rev }
 }
 
 // updateOutcome is the failure an apply's updates ended in ("" while none

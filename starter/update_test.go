@@ -20,7 +20,7 @@ func TestUpdatesOfAnApply(t *testing.T) {
 			{Path: "r/h", Kind: "supervisor", Children: []workflows.Status{{Path: "r/h/w", Kind: "stub"}},
 				Update: &treestatus.UpdateStatus{Generation: 3, State: "reverting", Updated: 0, Total: 1, Reason: "w crashed with the new spec", Failed: "w"}},
 		}}
-	ups := updatesOf(tree, 2)
+	ups := updatesOf(tree, beganAfter(2))
 	require.Len(t, ups, 2, "the root's update is of an earlier apply")
 	failed, running := updateOutcome(ups)
 	require.Empty(t, failed)
@@ -29,12 +29,12 @@ func TestUpdatesOfAnApply(t *testing.T) {
 
 	tree.Children[1].Update.State, tree.Children[1].Update.Reason = "reverted", "reverted: w crashed with the new spec"
 	tree.Children[0].Update.State = "complete"
-	failed, running = updateOutcome(updatesOf(tree, 2))
+	failed, running = updateOutcome(updatesOf(tree, beganAfter(2)))
 	require.False(t, running)
 	require.Equal(t, "the update of r/h reverted: reverted: w crashed with the new spec (worker r/h/w)", failed)
 
 	stale := tree
 	stale.Children = append([]workflows.Status(nil), tree.Children...)
 	stale.Children[1].Stale = "query timed out"
-	require.Len(t, updatesOf(stale, 2), 1, "a stale row's update proves nothing")
+	require.Len(t, updatesOf(stale, beganAfter(2)), 1, "a stale row's update proves nothing")
 }

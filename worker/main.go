@@ -234,6 +234,8 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.RolloutWorkflow)
 	w.RegisterWorkflow(workflows.LogsWorkflow)
 	w.RegisterWorkflow(workflows.ServicesWorkflow)
+	w.RegisterWorkflow(workflows.RevisionsWorkflow)
+	w.RegisterWorkflow(workflows.RevisionSpecWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	// The control queue: a rollout's chunks and a supervisor's look at its

@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +41,9 @@ type SupervisorInput struct {
 	// Revision is the tree's revision of the spec a first run is handed
 	// (0 for a root: its first spec is revision 1).
 	Revision int64 `json:"revision,omitempty"`
+	// Request is the ID of the apply that started a root (see
+	// spec.Update.Request); never carried over continue-as-new.
+	Request string `json:"request,omitempty"`
 }
 
 // SupervisorCarry is the state of a supervisor that survives continue-as-new.
@@ -220,6 +221,7 @@ func (s *supervisorRun) loop() error {
 	if s.in.Carry == nil {
 		s.carry.Children = s.startChildren(s.full.Children)
 		s.in.Spec, s.policies = pruneSpec(s.full), nil
+		s.tellRevisions(s.in.Request, true)
 	} else {
 		s.check.set(ctx, workflow.Now(ctx)) // did a child close while no run watched it?
 	}
@@ -295,6 +297,7 @@ func (s *supervisorRun) loop() error {
 			refused, _ := s.upgrade.receive(ctx, upgradeCh)
 			s.carry.RejectedSignals += refused
 			next := s.in
+			next.Request = ""
 			carry := s.carry
 			carry.Notifications = s.notes.undelivered()
 			next.Carry = &carry
@@ -358,7 +361,7 @@ func (s *supervisorRun) childDigest(c spec.Node) string {
 	if s.in.Version < 2 {
 		n = withoutSignatures(n)
 	}
-	return digest(n)
+	return spec.Digest(n)
 }
 
 // withoutSignatures is n with every worker's signature left out.
@@ -388,15 +391,6 @@ func (s *supervisorRun) childNode(c spec.Node) spec.Node {
 		c.Desired = spec.DesiredStopped
 	}
 	return c
-}
-
-// digest identifies a child's node as handed down: a short hash of its
-// canonical JSON (its whole subtree for a supervisor), so that a change
-// anywhere below is seen without keeping the subtree.
-func digest(n spec.Node) string {
-	b, _ := json.Marshal(n)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:12])
 }
 
 // pruneSpec is the node a supervisor keeps once its children have their
@@ -652,7 +646,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	}
 	plan := supervise.Reconcile(in)
 	if s.updates() {
-		s.countRevision(u, before, plan)
+		s.tellRevisions(u.Request, s.countRevision(u, before, plan))
 	}
 	targets := s.updateTargets(&plan, old, s.lastHanded(before), u.Spec.Children)
 	for _, i := range plan.Cancel {

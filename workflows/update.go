@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
@@ -254,20 +255,33 @@ func (s *supervisorRun) lastHanded(old spec.Node) func(name string) (spec.Node, 
 // countRevision sets the tree's revision of a new spec: the one its
 // supervisor hands down, or, at the root, the next one when the apply
 // changes anything (plan: Reconcile's, before the update takes its
-// targets; before: the supervisor's own level until now).
-func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supervise.Reconciled) {
+// targets; before: the supervisor's own level until now). It reports
+// whether the root counted a new one.
+func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supervise.Reconciled) bool {
 	if u.Revision > 0 {
 		s.carry.Revision = u.Revision
-		return
+		return false
 	}
 	if s.in.Parent != "" {
-		return // a spec sent around the tree (the temporal CLI) is no revision of it
+		return false // a spec sent around the tree (the temporal CLI) is no revision of it
 	}
-	changed := len(plan.Cancel) > 0 || digest(before) != digest(s.in.Spec)
+	changed := len(plan.Cancel) > 0 || spec.Digest(before) != spec.Digest(s.in.Spec)
 	for _, p := range plan.Children {
 		changed = changed || p.Action != supervise.Untouched
 	}
 	if changed {
 		s.carry.Revision = max(s.carry.Revision, 1) + 1
 	}
+	return changed
+}
+
+// tellRevisions tells the tree's revisions (RevisionsWorkflow) which
+// revision the apply with ID request became, or that it changed nothing:
+// a root's, from version 4 on, for an apply that named itself.
+func (s *supervisorRun) tellRevisions(request string, changed bool) {
+	if request == "" || s.in.Parent != "" || s.in.Version < 4 {
+		return
+	}
+	s.out.add(workflow.SignalExternalWorkflow(s.ctx, RevisionsID(s.in.Path), "", SignalTaken,
+		revision.Taken{Request: request, Revision: s.carry.Revision, Changed: changed}))
 }

@@ -65,8 +65,12 @@ import (
 //	  state's format, so that a worker of an older build refuses a run
 //	  whose carry it would misread. A carry of version 2 or older is read
 //	  by its booleans (ChildRecord.UnmarshalJSON).
+//	supervisor 4: a root handed an apply's request (spec.Update.Request,
+//	  SupervisorInput.Request) tells the tree's revisions which revision
+//	  it became (SignalTaken to RevisionsID); version 3 ignores the
+//	  request, and its tree's revisions keep the record pending.
 const (
-	SupervisorVersion = 3
+	SupervisorVersion = 4
 	WorkerVersion     = 4
 	RolloutVersion    = 2
 )

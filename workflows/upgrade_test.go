@@ -313,7 +313,7 @@ func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
 				if n.Name == "a" {
 					gen = 2 // a raw spec signal took it to generation 2
 				}
-				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: digest(s.inherit(n)), WantGeneration: 1,
+				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(s.inherit(n)), WantGeneration: 1,
 					Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: gen}})
 			}
 			// b's only change is a signature: version 1 (which wrote its

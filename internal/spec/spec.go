@@ -203,6 +203,10 @@ type Update struct {
 	// revision of it (the root counts them: the apply that creates the tree
 	// is 1, each apply that changes it the next).
 	Revision int64 `json:"revision,omitempty"`
+	// Request, set by `starter apply` on the root's spec, is the apply's
+	// own ID: the root tells the tree's revisions which revision it
+	// became (workflows.RevisionsWorkflow).
+	Request string `json:"request,omitempty"`
 }
 
 // Workers counts the workers (leaves) of a tree.

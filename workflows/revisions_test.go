@@ -1,0 +1,135 @@
+package workflows
+
+import (
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/steward-sh/steward/internal/revision"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// revisionsEnv is a test environment for RevisionsWorkflow whose holders
+// are mocked: it records the drops signalled.
+type revisionsEnv struct {
+	*testsuite.TestWorkflowEnvironment
+	mu      sync.Mutex
+	dropped []string
+}
+
+func newRevisionsEnv(t *testing.T) *revisionsEnv { return newRevisionsEnvLike(t, &revisionsEnv{}) }
+
+// newRevisionsEnvLike gives rec a fresh environment, recording into its
+// lists (for the next run of the same workflow).
+func newRevisionsEnvLike(t *testing.T, rec *revisionsEnv) *revisionsEnv {
+	var s testsuite.WorkflowTestSuite
+	e := rec
+	e.TestWorkflowEnvironment = s.NewTestWorkflowEnvironment()
+	e.RegisterWorkflow(RevisionsWorkflow)
+	e.RegisterWorkflow(RevisionSpecWorkflow)
+	e.OnWorkflow(RevisionSpecWorkflow, mock.Anything, mock.Anything).Return(nil)
+	e.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalDrop, mock.Anything).Return(func(_, id, _, _ string, _ any) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.dropped = append(e.dropped, id)
+		return nil
+	})
+	return e
+}
+
+// runRevisions runs RevisionsWorkflow from in once per signal (the test
+// environment runs a workflow as each signal comes, so a run takes one),
+// and returns the input of the last run's continue-as-new.
+func runRevisions(t *testing.T, e *revisionsEnv, in RevisionsInput, signals ...[2]any) RevisionsInput {
+	for _, sig := range signals {
+		env := newRevisionsEnvLike(t, e)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(sig[0].(string), sig[1]) }, time.Second)
+		env.ExecuteWorkflow(RevisionsWorkflow, in)
+		next, ok := continuedAs[RevisionsInput](t, env.GetWorkflowError())
+		require.True(t, ok, "%v", env.GetWorkflowError())
+		in = next
+	}
+	return in
+}
+
+// A record, then the root's word on it: the spec goes to a holder of its
+// own (started before the run continues as new), the log keeps the
+// revision (not the spec), and each run continues as new with the log.
+func TestRevisions_ARecordTakenByTheRootBecomesARevision(t *testing.T) {
+	e := newRevisionsEnv(t)
+	gz, err := spec.Compress(spec.Node{Name: "shop", Children: []spec.Node{{Name: "web", Kind: spec.KindStub}}})
+	require.NoError(t, err)
+	next := runRevisions(t, e, RevisionsInput{Root: "shop"},
+		[2]any{SignalRecord, RevisionRecord{Record: revision.Record{Request: "r1", Digest: "d1", Message: "first", User: "ops", Host: "laptop"}, Spec: gz}},
+		[2]any{SignalTaken, revision.Taken{Request: "r1", Revision: 1, Changed: true}})
+	require.Equal(t, "shop", next.Root)
+	require.Empty(t, next.Log.Pending)
+	require.Len(t, next.Log.Entries, 1)
+	got := next.Log.Entries[0]
+	require.EqualValues(t, 1, got.Revision)
+	require.Equal(t, revision.Rolling, got.Outcome)
+	require.Equal(t, "first", got.Message)
+	require.Equal(t, RevisionSpecID("shop", "r1"), got.Holder)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	require.Empty(t, e.dropped)
+	// The holder's own answer is the integration test's (the spec a
+	// revert reads back): the test environment runs a child only after
+	// its parent's run has ended.
+}
+
+// An apply that changed nothing leaves no revision: its holder goes.
+// An outcome judged by the starter is kept.
+func TestRevisions_AnApplyThatChangedNothingDropsItsSpec(t *testing.T) {
+	e := newRevisionsEnv(t)
+	in := RevisionsInput{Root: "shop", Log: revision.Log{Entries: []revision.Entry{{Revision: 4, Digest: "d4", Outcome: revision.Rolling, Holder: RevisionSpecID("shop", "r4")}}}}
+	next := runRevisions(t, e, in,
+		[2]any{SignalOutcome, revision.OutcomeReport{Revision: 4, Outcome: revision.Complete}},
+		[2]any{SignalRecord, RevisionRecord{Record: revision.Record{Request: "r5", Digest: "d4"}}},
+		[2]any{SignalTaken, revision.Taken{Request: "r5", Revision: 4}})
+	require.Len(t, next.Log.Entries, 1)
+	require.Equal(t, revision.Complete, next.Log.Entries[0].Outcome)
+	require.Empty(t, next.Log.Pending)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	require.Equal(t, []string{RevisionSpecID("shop", "r5")}, e.dropped)
+}
+
+// Deleting the tree cancels its revisions: every spec they hold goes,
+// then they end.
+func TestRevisions_CancelledTheyDropEverySpec(t *testing.T) {
+	e := newRevisionsEnv(t)
+	in := RevisionsInput{Root: "shop", Log: revision.Log{
+		Entries: []revision.Entry{{Revision: 1, Holder: "h1"}, {Revision: 2, Holder: "h2"}},
+		Pending: []revision.Pending{{Record: revision.Record{Request: "r3"}, Holder: "h3"}},
+	}}
+	e.RegisterDelayedCallback(e.CancelWorkflow, time.Second)
+	e.ExecuteWorkflow(RevisionsWorkflow, in)
+	require.True(t, e.IsWorkflowCompleted())
+	require.NoError(t, e.GetWorkflowError())
+	sort.Strings(e.dropped)
+	require.Equal(t, []string{"h1", "h2", "h3"}, e.dropped)
+}
+
+// A holder answers its spec until it is dropped.
+func TestRevisionSpec_AnswersItsSpecUntilDropped(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	in := RevisionSpecInput{Root: "shop", Request: "r1", Spec: []byte{1, 2, 3}}
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QuerySpec)
+		require.NoError(t, err)
+		var got RevisionSpecInput
+		require.NoError(t, v.Get(&got))
+		require.Equal(t, in, got)
+		env.SignalWorkflow(SignalDrop, nil)
+	}, time.Hour)
+	env.ExecuteWorkflow(RevisionSpecWorkflow, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+}
