@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 )
@@ -446,6 +447,50 @@ func TestVersions_SpecSupersedesAStartInFlight(t *testing.T) {
 			require.Len(t, got, 2, "%v", got)
 			require.Equal(t, "running", st.State)
 			require.EqualValues(t, 2, st.Generation)
+		})
+	}
+}
+
+// Version 4 of a root tells the tree's revisions which revision an
+// apply's request became; version 3 ignores the request (its revisions
+// keep the record pending until the root is upgraded).
+func TestVersions_RootTellsRevisionsWhatAnApplyBecame(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		told    []revision.Taken
+	}{
+		{"version 3: not told", 3, nil},
+		{"version 4: told", 4, []revision.Taken{{Request: "r-change", Revision: 6, Changed: true}, {Request: "r-same", Revision: 6}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			mockActions(env)
+			env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+			var mu sync.Mutex
+			var told []revision.Taken
+			env.OnSignalExternalWorkflow(mock.Anything, RevisionsID("root"), "", SignalTaken, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+				mu.Lock()
+				defer mu.Unlock()
+				told = append(told, arg.(revision.Taken))
+				return nil
+			})
+			env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, "").Return(nil) // endAt deletes the tree
+			whole := tree("root", stubNode("a", nil), stubNode("b", nil))
+			carry := &SupervisorCarry{Desired: "running", Revision: 5}
+			for _, n := range whole.Children {
+				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(n), WantGeneration: 1,
+					Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
+			}
+			changed := whole
+			changed.Intensity = &spec.Intensity{MaxRestarts: 9, Period: spec.Dur(time.Minute)}
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed, Request: "r-change"}) })
+			at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed, Request: "r-same"}) })
+			endAt(env, 10*time.Minute)
+			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(whole), Generation: 1, Carry: carry, Version: c.version})
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, c.told, told)
 		})
 	}
 }
