@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -117,15 +116,21 @@ type readBack struct {
 	fut  workflow.Future
 }
 
-// startReadBack reads back the subtree spec of the closed child supervisor
-// at path (once at a time); false when this run cannot (histories recorded
-// before the read-back existed).
-func (s *supervisorRun) startReadBack(path string) bool {
+// mayReadBack reports whether this run may read back the subtree spec of
+// the closed child supervisor at path: it is at it already, or its history
+// allows (not one recorded before read-backs existed).
+func (s *supervisorRun) mayReadBack(path string) bool {
 	if slices.ContainsFunc(s.readBacks, func(r readBack) bool { return r.path == path }) {
 		return true
 	}
-	if s.in.Version < 1 && workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return false
+	return s.in.Version >= 1 || workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+}
+
+// startReadBack reads back the subtree spec of the closed child supervisor
+// at path (once at a time).
+func (s *supervisorRun) startReadBack(path string) {
+	if slices.ContainsFunc(s.readBacks, func(r readBack) bool { return r.path == path }) {
+		return
 	}
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
 		TaskQueue: ControlQueue,
@@ -138,7 +143,6 @@ func (s *supervisorRun) startReadBack(path string) bool {
 	})
 	s.readBacks = append(s.readBacks, readBack{path: path,
 		fut: workflow.ExecuteActivity(ctx, activities.SubtreeSpecName, activities.SubtreeSpecRequest{Path: path})})
-	return true
 }
 
 // watchReadBacks adds the read-backs in progress to sel, in the order they
@@ -155,32 +159,31 @@ func (s *supervisorRun) watchReadBacks(sel workflow.Selector) {
 }
 
 // onReadBack starts the closed child supervisor at path anew with its
-// read-back spec, if it is still closed and wanted.
+// read-back spec, when the core says so (supervise.AfterReadBack).
 func (s *supervisorRun) onReadBack(path string, node spec.Node, err error) {
 	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && r.Lifecycle != supervise.Deferred })
-	if i < 0 || s.carry.Children[i].Lifecycle != supervise.Closed || s.shuttingDown {
-		return // removed, or started anew by a new spec
+	r := supervise.ReadBack{Found: i >= 0, ShuttingDown: s.shuttingDown, StaysDown: supervise.StaysDown(s.carry.Memory, s.carry.Desired), Name: node.Name}
+	if i >= 0 {
+		r.Lifecycle, r.Want = s.carry.Children[i].Lifecycle, s.carry.Children[i].Name
 	}
-	rec := s.carry.Children[i]
-	if supervise.StaysDown(s.carry.Memory, s.carry.Desired) {
-		// The subtree is to stay down now (stopped, given up, held by a
-		// group stop above): what starts it again (start, cooldown, the
-		// group's restart) asks for a new read-back.
-		s.carry.Children[i].Status.Reason = "workflow closed; not started anew while its supervisor is down"
+	if err != nil {
+		r.Err = rootMessage(err)
+	}
+	start, why := supervise.AfterReadBack(r)
+	if !start {
+		if why != "" {
+			s.carry.Children[i].Status.Reason = why
+			if !r.StaysDown {
+				s.log.Warn("could not read back a closed child supervisor's spec", "path", path, "reason", why)
+			}
+		}
 		return
 	}
 	// The child's own fields as this run holds them now (its desired state,
 	// vars, strategy as last applied), over the subtree read back: the copy
 	// the child held was handed down earlier (a stopped parent hands it
 	// down stopped).
-	if err == nil && node.Name != rec.Name {
-		err = fmt.Errorf("the spec read back is named %q", node.Name)
-	}
-	if err != nil {
-		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec could not be read back (" + rootMessage(err) + "): apply the tree again to start it anew"
-		s.log.Warn("could not read back a closed child supervisor's spec", "path", path, "error", err.Error())
-		return
-	}
+	rec := s.carry.Children[i]
 	own, _ := s.fullChild(rec.Name)
 	own.Children = node.Children
 	fresh := s.startChildren([]spec.Node{own})[0]

@@ -564,13 +564,18 @@ func (s *supervisorRun) released(path string) {
 // that was handed it: this run reads it back first, closedcheck.go).
 func (s *supervisorRun) restartClosed(i int) bool {
 	rec := s.carry.Children[i]
-	node, ok := s.fullChild(rec.Name)
-	if !ok {
-		if node.Name != "" && s.startReadBack(rec.Path) { // a child supervisor (closedcheck.go)
-			s.carry.Children[i].Status.Reason = "workflow closed; reading its subtree's spec back from its workflows to start it anew"
-			return false
-		}
-		s.carry.Children[i].Status.Reason = "workflow closed; its subtree's spec was handed to an earlier run: apply a change to it (or to its parent) to start it anew"
+	node, held := s.fullChild(rec.Name)
+	c := supervise.ClosedChild{SpecHeld: held, Supervisor: node.Name != ""}
+	if !held && c.Supervisor {
+		c.CanReadBack = s.mayReadBack(rec.Path)
+	}
+	switch how, why := supervise.RestartClosed(c); how {
+	case supervise.ReadBackFirst:
+		s.startReadBack(rec.Path) // closedcheck.go
+		s.carry.Children[i].Status.Reason = why
+		return false
+	case supervise.WaitForApply:
+		s.carry.Children[i].Status.Reason = why
 		return false
 	}
 	fresh := s.startChildren([]spec.Node{node})[0]
@@ -773,7 +778,7 @@ func (s *supervisorRun) operate(act supervise.OperatorAct, why string) {
 // workflows of children that closed: an operator's start or restart of the
 // supervisor covers them too.
 func (s *supervisorRun) restartClosedChildren(why string) {
-	if s.carry.Desired != spec.DesiredRunning {
+	if !supervise.StartsClosed(s.carry.Desired) {
 		return
 	}
 	for i := range s.carry.Children {
