@@ -142,8 +142,10 @@ func applyNode(cmd *cobra.Command, g *globals, c client.Client, node spec.Node, 
 		return nil
 	}
 	err = waitDesired(ctx, c, g.namespace, node.Name, prevGen, node.Workers(), o.timeout, out)
-	if node.IsSupervisor() {
-		judgeLatest(ctx, c, node.Name) // the revision's outcome, while the tree shows it
+	if node.IsSupervisor() { // the revision's outcome, while the tree shows it
+		if l, qerr := queryRevisions(ctx, c, node.Name); qerr == nil {
+			judgeLatest(ctx, c, node.Name, l)
+		}
 	}
 	return err
 }

@@ -99,6 +99,11 @@ func deleteCmd(g *globals) *cobra.Command {
 			err = c.CancelWorkflow(ctx, a[0], "")
 			var nf *serviceerror.NotFound
 			if errors.As(err, &nf) {
+				// Revisions left by a first start that failed, or by a
+				// delete cut short, go still.
+				if c.CancelWorkflow(ctx, workflows.RevisionsID(a[0]), "") == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: no tree runs; its revisions were deleted\n", a[0])
+				}
 				return failure("no running workflow at %q", a[0])
 			}
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,7 +54,9 @@ func recordApply(ctx context.Context, c client.Client, node spec.Node, message s
 	if err != nil {
 		return "", failure("record the apply of %s: %v", node.Name, err)
 	}
-	judgeLatest(ctx, c, node.Name)
+	if l, err := queryRevisions(ctx, c, node.Name); err == nil {
+		judgeLatest(ctx, c, node.Name, l)
+	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	rec := workflows.RevisionRecord{Record: revision.Record{
@@ -99,18 +102,17 @@ func queryRevisions(ctx context.Context, c client.Client, root string) (revision
 	return l, nil
 }
 
-// judgeLatest judges the newest revision of the tree root if it still
-// rolls, from the tree as it is now, and tells the log a final outcome. It
-// returns the log as it then stands (zero when it could not be asked).
-// Best effort: a tree that does not answer leaves the revision rolling.
-func judgeLatest(ctx context.Context, c client.Client, root string) revision.Log {
-	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	l, err := queryRevisions(qctx, c, root)
+// judgeLatest judges the newest revision of the log l of the tree root
+// if it still rolls, from the tree as it is now, and tells the log a final
+// outcome. It returns l as it then stands. Best effort: a tree that does
+// not answer leaves the revision rolling.
+func judgeLatest(ctx context.Context, c client.Client, root string, l revision.Log) revision.Log {
 	last := l.Latest()
-	if err != nil || last == nil || last.Outcome.Final() {
+	if last == nil || last.Outcome.Final() {
 		return l
 	}
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	st, err := assembleTree(qctx, c, root, treestatus.Options{})
 	if err != nil || st.Stale != "" || len(st.StaleNodes()) > 0 {
 		return l
@@ -119,7 +121,7 @@ func judgeLatest(ctx context.Context, c client.Client, root string) revision.Log
 	for _, u := range updatesOf(st, ofRevision(last.Revision)) {
 		ups = append(ups, revision.Update{Path: u.path, State: u.State, Reason: u.Reason, Failed: u.Failed})
 	}
-	o, why := revision.Judge(st.Revision, last.Revision, ups)
+	o, why := revision.Judge(st.Revision, last.Revision, !applying(st), ups)
 	if !o.Final() {
 		return l
 	}
@@ -127,6 +129,15 @@ func judgeLatest(ctx context.Context, c client.Client, root string) revision.Log
 		last.Outcome, last.Reason = o, why
 	}
 	return l
+}
+
+// applying reports whether a node of an assembled tree has not taken the
+// spec its supervisor sent it (or is owed one by an update).
+func applying(st workflows.Status) bool {
+	if st.Applying {
+		return true
+	}
+	return slices.ContainsFunc(st.Children, applying)
 }
 
 func revisionsCmd(g *globals) *cobra.Command {
@@ -148,10 +159,11 @@ func revisionsCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			ctx := cmd.Context()
-			if _, err := queryRevisions(ctx, c, a[0]); err != nil {
+			l, err := queryRevisions(ctx, c, a[0])
+			if err != nil {
 				return err
 			}
-			l := judgeLatest(ctx, c, a[0])
+			l = judgeLatest(ctx, c, a[0], l)
 			if len(l.Pending) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d apply(s) recorded that the tree has not taken (yet: its root may be busy, or of an older version until `starter upgrade`)\n", len(l.Pending))
 			}

@@ -79,6 +79,9 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 	records := workflow.GetSignalChannel(ctx, SignalRecord)
 	taken := workflow.GetSignalChannel(ctx, SignalTaken)
 	outcomes := workflow.GetSignalChannel(ctx, SignalOutcome)
+	// Holders start, and are dropped, on a disconnected context: a cancel
+	// of this workflow must not reach a holder it just started.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var pending []workflow.Future
 	var drop []string
 	take := func() bool {
@@ -90,7 +93,7 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 			switch {
 			case records.ReceiveAsync(&r):
 				holder := RevisionSpecID(in.Root, r.Request)
-				pending = append(pending, startHolder(ctx, RevisionSpecInput{Root: in.Root, Request: r.Request, Spec: r.Spec}, holder))
+				pending = append(pending, startHolder(dctx, RevisionSpecInput{Root: in.Root, Request: r.Request, Spec: r.Spec}, holder))
 				drop = append(drop, log.Add(r.Record, workflow.Now(ctx), holder)...)
 			case taken.ReceiveAsync(&t):
 				drop = append(drop, log.Take(t)...)
@@ -104,24 +107,26 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 	}
 	sel := workflow.NewSelector(ctx)
 	wake := func(workflow.ReceiveChannel, bool) {}
+	sel.AddReceive(ctx.Done(), wake) // first: a cancel wins over a signal in the same task
 	sel.AddReceive(records, wake).AddReceive(taken, wake).AddReceive(outcomes, wake)
-	cancelled := false
-	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 	sel.Select(ctx)
-	if cancelled {
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		dropHolders(dctx, log.Holders())
-		return nil
-	}
 	// Take every signal, and what came while the holders started and
 	// ended, before continuing as new: a signal left behind is lost.
-	for take() {
+	for ctx.Err() == nil && take() {
 		for _, f := range pending {
-			_ = f.Get(ctx, nil) // a holder of a record retried runs already
+			_ = f.Get(dctx, nil) // a holder of a record retried runs already
 		}
 		pending = nil
-		dropHolders(ctx, drop)
+		dropHolders(dctx, drop)
 		drop = nil
+	}
+	if ctx.Err() != nil { // cancelled: the tree is deleted
+		take() // what came with the cancel: its holders go too
+		for _, f := range pending {
+			_ = f.Get(dctx, nil)
+		}
+		dropHolders(dctx, append(drop, log.Holders()...))
+		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, RevisionsWorkflow, RevisionsInput{Root: in.Root, Log: log})
 }

@@ -133,3 +133,30 @@ func TestRevisionSpec_AnswersItsSpecUntilDropped(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 }
+
+// Regression (review of the revisions): a record and the tree's deletion
+// in the same task lost the cancel; the run continued as new, and the
+// holders stayed. The cancel wins: every holder goes, the new one too.
+func TestRevisions_ACancelWithASignalIsNotLost(t *testing.T) {
+	e := newRevisionsEnv(t)
+	in := RevisionsInput{Root: "shop", Log: revision.Log{Entries: []revision.Entry{{Revision: 1, Holder: "h1"}}}}
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(SignalRecord, RevisionRecord{Record: revision.Record{Request: "r2", Digest: "d2"}})
+		e.CancelWorkflow()
+	}, time.Second)
+	e.ExecuteWorkflow(RevisionsWorkflow, in)
+	require.True(t, e.IsWorkflowCompleted())
+	_, continued := continuedAs[RevisionsInput](t, e.GetWorkflowError())
+	require.False(t, continued, "the cancel was lost: %v", e.GetWorkflowError())
+	// The new holder is the environment's own child, which it signals
+	// itself: the log shows the record was taken with the cancel, and
+	// dropHolders drops every holder of the log.
+	v, err := e.QueryWorkflow(QueryRevisions)
+	require.NoError(t, err)
+	var l revision.Log
+	require.NoError(t, v.Get(&l))
+	require.ElementsMatch(t, []string{"h1", RevisionSpecID("shop", "r2")}, l.Holders())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	require.Contains(t, e.dropped, "h1")
+}

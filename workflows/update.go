@@ -277,9 +277,10 @@ func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supe
 
 // tellRevisions tells the tree's revisions (RevisionsWorkflow) which
 // revision the apply with ID request became, or that it changed nothing:
-// a root's, from version 4 on, for an apply that named itself.
+// a root's, from version 4 on. A spec sent around the starter (no request)
+// is told only when it changed the tree: a revision with no spec kept.
 func (s *supervisorRun) tellRevisions(request string, changed bool) {
-	if request == "" || s.in.Parent != "" || s.in.Version < 4 {
+	if (request == "" && !changed) || s.in.Parent != "" || s.in.Version < 4 {
 		return
 	}
 	s.out.add(workflow.SignalExternalWorkflow(s.ctx, RevisionsID(s.in.Path), "", SignalTaken,

@@ -16,15 +16,24 @@ type Update struct {
 }
 
 // Judge says how revision rev's rollout stands from what the tree shows:
-// the root's revision now (taken: the root has counted rev or a later
-// one) and the updates of rev in the tree, each supervisor's last. The
-// updates of one revision end apart; the revision's outcome is the worst
-// of them: failed (one failed or was cancelled, not reverted), reverted,
-// replaced, rolling (one still runs), complete (every one completed, or the
-// revision restarted no worker).
-func Judge(rootRevision, rev int64, ups []Update) (Outcome, string) {
-	if rootRevision < rev {
+// the root's revision now, whether every node has taken the spec its
+// supervisor sent it (settled: no row applying; a child supervisor
+// begins its own update only once it has), and the updates of rev in the
+// tree, each supervisor's last. The updates of one revision end apart; the
+// revision's outcome is the worst of them: failed (one failed or was
+// cancelled, not reverted: final at once), rolling (one still runs, or the
+// tree has not settled), reverted, replaced, complete (every one
+// completed, or the revision restarted no worker).
+//
+// Only the newest revision is judged, and only while the root has not
+// counted a newer one: once it has, the updates of rev may be overwritten,
+// and the log itself marks rev replaced if it still rolled (Log.Take).
+func Judge(rootRevision, rev int64, settled bool, ups []Update) (Outcome, string) {
+	switch {
+	case rootRevision < rev:
 		return Rolling, "the tree has not taken it yet"
+	case rootRevision > rev:
+		return Rolling, "a newer revision was taken"
 	}
 	var failed, reverted, replaced []string
 	rolling := false
@@ -55,6 +64,8 @@ func Judge(rootRevision, rev int64, ups []Update) (Outcome, string) {
 		return Reverted, strings.Join(reverted, "; ")
 	case len(replaced) > 0:
 		return Replaced, "a newer apply came while it rolled under " + strings.Join(replaced, ", ")
+	case !settled:
+		return Rolling, "a supervisor has not taken its spec yet"
 	}
 	return Complete, ""
 }

@@ -134,10 +134,14 @@ func (l *Log) Find(n int64) *Entry {
 	return nil
 }
 
-// Add keeps a record as pending, its spec held by holder. It returns the
+// Add keeps a record as pending, its spec held by holder (a record whose
+// holder is an entry's already is taken: it is ignored). It returns the
 // holders no longer needed: of a record of the same request (an apply
 // retried), and of the oldest pending records past MaxPending.
 func (l *Log) Add(r Record, now time.Time, holder string) (drop []string) {
+	if slices.ContainsFunc(l.Entries, func(e Entry) bool { return e.Holder == holder }) {
+		return nil // a record signalled twice, taken already
+	}
 	l.Pending = slices.DeleteFunc(l.Pending, func(p Pending) bool {
 		if p.Request == r.Request && p.Holder != holder {
 			drop = append(drop, p.Holder)

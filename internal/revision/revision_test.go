@@ -108,23 +108,26 @@ func TestJudge(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		root    int64
+		settled bool
 		ups     []Update
 		want    Outcome
 		because string
 	}{
-		{"not taken yet", 2, nil, Rolling, "not taken"},
-		{"restarted nothing", 3, nil, Complete, ""},
-		{"every update complete", 3, []Update{{Path: "t", State: "complete"}, {Path: "t/g", State: "complete"}}, Complete, ""},
-		{"one still rolls", 3, []Update{{Path: "t", State: "complete"}, {Path: "t/g", State: "paused"}}, Rolling, ""},
-		{"one failed, one rolls", 3, []Update{{Path: "t", State: "failed", Reason: "not healthy", Failed: "w1"}, {Path: "t/g", State: "rolling"}}, Failed, "t: not healthy (worker t/w1)"},
-		{"cancelled", 3, []Update{{Path: "t", State: "cancelled"}}, Failed, "t: cancelled by the operator"},
-		{"reverted", 3, []Update{{Path: "t", State: "reverted", Reason: "never ready", Failed: "w0"}, {Path: "t/g", State: "complete"}}, Reverted, "t: never ready (worker t/w0)"},
-		{"reverting still rolls", 3, []Update{{Path: "t", State: "reverting"}}, Rolling, ""},
-		{"replaced", 3, []Update{{Path: "t", State: "replaced"}}, Replaced, "under t"},
-		{"taken and later ones since", 5, []Update{{Path: "t", State: "complete"}}, Complete, ""},
+		{"not taken yet", 2, true, nil, Rolling, "not taken"},
+		{"a newer one taken", 4, true, []Update{{Path: "t", State: "complete"}}, Rolling, "newer"},
+		{"restarted nothing", 3, true, nil, Complete, ""},
+		{"taken, not settled", 3, false, nil, Rolling, "not taken its spec"},
+		{"every update complete", 3, true, []Update{{Path: "t", State: "complete"}, {Path: "t/g", State: "complete"}}, Complete, ""},
+		{"complete here, not settled below", 3, false, []Update{{Path: "t", State: "complete"}}, Rolling, ""},
+		{"one still rolls", 3, true, []Update{{Path: "t", State: "complete"}, {Path: "t/g", State: "paused"}}, Rolling, ""},
+		{"one failed, one rolls", 3, false, []Update{{Path: "t", State: "failed", Reason: "not healthy", Failed: "w1"}, {Path: "t/g", State: "rolling"}}, Failed, "t: not healthy (worker t/w1)"},
+		{"cancelled", 3, false, []Update{{Path: "t", State: "cancelled"}}, Failed, "t: cancelled by the operator"},
+		{"reverted", 3, false, []Update{{Path: "t", State: "reverted", Reason: "never ready", Failed: "w0"}, {Path: "t/g", State: "complete"}}, Reverted, "t: never ready (worker t/w0)"},
+		{"reverting still rolls", 3, true, []Update{{Path: "t", State: "reverting"}}, Rolling, ""},
+		{"replaced", 3, true, []Update{{Path: "t", State: "replaced"}}, Replaced, "under t"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, why := Judge(c.root, 3, c.ups)
+			got, why := Judge(c.root, 3, c.settled, c.ups)
 			require.Equal(t, c.want, got)
 			require.Contains(t, why, c.because)
 			require.Equal(t, c.want != Rolling, got.Final())
