@@ -95,7 +95,8 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 		}
 		r := s.carry.Children[i]
 		kids = append(kids, supervise.UpdateChild{Name: r.Name, Gone: r.Lifecycle.Gone(), State: r.Status.State, Desired: r.Status.Desired,
-			Reason: r.Status.Reason, Completed: r.Status.Completed, Since: r.Status.Since, Generation: r.Status.Generation, Terminations: r.Status.Terminations})
+			Reason: r.Status.Reason, Completed: r.Status.Completed, Since: r.Status.Since, Generation: r.Status.Generation, Terminations: r.Status.Terminations,
+			Refused: refusal(r.Status.LastAction)})
 	}
 	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation})
 	s.carry.Update = &u
@@ -107,6 +108,15 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 			s.updateEnded(c)
 		}
 	}
+}
+
+// refusal says what a host refused, from a child's last action ("" when
+// it refused nothing).
+func refusal(a treestatus.ActionStatus) string {
+	if a.Status != string(tick.Refused) {
+		return ""
+	}
+	return fmt.Sprintf("%s refused, running as before: %s", a.Name, a.Error)
 }
 
 // sendUpdate sends one target its node: the current spec's, or the
@@ -277,10 +287,11 @@ func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supe
 
 // tellRevisions tells the tree's revisions (RevisionsWorkflow) which
 // revision the apply with ID request became, or that it changed nothing:
-// a root's, from version 4 on. A spec sent around the starter (no request)
-// is told only when it changed the tree: a revision with no spec kept.
+// a root's, from version 4 on, for an apply that named itself. A spec sent
+// around the starter (the temporal CLI) is no entry of the log, though the
+// root counts it: the log's numbers skip it.
 func (s *supervisorRun) tellRevisions(request string, changed bool) {
-	if (request == "" && !changed) || s.in.Parent != "" || s.in.Version < 4 {
+	if request == "" || s.in.Parent != "" || s.in.Version < 4 {
 		return
 	}
 	s.out.add(workflow.SignalExternalWorkflow(s.ctx, RevisionsID(s.in.Path), "", SignalTaken,

@@ -161,9 +161,8 @@ func (l *Log) Add(r Record, now time.Time, holder string) (drop []string) {
 // Take carries out the root's word on a request: its pending record
 // becomes the entry of revision t.Revision (rolling; the entry before it
 // replaced if it still rolled), or goes when the apply changed nothing. A
-// request the log does not hold (a spec sent around the starter, or a
-// record dropped as too old) makes an entry without a spec when it changed
-// the tree. It returns the holders no longer needed: the dropped record's,
+// request the log does not hold (a record dropped as too old) makes an
+// entry without a spec when it changed the tree. It returns the holders no longer needed: the dropped record's,
 // and those of the entries past Keep.
 func (l *Log) Take(t Taken) (drop []string) {
 	i := slices.IndexFunc(l.Pending, func(p Pending) bool { return p.Request == t.Request })
@@ -192,7 +191,7 @@ func (l *Log) Take(t Taken) (drop []string) {
 	}
 	e := Entry{Revision: t.Revision, Time: p.Time, Digest: p.Digest, Message: p.Message, User: p.User, Host: p.Host, Outcome: Rolling, Holder: p.Holder}
 	if i < 0 {
-		e.Reason = "applied around the starter: no record, no spec kept"
+		e.Reason = "its record was not kept: no spec kept"
 	}
 	l.Entries = append(l.Entries, e)
 	if n := len(l.Entries) - Keep; n > 0 {

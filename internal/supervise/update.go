@@ -152,6 +152,10 @@ type UpdateChild struct {
 	Since        time.Time
 	Generation   int64
 	Terminations int
+	// Refused: its host refused its last action's spec, and what it said
+	// ("restart refused, running as before: ..."): the service runs on as
+	// it was.
+	Refused string
 }
 
 // UpdateOp is what moves an update.
@@ -304,6 +308,13 @@ func (d *updater) watch() {
 			// of the bad spec's last attempt may reach it after the
 			// previous spec did, counted at the revert's generation.)
 			d.fail(t.Name, fmt.Sprintf("%s %s with the new spec: %s", t.Name, endedWord(c), firstClause(c.Reason)))
+			return
+		case atNew && c.State == string(tick.Running) && !c.Since.Before(t.SentAt) && c.Refused != "" && u.State != UpdateReverting:
+			// Running again since it was sent, after its host refused
+			// the new spec: the old instance runs on, which is no update.
+			// (A refusal from before, still its last action while the
+			// restart waits, has its running since before.)
+			d.fail(t.Name, fmt.Sprintf("%s: %s", t.Name, c.Refused))
 			return
 		case atNew && c.State == string(tick.Running) && !c.Since.Before(t.SentAt):
 			if t.HealthyAt.IsZero() || c.Since.Add(u.Policy.MinHealthyTime).After(t.HealthyAt) {

@@ -141,6 +141,13 @@ func TestUpdate_Failures(t *testing.T) {
 			k[0].Generation, k[0].State, k[0].Reason = 2, "starting", "waiting for the ready probe"
 			return k
 		}, 5 * time.Minute, "a not updated within 5m0s (it is starting: waiting for the ready probe)"},
+		// Regression: a refused restart leaves the old instance running,
+		// with a new since; it was counted updated.
+		{"refused by its host", func(k []UpdateChild) []UpdateChild {
+			k[0].Generation, k[0].State, k[0].Since = 2, "running", t0.Add(time.Second)
+			k[0].Refused = "restart refused, running as before: policy p: command /bin/sh is not allowed"
+			return k
+		}, time.Second, "a: restart refused, running as before: policy p: command /bin/sh is not allowed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			u, kids := newRolling(policy(2), "a", "b", "c")
@@ -173,6 +180,22 @@ func TestUpdate_Failures(t *testing.T) {
 			require.Contains(t, r.Reason, "reverted: "+c.reason)
 		})
 	}
+}
+
+// A refusal from before the update (the last action of a worker whose
+// restart has not begun yet) fails nothing; the restart then counts.
+func TestUpdate_ARefusalFromBeforeIsNoFailure(t *testing.T) {
+	u, kids := newRolling(policy(1), "a")
+	u, _ = step(u, kids, t0, UpdateTick)
+	kids[0].Generation, kids[0].Refused = 2, "restart refused, running as before: policy p"
+	u, cmds := step(u, kids, t0.Add(time.Second), UpdateTick)
+	require.Equal(t, UpdateRolling, u.State)
+	require.Empty(t, ended(cmds))
+	kids[0] = restarted(kids[0], t0.Add(2*time.Second))
+	kids[0].Refused = ""
+	u, cmds = step(u, kids, t0.Add(3*time.Second), UpdateTick)
+	require.Equal(t, UpdateComplete, u.State)
+	require.Equal(t, []string{UpdateComplete}, ended(cmds))
 }
 
 // A revert whose worker does not come back fails the update for good.
