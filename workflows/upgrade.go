@@ -52,6 +52,12 @@ import (
 //	  in flight, and the service starts with the new spec (a rolling
 //	  update's revert of a worker whose bad start waits for its ready
 //	  probe); version 3 lets the action finish first.
+//	worker 5: an action's success report, which its activity sends, takes
+//	  the report number after the next, and the report of the transient
+//	  state sent in the same task the one left free, so the success is not
+//	  dropped as stale (worker_status.go, "Report numbers"); version 4
+//	  numbers them in the order made, and reports the success again from
+//	  its next task.
 //	rollout 2: the reload op (`starter rollout reload`); version 1 refuses
 //	  it as an unknown op.
 //	supervisor 2: a child's digest covers its signature (version 1
@@ -71,7 +77,7 @@ import (
 //	  request, and its tree's revisions keep the record pending.
 const (
 	SupervisorVersion = 4
-	WorkerVersion     = 4
+	WorkerVersion     = 5
 	RolloutVersion    = 2
 )
 

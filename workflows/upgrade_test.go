@@ -494,3 +494,65 @@ func TestVersions_RootTellsRevisionsWhatAnApplyBecame(t *testing.T) {
 		})
 	}
 }
+
+// Version 5 numbers an action's success report (sent by its activity; here
+// a restart for a new spec) after the report of the transient state sent
+// in the task that started the action: the supervisor takes it, and the worker need not report the
+// success again. Version 4 numbered them in the order made: the success
+// report was stale, and the worker reported the success from its next task.
+func TestVersions_SuccessReportIsNotStale(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		version    int
+		fresh      bool     // the success report's number is above the transient report's
+		afterwards []string // the worker's own reports after the action
+	}{
+		{"version 4: stale, reported again", 4, false, []string{"running"}},
+		{"version 5: the last one", 5, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			reps := recordReports(env, "p")
+			var mu sync.Mutex
+			var success int64
+			env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if r.OnSuccess == nil {
+					t.Logf("no success report")
+					return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil
+				}
+				success = r.OnSuccess.Report.Seq
+				return activities.ActionResult{Attempt: 1, Instance: "i2", Reported: true}, nil
+			})
+			mockActions(env) // after: the restart's mock above is the one matched
+			var before int
+			at(env, time.Minute, func() {
+				reps.mu.Lock()
+				before = len(reps.got)
+				reps.mu.Unlock()
+				env.SignalWorkflow(SignalSpec, spec.Update{Spec: stubNode("w", &spec.Stub{Delay: *spec.Dur(time.Millisecond)})})
+			})
+			endAt(env, 2*time.Minute)
+			env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1, Version: c.version})
+
+			reps.mu.Lock()
+			defer reps.mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			got := reps.got[before:]
+			require.NotEmpty(t, got)
+			require.Equal(t, "starting", got[0].Status.State, "the transient state, from the task that started the restart")
+			require.Equal(t, "restart", got[0].Status.LastAction.Name)
+			require.Equal(t, c.fresh, success > got[0].Seq, "success %d, transient %d", success, got[0].Seq)
+			var after []string
+			for _, r := range got[1:] {
+				if r.Ended {
+					break // endAt deletes it
+				}
+				after = append(after, r.Status.State)
+			}
+			require.Equal(t, c.afterwards, after)
+		})
+	}
+}

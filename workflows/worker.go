@@ -115,6 +115,10 @@ type workerRun struct {
 
 	lastState    tick.State
 	lastReported *Status
+	// seqFree is a report number a success report of the task at history
+	// length seqFreeAt left free (reserveSuccessSeq; version 5).
+	seqFree   int64
+	seqFreeAt int
 	// maybeReported is a success report an action's activity may have
 	// delivered before the action failed (onActionDone); the next report
 	// that the supervisor would otherwise not get is sent if it differs.

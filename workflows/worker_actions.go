@@ -194,8 +194,9 @@ func (w *workerRun) launch(a tick.Action) {
 // will call for, made now for the activity to send (ActionRequest.OnSuccess):
 // nil without a supervisor, for an observe, when the success leads to
 // another action (a transient state), and when the supervisor's record
-// would not change. It takes the next report number: a report the workflow
-// sends meanwhile (the action is slow, or something urgent) overtakes it.
+// would not change. Its number is reserved (reserveSuccessSeq): a report
+// the workflow sends in a later task (the action is slow, or something
+// urgent) overtakes it.
 func (w *workerRun) successReport(a tick.Action) *activities.SuccessReport {
 	if w.in.Parent == "" || a == tick.Observe {
 		return nil
@@ -212,9 +213,9 @@ func (w *workerRun) successReport(a tick.Action) *activities.SuccessReport {
 	if w.lastReported != nil && sameReport(*w.lastReported, st) {
 		return nil
 	}
-	w.carry.ReportSeq++
+	seq := w.reserveSuccessSeq()
 	return &activities.SuccessReport{Parent: w.in.Parent, Report: ChildReport{
-		Seq: w.carry.ReportSeq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: narrowRecord(st)}}
+		Seq: seq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: narrowRecord(st)}}
 }
 
 func activityName(a tick.Action) string {

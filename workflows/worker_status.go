@@ -173,12 +173,47 @@ func (w *workerRun) report(ended bool) {
 	// Fire and forget: a parent that is gone must not stall the worker. The
 	// last report is awaited: a signal initiated by a workflow that closes
 	// in the same task may never be delivered.
-	w.carry.ReportSeq++
-	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.carry.ReportSeq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: st, Ended: ended})
+	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.nextReportSeq(), Run: workflow.GetInfo(w.ctx).FirstRunID, Status: st, Ended: ended})
 	w.out.add(f)
 	if ended {
 		_ = f.Get(ctx, nil)
 	}
+}
+
+// Report numbers. The supervisor applies a child's report only when its
+// number is higher than the last it applied. An action's success report
+// is made when the action starts (successReport), for its activity to send
+// the moment it succeeds; the task that starts the action also reports the
+// transient state the worker enters (starting, stopping). Numbered in that
+// order, the success report came second by number and first by time, and
+// was dropped as stale: the supervisor learnt of the success only from the
+// worker's next task, two hops later (a rolling update waits on it for
+// each worker). From worker code version 5 the success report takes the
+// number after the next, and a report of the same task takes the one it
+// left free.
+
+// reserveSuccessSeq numbers an action's success report.
+func (w *workerRun) reserveSuccessSeq() int64 {
+	if w.in.Version < 5 {
+		w.carry.ReportSeq++
+		return w.carry.ReportSeq
+	}
+	w.carry.ReportSeq += 2
+	w.seqFree, w.seqFreeAt = w.carry.ReportSeq-1, workflow.GetInfo(w.ctx).GetCurrentHistoryLength()
+	return w.carry.ReportSeq
+}
+
+// nextReportSeq numbers a report of the workflow's own: the number a
+// success report of this same task left free, or the next one.
+func (w *workerRun) nextReportSeq() int64 {
+	if free := w.seqFree; free > 0 {
+		w.seqFree = 0
+		if w.seqFreeAt == workflow.GetInfo(w.ctx).GetCurrentHistoryLength() {
+			return free
+		}
+	}
+	w.carry.ReportSeq++
+	return w.carry.ReportSeq
 }
 
 // sameReport reports whether two statuses agree on what the supervisor acts
