@@ -988,6 +988,12 @@ func (s *supervisorRun) report(ended bool) {
 		return
 	}
 	st := narrowRecord(s.own())
+	if u := st.Update; u != nil && s.in.Version >= 4 {
+		// Its update's progress is its own answer's (starter status asks
+		// it): reported, every worker updated was a signal and a task of
+		// the parent's, the root's at the top, per worker.
+		st.Update = &treestatus.UpdateStatus{Revision: u.Revision, Generation: u.Generation, State: u.State, Reason: u.Reason, Failed: u.Failed}
+	}
 	b, _ := json.Marshal(st)
 	if !ended && s.lastReported != nil && string(b) == string(s.lastReported) {
 		return

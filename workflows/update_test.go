@@ -331,3 +331,46 @@ func TestUpdate_NotifiesUpdateFailedThenReverted(t *testing.T) {
 	require.Equal(t, "root", notes.delivered[0].Notification.Path)
 	require.Contains(t, notes.delivered[0].Notification.Reason, "a ")
 }
+
+// Version 4 of a supervisor reports its update's state to its parent, not
+// its progress: version 3 sent its parent (the root, at the top) a signal
+// and a task per worker updated.
+func TestVersions_ReportsCarryAnUpdatesStateNotItsProgress(t *testing.T) {
+	reportsOf := func(version int) []ChildReport {
+		env := newEnv(t)
+		mockUpdates(env, -1)
+		reps := recordReports(env, "top")
+		policy := &spec.UpdatePolicy{MaxParallel: parallel(1)}
+		at(env, time.Minute, func() {
+			env.SignalWorkflow(SignalSpec, spec.Update{Spec: withDelay(time.Millisecond, policy), Revision: 2})
+		})
+		endAt(env, 6*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "top/root", Parent: "top", Spec: withDelay(0, policy), Generation: 1, Version: version})
+		reps.mu.Lock()
+		defer reps.mu.Unlock()
+		var out []ChildReport
+		for _, r := range reps.got {
+			out = append(out, r.ChildReport)
+		}
+		return out
+	}
+	progress := func(reps []ChildReport) (shown int, states []string) {
+		for _, r := range reps {
+			if u := r.Status.Update; u != nil {
+				shown = max(shown, u.Updated)
+				if len(states) == 0 || states[len(states)-1] != u.State {
+					states = append(states, u.State)
+				}
+			}
+		}
+		return shown, states
+	}
+	v3, v4 := reportsOf(3), reportsOf(4)
+	shown, states := progress(v3)
+	require.Equal(t, 4, shown, "version 3 reports its progress")
+	require.Equal(t, []string{supervise.UpdateRolling, supervise.UpdateComplete}, states)
+	shown, states = progress(v4)
+	require.Zero(t, shown, "version 4 does not")
+	require.Equal(t, []string{supervise.UpdateRolling, supervise.UpdateComplete}, states, "its state, it does")
+	require.Less(t, len(v4), len(v3)-2, "fewer reports")
+}

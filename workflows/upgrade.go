@@ -57,7 +57,8 @@ import (
 //	  state sent in the same task the one left free, so the success is not
 //	  dropped as stale (worker_status.go, "Report numbers"); version 4
 //	  numbers them in the order made, and reports the success again from
-//	  its next task.
+//	  its next task. A new generation alone is not reported while an
+//	  action runs (urgentDuringAction): the action's end reports it.
 //	rollout 2: the reload op (`starter rollout reload`); version 1 refuses
 //	  it as an unknown op.
 //	supervisor 2: a child's digest covers its signature (version 1
@@ -74,7 +75,9 @@ import (
 //	supervisor 4: a root handed an apply's request (spec.Update.Request,
 //	  SupervisorInput.Request) tells the tree's revisions which revision
 //	  it became (SignalTaken to RevisionsID); version 3 ignores the
-//	  request, and its tree's revisions keep the record pending.
+//	  request, and its tree's revisions keep the record pending. Its
+//	  report to its parent carries its update's state, not its progress
+//	  (updated, total, in flight): version 3 reported every worker updated.
 const (
 	SupervisorVersion = 4
 	WorkerVersion     = 5

@@ -76,11 +76,26 @@ func (w *workerRun) journal(m *tick.Memory) {
 func (w *workerRun) publish() {
 	if w.flight != nil && w.flight.action != tick.Observe {
 		last := w.lastReported
-		if w.in.Parent == "" || last == nil || !urgentChange(*last, w.status()) {
+		if w.in.Parent == "" || last == nil || !w.urgentDuringAction(*last, w.status()) {
 			return
 		}
 	}
 	w.publishNow()
+}
+
+// urgentDuringAction is urgentChange while an action runs. From worker
+// code version 5 a new generation alone waits for the action's end: the
+// action a new spec begins (its restart) ends in a report that carries the
+// generation (its success report, sent by its activity the moment it
+// succeeds), or is slow and published after activities.SlowAfter. Version
+// 4 reported the generation at once, in a transient state: a second report
+// per restart, and a second task of the supervisor's, which a rolling
+// update's round waited behind.
+func (w *workerRun) urgentDuringAction(last, now Status) bool {
+	if w.in.Version >= 5 {
+		now.Generation = last.Generation
+	}
+	return urgentChange(last, now)
 }
 
 // publishNow publishes the current status.
