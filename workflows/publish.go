@@ -30,7 +30,14 @@ import (
 //     published, with no timer in the history. What a supervisor acts on is
 //     reported at once (urgentChange): a new termination, an acknowledged
 //     supervise request, a new generation, a change of desired state or of
-//     awaiting a restart.
+//     awaiting a restart. From worker code version 5 a new generation
+//     alone waits for the end of the action it began (urgentDuringAction):
+//     the action's success report carries it.
+//   - An action's success report is made when the action starts and sent
+//     by its activity the moment it succeeds, a hop before the workflow
+//     could (its number: worker_status.go, "Report numbers").
+//   - A supervisor's report carries its rolling update's state, not its
+//     progress (supervisor code version 4).
 //   - A worker keeps its observe timer through an action instead of
 //     cancelling and re-arming it around each one.
 //   - A run does not upsert its search attributes at its start when they
