@@ -268,7 +268,10 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 		reason += " [status: " + st.NotifyStatus + "]"
 	}
 	if u := st.Update; u != nil && st.Kind == "supervisor" {
-		reason += fmt.Sprintf(" [revision %d; update %s: %d of %d updated", st.Revision, u.State, u.Updated, u.Total)
+		reason += fmt.Sprintf(" [revision %d; update %s", st.Revision, u.State)
+		if u.Total > 0 { // a stale row holds its parent's record: the state, not the progress
+			reason += fmt.Sprintf(": %d of %d updated", u.Updated, u.Total)
+		}
 		if u.State != "complete" && u.Reason != "" {
 			reason += ": " + u.Reason
 		}

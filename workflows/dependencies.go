@@ -50,6 +50,9 @@ func (s *supervisorRun) siblings() []supervise.Sibling {
 	out := make([]supervise.Sibling, len(s.carry.Children))
 	for i, r := range s.carry.Children {
 		out[i] = sibling(r, deps[r.Name], slices.Contains(s.carry.Removing, r.Path))
+		// Version 4: a child applying its spec is not up (a worker of
+		// version 5 reports a new generation at its restart's end).
+		out[i].Applying = s.in.Version >= 4 && r.WantGeneration > r.Status.Generation
 	}
 	return out
 }

@@ -96,9 +96,10 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 		r := s.carry.Children[i]
 		kids = append(kids, supervise.UpdateChild{Name: r.Name, Gone: r.Lifecycle.Gone(), State: r.Status.State, Desired: r.Status.Desired,
 			Reason: r.Status.Reason, Completed: r.Status.Completed, Since: r.Status.Since, Generation: r.Status.Generation, Terminations: r.Status.Terminations,
-			Refused: refusal(r.Status.LastAction)})
+			Refused: refusal(s.in.Version, r.Status.LastAction)})
 	}
-	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation})
+	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation,
+		RevertPastSent: s.in.Version >= 4})
 	s.carry.Update = &u
 	for _, c := range cmds {
 		switch c.Kind {
@@ -110,10 +111,11 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 	}
 }
 
-// refusal says what a host refused, from a child's last action ("" when
-// it refused nothing).
-func refusal(a treestatus.ActionStatus) string {
-	if a.Status != string(tick.Refused) {
+// refusal says what a host refused of a start or restart, from a child's
+// last action ("" when it refused none, and in a run of supervisor code
+// version 3, which counted a refused restart as an update).
+func refusal(version int, a treestatus.ActionStatus) string {
+	if version < 4 || a.Status != string(tick.Refused) || (a.Name != string(tick.Start) && a.Name != string(tick.Restart)) {
 		return ""
 	}
 	return fmt.Sprintf("%s refused, running as before: %s", a.Name, a.Error)

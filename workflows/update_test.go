@@ -374,3 +374,17 @@ func TestVersions_ReportsCarryAnUpdatesStateNotItsProgress(t *testing.T) {
 	require.Equal(t, []string{supervise.UpdateRolling, supervise.UpdateComplete}, states, "its state, it does")
 	require.Less(t, len(v4), len(v3)-2, "fewer reports")
 }
+
+// Version 4 fails a rolling update on a host's refusal of a target's start
+// or restart; version 3 counted the old instance, running on, as updated.
+// A refused reload or observe is no refusal of the new spec.
+func TestVersions_ARefusalFailsAnUpdateFromVersion4(t *testing.T) {
+	refused := func(action string) treestatus.ActionStatus {
+		return treestatus.ActionStatus{Name: action, Status: "refused", Error: "policy p: command /bin/sh is not allowed"}
+	}
+	require.Empty(t, refusal(3, refused("restart")))
+	require.Equal(t, "restart refused, running as before: policy p: command /bin/sh is not allowed", refusal(4, refused("restart")))
+	require.NotEmpty(t, refusal(4, refused("start")))
+	require.Empty(t, refusal(4, refused("reload")))
+	require.Empty(t, refusal(4, treestatus.ActionStatus{Name: "restart", Status: "succeeded"}))
+}

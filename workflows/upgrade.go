@@ -78,6 +78,12 @@ import (
 //	  request, and its tree's revisions keep the record pending. Its
 //	  report to its parent carries its update's state, not its progress
 //	  (updated, total, in flight): version 3 reported every worker updated.
+//	  Its rolling update fails on a host's refusal of a target's start or
+//	  restart (version 3 counted the old instance, running on, as
+//	  updated), and a revert sends each target a generation past the one
+//	  the update sent it (a late success of the bad spec is not taken for
+//	  the revert's). A child applying its spec is not up for the
+//	  dependency order (dependsOn).
 const (
 	SupervisorVersion = 4
 	WorkerVersion     = 5

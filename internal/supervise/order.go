@@ -39,6 +39,10 @@ type Sibling struct {
 	CanStart bool
 	// Removing: a removed run of its path has not ended yet.
 	Removing bool
+	// Applying: it has not reported the spec its supervisor sent it (a
+	// worker restarting for it reports the new generation at the
+	// restart's end): it is not up, whatever it last said.
+	Applying bool
 }
 
 // Gone: the child's workflow is not there to be asked anything.
@@ -47,7 +51,7 @@ func (c Sibling) Gone() bool { return c.Lifecycle.Gone() }
 // Up: the child runs (a child supervisor: its whole subtree) or completed,
 // and nothing is queued for it.
 func (c Sibling) Up() bool {
-	if c.Lifecycle != Live {
+	if c.Lifecycle != Live || c.Applying {
 		return false
 	}
 	return c.Completed || (c.State == "running" && (!c.Supervisor || c.Subtree == "running"))

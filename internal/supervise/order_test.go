@@ -141,3 +141,13 @@ func TestBlockedAndStaysDown(t *testing.T) {
 		require.Equal(t, c.staysDn, StaysDown(c.m, c.desired), c.name)
 	}
 }
+
+// A child that has not reported the spec its supervisor sent it is not up:
+// a worker restarting for a new spec reports it at the restart's end.
+func TestSibling_ApplyingIsNotUp(t *testing.T) {
+	c := Sibling{Name: "db", State: "running", Lifecycle: Live}
+	require.True(t, c.Up())
+	c.Applying = true
+	require.False(t, c.Up())
+	require.False(t, c.Down(), "nor down")
+}

@@ -205,6 +205,12 @@ type UpdateSnapshot struct {
 	// Generation is the supervisor's current generation (a node is sent
 	// with it, or past the child's own count).
 	Generation int64
+	// RevertPastSent: a revert sends a target its previous node with a
+	// generation past the one the update sent it (supervisor code version
+	// 4: a worker of version 5 reports a new generation only at its
+	// action's end, so a late success of the bad spec, reported at the
+	// generation the revert reused, counted the target reverted).
+	RevertPastSent bool
 }
 
 // NextUpdate applies the operation, watches the targets in flight, sends
@@ -377,10 +383,14 @@ func (d *updater) send() {
 			continue
 		}
 		c, _ := d.child(t.Name)
+		sent := t.Generation // a revert's target: the generation the update sent it (RevertPastSent)
 		t.Phase, t.SentAt, t.HealthyAt, t.Terminations = TargetSent, d.s.Now, time.Time{}, c.Terminations
 		t.Generation = d.s.Generation
 		if c.Generation >= t.Generation {
 			t.Generation = c.Generation + 1 // past its own count: it counts as applying until it takes it
+		}
+		if sent >= t.Generation {
+			t.Generation = sent + 1
 		}
 		cmd := UpdateCommand{Kind: SendNode, Child: t.Name, Digest: t.Digest, Generation: t.Generation}
 		if u.State == UpdateReverting {
@@ -432,7 +442,11 @@ func (d *updater) fail(name, reason string) {
 		if t.Phase == TargetPending {
 			continue
 		}
-		back = append(back, Target{Name: t.Name, Phase: TargetPending, Digest: t.PreviousDigest, Previous: t.Previous, PreviousDigest: t.PreviousDigest})
+		r := Target{Name: t.Name, Phase: TargetPending, Digest: t.PreviousDigest, Previous: t.Previous, PreviousDigest: t.PreviousDigest}
+		if d.s.RevertPastSent {
+			r.Generation = t.Generation // send() goes past it
+		}
+		back = append(back, r)
 	}
 	u.Targets, u.State, u.Reason, u.Progress, u.Paused = back, UpdateReverting, reason, d.s.Now, false
 	d.cmds = append(d.cmds, UpdateCommand{Kind: UpdateEnded, State: UpdateFailed, Reverting: true, Reason: reason})

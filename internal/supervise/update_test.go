@@ -314,3 +314,33 @@ func TestUpdate_ReplacedByANewApply(t *testing.T) {
 	require.Nil(t, n.Targets[1].Previous.Vars)
 	require.Equal(t, TargetPending, n.Targets[0].Phase)
 }
+
+// Regression (review of worker version 5, which reports a new generation
+// only at its action's end): a revert sent b its previous node with the
+// generation the update had sent it, so b's late success with the bad
+// spec counted as its revert. With RevertPastSent the revert goes past it.
+func TestUpdate_ARevertGoesPastTheGenerationItUndoes(t *testing.T) {
+	for _, past := range []bool{false, true} {
+		u, kids := newRolling(policy(2), "a", "b")
+		u.Policy.AutoRevert = true
+		u, cmds := NextUpdate(UpdateSnapshot{Now: t0, Update: u, Children: kids, Generation: 2, RevertPastSent: past})
+		require.Equal(t, []string{"a", "b"}, sent(cmds))
+		forward := cmds[1].Generation
+		kids[0].Generation, kids[0].State, kids[0].Reason = 2, "failed", "start failed"
+		r, cmds := NextUpdate(UpdateSnapshot{Now: t0.Add(time.Second), Update: u, Children: kids, Generation: 2, RevertPastSent: past})
+		require.Equal(t, UpdateReverting, r.State)
+		require.Equal(t, []string{"a", "b"}, sent(cmds))
+		reverted := cmds[len(cmds)-1]
+		require.Equal(t, "b", reverted.Child)
+		if !past {
+			require.Equal(t, forward, reverted.Generation, "version 3: the same generation")
+			continue
+		}
+		require.Greater(t, reverted.Generation, forward)
+		// b's bad restart succeeds late, reported at the forward
+		// generation: no revert of it.
+		kids[1].Generation, kids[1].State, kids[1].Since = forward, "running", t0.Add(2*time.Second)
+		r, _ = NextUpdate(UpdateSnapshot{Now: t0.Add(3 * time.Second), Update: r, Children: kids, Generation: 2, RevertPastSent: past})
+		require.Equal(t, UpdateReverting, r.State, "b is not back yet")
+	}
+}
