@@ -102,7 +102,7 @@ func processHost(ctx context.Context, c client.Client, path string) (string, err
 	if len(ps) > 0 {
 		return "", failure("%s: %v", path, ps)
 	}
-	return r.ProcessHost(), nil
+	return r.RunsOn(), nil
 }
 
 // readLog runs one read through the host's worker and deletes its workflow.

@@ -129,7 +129,7 @@ func processHosts(ctx context.Context, c client.Client, sts []workflows.Status) 
 				}
 				r, ps := spec.Render(spec.Inherit(n, child), "")
 				if len(ps) == 0 {
-					hosts[sup+"/"+child.Name] = r.ProcessHost()
+					hosts[sup+"/"+child.Name] = r.RunsOn()
 				}
 			}
 		})

@@ -74,6 +74,9 @@ type SupervisorCarry struct {
 	Troubled      bool                          `json:"troubled,omitempty"`
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
+	// Leave are, by child name, the hosts a child must leave: its host
+	// was lost past its reschedule.after (fleet.go).
+	Leave map[string][]string `json:"leave,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -113,7 +116,7 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 			}
 			return temporal.NewNonRetryableApplicationError("invalid supervisor spec:\n"+msg, "InvalidSpec", nil)
 		}
-		in.Spec.Children = spec.StartOrder(in.Spec.Children)
+		in.Spec.Children = spec.StartOrder(s.expand(in.Spec))
 		s.in = in
 		s.full = in.Spec
 		s.carry.Desired = in.Spec.Resolved().Desired
@@ -612,7 +615,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		s.reject(SignalSpec, err)
 		return
 	}
-	u.Spec.Children = spec.StartOrder(u.Spec.Children)
+	u.Spec.Children = spec.StartOrder(s.expand(u.Spec))
 	if u.ReportSubtree != nil {
 		s.in.ReportSubtree = *u.ReportSubtree
 	}

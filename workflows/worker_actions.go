@@ -44,7 +44,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 			r.Error = refusal // the rule and why, as the host said it
 		}
 		if r.Outcome == tick.Unreachable {
-			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.ProcessHost(), f.action, w.node.UnreachableAfter())
+			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.RunsOn(), f.action, w.node.UnreachableAfter())
 		}
 	}
 	if f.action != tick.Observe {
@@ -266,7 +266,7 @@ func ActivityOptions(n spec.Node, a tick.Action) workflow.ActivityOptions {
 		rp.MaximumAttempts = 1
 	}
 	queue := TaskQueue
-	if host := n.ProcessHost(); host != "" {
+	if host := n.RunsOn(); host != "" {
 		// A local process runs on its host: that host's worker serves this queue.
 		queue = HostTaskQueue(host)
 	}

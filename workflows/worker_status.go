@@ -19,7 +19,7 @@ func (w *workerRun) afterEvent() {
 	m := &w.carry.Memory
 	if m.State != w.lastState {
 		count(w.ctx, MetricStateTransitions, map[string]string{"from": string(w.lastState), "to": string(m.State), "kind": w.node.Kind})
-		if host := w.node.ProcessHost(); host != "" && (m.State == tick.Unknown) != (w.lastState == tick.Unknown) {
+		if host := w.node.RunsOn(); host != "" && (m.State == tick.Unknown) != (w.lastState == tick.Unknown) {
 			name := MetricCircuitCloses
 			if m.State == tick.Unknown {
 				name = MetricCircuitOpens
@@ -151,7 +151,7 @@ func (w *workerRun) status() Status {
 		Path: w.in.Path, Kind: w.node.Kind, State: string(m.State), Desired: string(w.carry.Desired),
 		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts, Reloads: m.Reloads, CodeVersion: w.in.Version,
 		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
-		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance,
+		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance, Host: w.node.RunsOn(),
 		Terminations: m.Terminations, AwaitingRestart: m.AwaitingSupervisor, SuperviseSeq: w.carry.SuperviseSeq,
 	}
 	if m.State == tick.Backoff {

@@ -225,6 +225,10 @@ func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node) (sp
 	if prefix != "" {
 		path = prefix + "/" + n.Name
 	}
+	if n.Instances > 0 || len(effective.Hosts) > 0 {
+		// A signature covers one worker at one path, rendered for one host.
+		return n, fmt.Errorf("%s: a signed spec cannot have instances or hosts yet (sign each worker on its own, with process.host)", path)
+	}
 	if !n.IsSupervisor() {
 		rendered, ps := spec.Render(effective, "")
 		if len(ps) > 0 {

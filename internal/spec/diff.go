@@ -53,9 +53,9 @@ type FieldChange struct {
 // both sides (Effective).
 func Diff(running *Node, wanted Node) Plan {
 	p := Plan{Added: []string{}, Removed: []string{}, Changed: []Change{}}
-	wanted = Effective(wanted)
+	wanted = Expanded(Effective(wanted))
 	if running != nil {
-		r := Effective(*running)
+		r := Expanded(Effective(*running))
 		running = &r
 	}
 	if running == nil || running.Name != wanted.Name {
@@ -106,6 +106,20 @@ func Effective(n Node) Node {
 	kids := make([]Node, len(n.Children))
 	for i, c := range n.Children {
 		kids[i] = Effective(Inherit(n, c))
+	}
+	n.Children = kids
+	return n
+}
+
+// Expanded returns the tree with every supervisor's children as it runs
+// them (Expand: instances, inherited hosts), unplaced.
+func Expanded(n Node) Node {
+	if len(n.Children) == 0 {
+		return n
+	}
+	kids := Expand(n)
+	for i, c := range kids {
+		kids[i] = Expanded(c)
 	}
 	n.Children = kids
 	return n
@@ -164,6 +178,7 @@ func leaves(n Node) map[string]any {
 		return nil
 	}
 	delete(m, "name")
+	delete(m, "placedOn") // where a supervisor placed a worker is not the operator's field
 	out := map[string]any{}
 	flatten("", m, out)
 	return out

@@ -44,6 +44,9 @@ func Parse(data []byte) (Node, error) {
 	if len(n.DependsOn) > 0 {
 		ps = append(ps, Problem{Path: "dependsOn", Msg: "the root has no siblings to depend on"})
 	}
+	if n.Instances > 0 {
+		ps = append(ps, Problem{Path: "instances", Msg: "the root is one workflow: give instances to a worker below a supervisor"})
+	}
 	if len(ps) > 0 {
 		return Node{}, ps
 	}

@@ -125,10 +125,13 @@ var BaseEnv = []string{"PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME"}
 // DefaultUnreachableAfter is the default of process.unreachableAfter.
 const DefaultUnreachableAfter = 10 * time.Second
 
-// UnreachableAfter is the schedule-to-start limit of a process worker's
-// actions (0 for other kinds).
+// UnreachableAfter is the schedule-to-start limit of the actions of a
+// worker that runs on a host (RunsOn; 0 for others).
 func (n *Node) UnreachableAfter() time.Duration {
 	if n.Kind != KindProcess {
+		if n.PlacedOn != "" {
+			return DefaultUnreachableAfter
+		}
 		return 0
 	}
 	p, err := ParseProcess(n.Process)
@@ -165,18 +168,6 @@ func decodeBlock[T any](m map[string]any, kind string) (T, error) {
 		return out, fmt.Errorf("invalid %s block: trailing data", kind)
 	}
 	return out, nil
-}
-
-// ProcessHost is the host of a process worker ("" for other kinds).
-func (n *Node) ProcessHost() string {
-	if n.Kind != KindProcess {
-		return ""
-	}
-	p, err := ParseProcess(n.Process)
-	if err != nil || p.Host == "" {
-		return DefaultHost
-	}
-	return p.Host
 }
 
 func (v *validator) process(path string, m map[string]any) {

@@ -55,6 +55,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string) {
 	v.vars(p, n.Vars)
 	v.notify(p, n.Notify)
 	v.update(p, n.Update, n.IsSupervisor())
+	v.fleet(p, n)
 	n.Vars = MergeVars(inherited, n.Vars)
 
 	switch {
@@ -109,6 +110,7 @@ func (v *validator) supervisor(p string, n Node) {
 		v.node(cp, c, n.Vars)
 	}
 	v.dependsOn(p, n.Children)
+	v.instanceClashes(p, n.Children)
 	v.backoff(p, n.Backoff)
 }
 

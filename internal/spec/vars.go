@@ -23,6 +23,21 @@ import (
 type TemplateData struct {
 	Vars map[string]string
 	Name string
+	// Instance is the worker's instance number (0 for a worker without
+	// instances) and Host the host it runs on ("" where it runs on any).
+	Instance int
+	Host     string
+}
+
+// templateFuncs are the helpers a field template may call: `add` sums
+// integers (`{{ add 8080 .Instance }}`).
+var templateFuncs = template.FuncMap{
+	"add": func(a int, rest ...int) int {
+		for _, b := range rest {
+			a += b
+		}
+		return a
+	},
 }
 
 // MergeVars returns the vars a child of a node with vars parent sees: the
@@ -49,6 +64,9 @@ func Inherit(parent Node, child Node) Node {
 	if child.Update == nil && child.Kind == "" { // a supervisor's (a pruned one has no children)
 		child.Update = parent.Update
 	}
+	if child.Kind == "" {
+		child = inheritFleet(parent, child)
+	}
 	return child
 }
 
@@ -56,7 +74,13 @@ func Inherit(parent Node, child Node) Node {
 // over its vars. Its error is Problems, each with the field's path below
 // prefix.
 func Render(n Node, prefix string) (Node, Problems) {
-	data := TemplateData{Vars: n.Vars, Name: n.Name}
+	data := TemplateData{Vars: n.Vars, Name: n.Name, Host: n.RunsOn()}
+	if n.Instance != nil {
+		data.Instance = *n.Instance
+	}
+	if data.Host == "" && len(n.Hosts) > 0 {
+		data.Host = n.Hosts[0] // validation before placement: any host of the list
+	}
 	if data.Vars == nil {
 		data.Vars = map[string]string{}
 	}
@@ -111,7 +135,7 @@ func renderString(s string, data TemplateData) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil // the common case: no template, no parse
 	}
-	t, err := template.New("field").Option("missingkey=error").Parse(s)
+	t, err := template.New("field").Option("missingkey=error").Funcs(templateFuncs).Parse(s)
 	if err != nil {
 		return "", fmt.Errorf("bad template %q: %v", s, trimTemplateErr(err))
 	}

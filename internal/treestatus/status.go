@@ -53,6 +53,9 @@ type Status struct {
 	// Instance identifies the running instance (driver-defined; for a
 	// process "proc/<pid>/<start>@<workflow>").
 	Instance string `json:"instance,omitempty"`
+	// Host is the host a worker runs on (a process's, or where its
+	// supervisor placed it from its hosts; docs/fleet.md).
+	Host string `json:"host,omitempty"`
 	// RejectedSignals counts signals refused for a bad payload.
 	RejectedSignals int `json:"rejectedSignals"`
 	// Completed: the service exited normally and its restart type

@@ -1,0 +1,178 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Fleets: instances and hosts.
+//
+// `instances: N` on a worker (any kind) makes N workers of it, NAME-0 ..
+// NAME-(N-1), children of the same supervisor: siblings for its strategy,
+// its restart intensity and its updates. Their driver templates see
+// `{{ .Instance }}` (0 .. N-1) and `{{ .Host }}` (the host the instance
+// runs on), and `add` adds integers: `{{ add 8080 .Instance }}`. A sibling
+// that names the worker in dependsOn depends on every instance of it.
+// Changing N adds or removes the highest numbers, through the update
+// policy, as an apply that adds or removes children.
+//
+// `hosts: [h1, h2, ...]` beside `kind` places a worker (each instance) on
+// one of the hosts: the fewest placed first, the earlier host of the list
+// on a tie; a worker keeps the host it has (an apply that changes nothing
+// moves nothing). A supervisor's hosts are inherited by the workers below
+// it that name no host of their own; `process.host` names a single host,
+// and a node that gives both is a spec error. A worker that runs on a
+// host sends its actions to that host's worker (its task queue), whatever
+// its kind.
+//
+// The supervisor expands its children (Expand) each time it takes a spec,
+// so a stored or signalled spec keeps `instances` as the operator wrote it.
+
+// MaxInstances bounds `instances`: a supervisor's children are one
+// workflow each.
+const MaxInstances = 1000
+
+// Reschedule is a worker's failover: started again on another host of its
+// list once its host has been unknown for After.
+type Reschedule struct {
+	After Duration `yaml:"after" json:"after"`
+}
+
+// InstanceName is the name of a worker's instance i.
+func InstanceName(name string, i int) string { return name + "-" + strconv.Itoa(i) }
+
+// fleet checks a node's fleet fields; inherited are the hosts it inherits.
+func (v *validator) fleet(p string, n Node) {
+	if n.Instances < 0 || n.Instances > MaxInstances {
+		v.add(join(p, "instances"), "must be 1 .. %d (or left out for one worker named %q)", MaxInstances, n.Name)
+	}
+	if n.Instances != 0 && n.IsSupervisor() {
+		v.add(join(p, "instances"), "only workers (nodes with a kind) take instances")
+	}
+	if n.Hosts != nil && len(n.Hosts) == 0 {
+		v.add(join(p, "hosts"), "an empty list places nothing: name at least one host, or leave hosts out")
+	}
+	for i, h := range n.Hosts {
+		hp := fmt.Sprintf("%s[%d]", join(p, "hosts"), i)
+		switch {
+		case !namePattern.MatchString(h):
+			v.add(hp, "%q is not a valid host name (letters, digits, '.', '_' and '-')", h)
+		case slices.Index(n.Hosts, h) < i:
+			v.add(hp, "%q is named twice", h)
+		}
+	}
+	if len(n.Hosts) > 0 && n.Kind == KindProcess {
+		if p2, err := ParseProcess(n.Process); err == nil && p2.Host != "" {
+			v.add(join(p, "hosts"), "give hosts or process.host (%q), not both", p2.Host)
+		}
+	}
+	if r := n.Reschedule; r != nil && r.After.D() <= 0 {
+		v.add(join(p, "reschedule.after"), "must be > 0")
+	}
+}
+
+// instanceClashes reports a sibling whose name is one of a worker's
+// instance names (web-1 beside web with instances: 2).
+func (v *validator) instanceClashes(p string, children []Node) {
+	names := map[string]int{}
+	for i, c := range children {
+		names[c.Name] = i
+	}
+	for i, c := range children {
+		for k := 0; k < c.Instances && k < MaxInstances; k++ {
+			if j, ok := names[InstanceName(c.Name, k)]; ok {
+				v.add(fmt.Sprintf("%s[%d].instances", join(p, "children"), i), "instance %q has the name of children[%d]", InstanceName(c.Name, k), j)
+			}
+		}
+	}
+}
+
+// Expand returns a supervisor's children as it runs them: a worker with
+// instances becomes its instances (Instance set, Instances cleared), a
+// worker without hosts of its own gets the supervisor's hosts and
+// reschedule, and dependsOn names every instance of a worker it names.
+// Placing the workers with hosts (PlacedOn) is left to the caller
+// (internal/placement). Expand is idempotent: an expanded spec expands to
+// itself.
+func Expand(sup Node) []Node {
+	multi := map[string]int{}
+	for _, c := range sup.Children {
+		if c.Instances > 0 && !c.IsSupervisor() {
+			multi[c.Name] = c.Instances
+		}
+	}
+	out := make([]Node, 0, len(sup.Children))
+	for _, c := range sup.Children {
+		c.DependsOn = expandDeps(c.DependsOn, multi)
+		c = inheritFleet(sup, c)
+		n := multi[c.Name]
+		if n == 0 {
+			out = append(out, c)
+			continue
+		}
+		for i := range n {
+			in := c
+			in.Name = InstanceName(c.Name, i)
+			in.Instances = 0
+			idx := i
+			in.Instance = &idx
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// inheritFleet hands a child its supervisor's hosts and reschedule where
+// it has none of its own (a process that names its host keeps it).
+func inheritFleet(sup, c Node) Node {
+	if c.Hosts == nil && len(sup.Hosts) > 0 && !namesProcessHost(c) {
+		c.Hosts = sup.Hosts
+	}
+	if c.Reschedule == nil {
+		c.Reschedule = sup.Reschedule
+	}
+	return c
+}
+
+func namesProcessHost(n Node) bool {
+	if n.Kind != KindProcess {
+		return false
+	}
+	p, err := ParseProcess(n.Process)
+	return err == nil && p.Host != ""
+}
+
+func expandDeps(deps []string, multi map[string]int) []string {
+	if len(deps) == 0 {
+		return deps
+	}
+	out := make([]string, 0, len(deps))
+	for _, d := range deps {
+		if n := multi[d]; n > 0 {
+			for i := range n {
+				out = append(out, InstanceName(d, i))
+			}
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// RunsOn is the host whose worker runs this worker's actions: where it was
+// placed, else a process's host (default local); "" for a worker of
+// another kind that was not placed (any worker process runs it).
+func (n *Node) RunsOn() string {
+	if n.PlacedOn != "" {
+		return n.PlacedOn
+	}
+	if n.Kind != KindProcess {
+		return ""
+	}
+	p, err := ParseProcess(n.Process)
+	if err != nil || p.Host == "" {
+		return DefaultHost
+	}
+	return p.Host
+}
