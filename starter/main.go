@@ -64,7 +64,8 @@ func main() {
 		desiredCmd(g, "stop", "stopped", "Stop the service(s) at PATH (desired stopped)"),
 		restartCmd(g), rolloutCmd(g), codecServerCmd(g), historyCmd(g), logsCmd(g),
 		upgradeCmd(g), versionCmd(), keygenCmd(), consoleCmd(g), topCmd(g), reloadCmd(g),
-		updateCmd(g), promoteCmd(g), revisionsCmd(g), revertCmd(g))
+		updateCmd(g), promoteCmd(g), revisionsCmd(g), revertCmd(g),
+		hostsCmd(g), drainCmd(g), undrainCmd(g))
 	err := root.Execute()
 	if err == nil {
 		return

@@ -236,6 +236,7 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.ServicesWorkflow)
 	w.RegisterWorkflow(workflows.RevisionsWorkflow)
 	w.RegisterWorkflow(workflows.RevisionSpecWorkflow)
+	w.RegisterWorkflow(workflows.HostWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	// The control queue: a rollout's chunks and a supervisor's look at its
@@ -257,10 +258,18 @@ func run(o options) error {
 	hw.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir}, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Services{Host: processDriver}, activity.RegisterOptions{Name: activities.Prefix})
+	hw.RegisterActivityWithOptions(&activities.Host{Info: activities.HostInfo{
+		Name: o.host, Address: hostAddress(), Build: buildinfo.ID(), PID: os.Getpid(), UpSince: time.Now().UTC()}}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := hw.Start(); err != nil {
 		return fmt.Errorf("host task queue: %w", err)
 	}
 	defer hw.Stop()
+	// The host's workflow (liveness, drain: workflows/host.go): started
+	// if it does not run, woken onto this build if it does.
+	if _, err := c.SignalWithStartWorkflow(context.Background(), workflows.HostID(o.host), workflows.SignalHostWake, nil,
+		activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), workflows.HostWorkflow, activities.HostStart{Name: o.host}); err != nil {
+		return fmt.Errorf("host workflow: %w", err)
+	}
 
 	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
@@ -295,4 +304,19 @@ func sampleUsage(ctx context.Context, d *process.Driver, every time.Duration, zl
 		case <-t.C:
 		}
 	}
+}
+
+// hostAddress is the first global unicast address of this machine's
+// interfaces ("" when it has none): what `starter hosts` shows.
+func hostAddress() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.IsGlobalUnicast() {
+			return ip.IP.String()
+		}
+	}
+	return ""
 }

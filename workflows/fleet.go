@@ -1,34 +1,314 @@
 package workflows
 
 import (
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/buildinfo"
 	"github.com/steward-sh/steward/internal/placement"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 )
 
+// Fleets, as a supervisor carries them out (docs/fleet.md): its children
+// expanded (instances) and placed over their hosts (internal/placement),
+// its subscriptions to the hosts its workers run on (host.go), and what it
+// does when a host changes: a worker whose host has been unknown past its
+// reschedule.after moves to another host of its list at once (it is down
+// anyway), the workers on a draining host move under the update policy
+// (never more than maxParallel down), and nothing moves back by itself.
+// Supervisor code version 4 on; an older run has no fleet children (the
+// fields are newer than its code) and subscribes to nothing.
+
+// fleet reports whether this run keeps its hosts' subscriptions.
+func (s *supervisorRun) fleet() bool { return s.in.Version >= 4 }
+
 // expand returns a supervisor spec's children as this supervisor runs them
-// (spec.Expand: instances, inherited hosts), each worker with hosts placed
-// (internal/placement): where it runs now if it may stay, else on the
-// host of its list with the fewest. Where a child runs now is what this
-// supervisor last handed it (s.full).
+// (spec.Expand: instances, inherited hosts), each worker with hosts placed:
+// where it runs now if it may stay, else on the host of its list with the
+// fewest. Where a child runs now is what this supervisor last handed it
+// (s.full).
 func (s *supervisorRun) expand(sup spec.Node) []spec.Node {
 	kids := spec.Expand(sup)
-	in := placement.Input{Current: map[string]string{}, LeaveFor: s.carry.Leave}
+	current := map[string]string{}
 	for _, c := range s.full.Children {
 		if c.PlacedOn != "" {
-			in.Current[c.Name] = c.PlacedOn
+			current[c.Name] = c.PlacedOn
 		}
 	}
 	for _, c := range kids {
 		if c.PlacedOn != "" { // an expanded spec (continue-as-new) keeps its places
-			in.Current[c.Name] = c.PlacedOn
+			current[c.Name] = c.PlacedOn
 		}
-		in.Workers = append(in.Workers, placement.Worker{Name: c.Name, Hosts: c.Hosts})
 	}
-	placed := placement.Place(in)
+	placed := placement.Place(s.placementInput(kids, current))
 	for i := range kids {
 		if h := placed[kids[i].Name]; h != "" {
 			kids[i].PlacedOn = h
 		}
 	}
 	return kids
+}
+
+// placementInput is what placing kids decides from: where they run, the
+// draining hosts, and the hosts each must leave.
+func (s *supervisorRun) placementInput(kids []spec.Node, current map[string]string) placement.Input {
+	in := placement.Input{Current: current, Leave: map[string]bool{}, LeaveFor: s.carry.Leave}
+	for _, h := range sortedKeys(s.carry.HostStates) {
+		if s.carry.HostStates[h].Draining {
+			in.Leave[h] = true
+		}
+	}
+	for _, c := range kids {
+		if !c.IsSupervisor() {
+			in.Workers = append(in.Workers, placement.Worker{Name: c.Name, Hosts: c.Hosts})
+		}
+	}
+	return in
+}
+
+// onHost takes a host's new state: a host back up may be placed on again
+// (nothing moves back), a drain moves workers off it, a lost host's
+// workers move once their reschedule.after has passed (armFleet).
+func (s *supervisorRun) onHost(raw converter.RawValue) {
+	var st HostState
+	if err := decodeRaw(raw, &st); err != nil || st.Host == "" {
+		s.carry.RejectedSignals++
+		return
+	}
+	if s.carry.HostStates == nil {
+		s.carry.HostStates = map[string]HostState{}
+	}
+	before := s.carry.HostStates[st.Host]
+	s.carry.HostStates[st.Host] = st
+	if st.Live == HostUp {
+		for _, name := range sortedKeys(s.carry.Leave) {
+			s.carry.Leave[name] = slices.DeleteFunc(s.carry.Leave[name], func(h string) bool { return h == st.Host })
+			if len(s.carry.Leave[name]) == 0 {
+				delete(s.carry.Leave, name)
+			}
+		}
+	}
+	s.forceStop(st, before)
+	s.replace()
+}
+
+// forceStop stops the workers that can run nowhere but a host drained with
+// --force, and starts them again when it is undrained.
+func (s *supervisorRun) forceStop(st, before HostState) {
+	stop := st.Draining && st.Force
+	if stop == (before.Draining && before.Force) {
+		return
+	}
+	for _, c := range s.in.Spec.Children {
+		if c.IsSupervisor() || c.Kind == "" || c.RunsOn() != st.Host || movable(c, st.Host) {
+			continue
+		}
+		path := s.childPath(c.Name)
+		stopped := slices.Contains(s.carry.ForceStopped, path)
+		switch {
+		case stop && !stopped:
+			s.carry.ForceStopped = append(s.carry.ForceStopped, path)
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, path, "", SignalDesired, spec.DesiredStopped))
+		case !stop && stopped:
+			s.carry.ForceStopped = slices.DeleteFunc(s.carry.ForceStopped, func(p string) bool { return p == path })
+			s.out.add(workflow.SignalExternalWorkflow(s.ctx, path, "", SignalDesired, spec.DesiredRunning))
+		}
+	}
+}
+
+// movable reports whether a worker on host h could run elsewhere.
+func movable(c spec.Node, h string) bool {
+	return slices.ContainsFunc(c.Hosts, func(o string) bool { return o != h })
+}
+
+// lostDue marks the workers whose host has been unknown past their
+// reschedule.after as leaving it, and returns when the next one is due
+// (zero: none waits).
+func (s *supervisorRun) lostDue() time.Time {
+	now := workflow.Now(s.ctx)
+	var next time.Time
+	for _, c := range s.in.Spec.Children {
+		if c.IsSupervisor() || c.Kind == "" || c.Reschedule == nil || c.PlacedOn == "" {
+			continue
+		}
+		st, ok := s.carry.HostStates[c.PlacedOn]
+		if !ok || st.Live != HostUnknown || slices.Contains(s.carry.Leave[c.Name], c.PlacedOn) {
+			continue
+		}
+		lost, wait := placement.Lost(st.Since, now, c.Reschedule.After.D())
+		switch {
+		case lost:
+			if s.carry.Leave == nil {
+				s.carry.Leave = map[string][]string{}
+			}
+			s.carry.Leave[c.Name] = append(s.carry.Leave[c.Name], c.PlacedOn)
+		case wait > 0 && (next.IsZero() || now.Add(wait).Before(next)):
+			next = now.Add(wait)
+		}
+	}
+	return next
+}
+
+// replace places the workers again and moves those whose host changes:
+// off a lost host at once (the copy there cannot be reached, and counts as
+// down already), off a host that is up (a draining one) under the update
+// policy. A move waits while an update runs: the update's end places
+// again.
+func (s *supervisorRun) replace() {
+	if !s.fleet() || s.shuttingDown {
+		return
+	}
+	s.fleetWake.set(s.ctx, s.lostDue())
+	kids := s.in.Spec.Children
+	current := map[string]string{}
+	for _, c := range kids {
+		if c.PlacedOn != "" {
+			current[c.Name] = c.PlacedOn
+		}
+	}
+	in := s.placementInput(kids, current)
+	placed := placement.Place(in)
+	moves := placement.Moves(in, placed)
+	if len(moves) == 0 {
+		s.subscribeHosts()
+		return
+	}
+	if s.carry.Update.Active() {
+		s.carry.ReplaceAfterUpdate = true
+		return
+	}
+	s.in.Generation++
+	var targets []supervise.Target
+	for _, name := range moves {
+		j := slices.IndexFunc(kids, func(c spec.Node) bool { return c.Name == name })
+		i := s.childIndex(name)
+		if j < 0 || i < 0 {
+			continue
+		}
+		from := kids[j].PlacedOn
+		before := s.childNode(kids[j])
+		kids[j].PlacedOn = placed[name]
+		if f := slices.IndexFunc(s.full.Children, func(c spec.Node) bool { return c.Name == name }); f >= 0 {
+			s.full.Children[f].PlacedOn = placed[name]
+		}
+		after := s.childNode(kids[j])
+		rec := &s.carry.Children[i]
+		st, known := s.carry.HostStates[from]
+		lost := known && st.Live == HostUnknown
+		s.log.Info("fleet: moving a worker", "path", rec.Path, "from", from, "to", placed[name], "lost", lost)
+		if !lost && updateTarget(*rec, before, after) {
+			targets = append(targets, supervise.Target{Name: name, Digest: s.childDigest(kids[j]), Previous: &before, PreviousDigest: rec.Digest})
+			continue
+		}
+		rec.Digest, rec.WantGeneration = s.childDigest(kids[j]), s.in.Generation
+		u := s.specUpdate(after)
+		u.Generation = rec.WantGeneration
+		if lost {
+			u.Lost = from
+		}
+		s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+	}
+	s.policies = nil
+	if len(targets) > 0 {
+		s.beginUpdate(targets)
+	}
+	s.subscribeHosts()
+}
+
+// afterUpdate places again what waited for the update to end.
+func (s *supervisorRun) afterUpdate() {
+	if s.carry.ReplaceAfterUpdate && !s.carry.Update.Active() {
+		s.carry.ReplaceAfterUpdate = false
+		s.replace()
+	}
+}
+
+// subscribeHosts tells each host this supervisor's workers on it, where
+// that changed since it last did.
+func (s *supervisorRun) subscribeHosts() {
+	if !s.fleet() {
+		return
+	}
+	want := map[string]HostSubscription{}
+	for _, c := range s.in.Spec.Children {
+		h := ""
+		if !c.IsSupervisor() && c.Kind != "" {
+			h = c.RunsOn()
+		}
+		if h == "" {
+			continue
+		}
+		sub := want[h]
+		sub.Supervisor = s.in.Path
+		if movable(c, h) {
+			sub.Movable++
+		} else {
+			sub.Pinned = append(sub.Pinned, s.childPath(c.Name))
+		}
+		want[h] = sub
+	}
+	hosts := sortedKeys(want)
+	for _, h := range sortedKeys(s.carry.Subscribed) {
+		if _, ok := want[h]; !ok {
+			hosts = append(hosts, h)
+		}
+	}
+	for _, h := range hosts {
+		w, had := want[h], s.carry.Subscribed[h]
+		w.Supervisor = s.in.Path
+		if w.Movable == had.Movable && slices.Equal(w.Pinned, had.Pinned) && had.Supervisor != "" {
+			continue
+		}
+		if w.Movable == 0 && len(w.Pinned) == 0 && had.Supervisor == "" {
+			continue
+		}
+		s.out.add(s.sendSubscription(h, w))
+		if s.carry.Subscribed == nil {
+			s.carry.Subscribed = map[string]HostSubscription{}
+		}
+		if emptySubscription(w) {
+			delete(s.carry.Subscribed, h)
+		} else {
+			s.carry.Subscribed[h] = w
+		}
+	}
+}
+
+func (s *supervisorRun) sendSubscription(host string, sub HostSubscription) workflow.Future {
+	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
+		TaskQueue:           ControlQueue,
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
+		Summary:             "subscribe " + s.in.Path + " to host " + host,
+	})
+	return workflow.ExecuteActivity(ctx, activities.HostSubscribeName, activities.HostSubscribeRequest{
+		Host: host, WorkflowID: HostID(host), TaskQueue: TaskQueue, Subscription: sub, Build: buildinfo.ID()})
+}
+
+// unsubscribeHosts ends this supervisor's subscriptions (it is deleted),
+// and waits until each host has it.
+func (s *supervisorRun) unsubscribeHosts() {
+	var fs []workflow.Future
+	for _, h := range sortedKeys(s.carry.Subscribed) {
+		fs = append(fs, s.sendSubscription(h, HostSubscription{Supervisor: s.in.Path}))
+	}
+	s.carry.Subscribed = nil
+	for _, f := range fs {
+		_ = f.Get(s.ctx, nil)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

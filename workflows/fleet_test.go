@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
@@ -83,4 +85,140 @@ func stateOf(st Status, path string) string {
 		}
 	}
 	return ""
+}
+
+// hostActions mocks start and stop as hosts run them: each start's
+// instance is PATH@HOST; a stop on a host that is away fails (retryably),
+// as a stop that waits on its queue would not be taken.
+type hostActions struct {
+	mu   sync.Mutex
+	away map[string]bool
+	log  []string
+}
+
+func (h *hostActions) setAway(host string, away bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.away[host] = away
+}
+
+func (h *hostActions) get() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.log...)
+}
+
+func mockHostActions(env *testsuite.TestWorkflowEnvironment) *hostActions {
+	h := &hostActions{away: map[string]bool{}}
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.log = append(h.log, "start "+r.Path+"@"+r.Spec.RunsOn())
+		return activities.ActionResult{Attempt: 1, Instance: r.Path + "@" + r.Spec.RunsOn()}, nil
+	})
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.away[r.Spec.RunsOn()] {
+			return activities.ActionResult{}, temporal.NewApplicationError("host away", activities.ErrActionFailed)
+		}
+		h.log = append(h.log, "stop "+r.Instance)
+		return activities.ActionResult{Attempt: 1}, nil
+	})
+	return h
+}
+
+func child(st Status, path string) Status {
+	for _, c := range st.Children {
+		if c.Path == path {
+			return c
+		}
+	}
+	return Status{}
+}
+
+func TestFleet_AWorkerMovesOffAHostLostPastItsRescheduleAfter(t *testing.T) {
+	env := newEnv(t)
+	h := mockHostActions(env)
+	root := webFleet(2, "a", "b")
+	root.Reschedule = &spec.Reschedule{After: spec.Duration(time.Minute)}
+	var before, after, back Status
+	at(env, time.Minute, func() {
+		h.setAway("a", true)
+		env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUnknown, Since: env.Now()})
+	})
+	at(env, 110*time.Second, func() { before = query(t, env) })
+	at(env, 130*time.Second, func() { after = query(t, env) })
+	at(env, 150*time.Second, func() { // (the test environment tries an activity 10 times at most)
+		h.setAway("a", false)
+		env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp, Since: env.Now()})
+	})
+	var subs []activities.HostSubscribeRequest
+	at(env, 5*time.Minute, func() { back = query(t, env); subs = hostSubscriptions(env) })
+	endAt(env, 6*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: SupervisorVersion})
+
+	require.Equal(t, "a", child(before, "root/web-0").Host, "not before reschedule.after")
+	web0 := child(after, "root/web-0")
+	require.Equal(t, "b", web0.Host, "moved once its host was lost past after")
+	require.Equal(t, "running", web0.State)
+	require.Equal(t, []string{"a/root/web-0@a"}, web0.StaleCopies, "the copy on the lost host is stale")
+	require.Equal(t, 0, web0.Restarts, "a move is no restart")
+	running := 0
+	for _, c := range after.Children {
+		if c.State == "running" && c.Path != "root/db" {
+			running++
+		}
+	}
+	require.Equal(t, 2, running, "never more than N counted running")
+
+	web0 = child(back, "root/web-0")
+	require.Equal(t, "b", web0.Host, "nothing moves back by itself")
+	require.Empty(t, web0.StaleCopies)
+	require.Contains(t, h.get(), "stop root/web-0@a", "the stale copy was stopped once its host was back")
+	require.Equal(t, "b", child(back, "root/web-1").Host)
+
+	require.NotEmpty(t, subs)
+	last := map[string]activities.HostSubscription{}
+	for _, s := range subs {
+		last[s.Host] = s.Subscription
+	}
+	require.Equal(t, 0, last["a"].Movable, "root has nothing left on a")
+	require.Equal(t, 3, last["b"].Movable, "web-0, web-1 and db on b")
+
+	// Deleted, the supervisor unsubscribes.
+	all := hostSubscriptions(env)
+	require.Equal(t, activities.HostSubscription{Supervisor: "root"}, all[len(all)-1].Subscription)
+}
+
+func TestFleet_ADrainMovesWorkersUnderTheUpdatePolicy(t *testing.T) {
+	env := newEnv(t)
+	h := mockHostActions(env)
+	web := stubNode("web", &spec.Stub{Delay: spec.Duration(time.Second)})
+	web.Instances = 4
+	root := tree("root", web)
+	root.Hosts = []string{"a", "b", "c"}
+	one := spec.Parallel{N: 1}
+	root.Update = &spec.UpdatePolicy{MaxParallel: &one}
+	var drained, undrained Status
+	var startsBefore int
+	at(env, time.Minute, func() {
+		startsBefore = len(h.get())
+		env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp, Draining: true})
+	})
+	var moves []string
+	at(env, 3*time.Minute, func() { drained = query(t, env); moves = h.get()[startsBefore:] })
+	at(env, 4*time.Minute, func() { env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp}) })
+	at(env, 5*time.Minute, func() { undrained = query(t, env) })
+	endAt(env, 6*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: SupervisorVersion})
+
+	for _, c := range drained.Children {
+		require.NotEqual(t, "a", c.Host, c.Path)
+		require.Equal(t, "running", c.State, c.Path)
+		require.Empty(t, c.StaleCopies)
+	}
+	require.Equal(t, []string{"stop root/web-0@a", "start root/web-0@b", "stop root/web-3@a", "start root/web-3@c"}, moves,
+		"one at a time (maxParallel 1), each stopped on a before it starts elsewhere")
+	require.Equal(t, childHosts(drained), childHosts(undrained), "an undrain moves nothing back")
 }

@@ -77,6 +77,14 @@ type SupervisorCarry struct {
 	// Leave are, by child name, the hosts a child must leave: its host
 	// was lost past its reschedule.after (fleet.go).
 	Leave map[string][]string `json:"leave,omitempty"`
+	// HostStates are the last states of the hosts this supervisor's
+	// workers run on, Subscribed what it last told each host, and
+	// ForceStopped the workers it stopped for a drain with --force.
+	HostStates   map[string]HostState        `json:"hostStates,omitempty"`
+	Subscribed   map[string]HostSubscription `json:"subscribed,omitempty"`
+	ForceStopped []string                    `json:"forceStopped,omitempty"`
+	// ReplaceAfterUpdate: a move waits for the update in progress.
+	ReplaceAfterUpdate bool `json:"replaceAfterUpdate,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -184,6 +192,9 @@ type supervisorRun struct {
 
 	// The one timer of a plan's backoff or step, or of a cooldown.
 	wake deadline
+	// fleetWake: when a worker's host will have been lost past its
+	// reschedule.after (fleet.go).
+	fleetWake deadline
 	// The last supervise request of a plan step, to notice one that could
 	// not be delivered.
 	stepSignal workflow.Future
@@ -216,6 +227,11 @@ func (s *supervisorRun) loop() error {
 		updateCh = workflow.GetSignalChannel(ctx, SignalUpdate)
 		known = append(known, SignalUpdate)
 	}
+	var hostCh workflow.ReceiveChannel // version 4 on (fleet.go)
+	if s.fleet() {
+		hostCh = workflow.GetSignalChannel(ctx, SignalHost)
+		known = append(known, SignalHost)
+	}
 
 	recordBuild(ctx, s.in.Version, s.in.Carry != nil)
 	s.upsertSearch()
@@ -225,8 +241,10 @@ func (s *supervisorRun) loop() error {
 		s.carry.Children = s.startChildren(s.full.Children)
 		s.in.Spec, s.policies = pruneSpec(s.full), nil
 		s.tellRevisions(s.in.Request, true)
+		s.subscribeHosts()
 	} else {
 		s.check.set(ctx, workflow.Now(ctx)) // did a child close while no run watched it?
+		s.fleetWake.set(ctx, s.lostDue())
 	}
 	s.advance()
 	s.armWake()
@@ -243,6 +261,16 @@ func (s *supervisorRun) loop() error {
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { s.onSuperviseSignal(receiveRaw(ctx, c)) })
 		if updateCh != nil {
 			sel.AddReceive(updateCh, func(c workflow.ReceiveChannel, _ bool) { s.onUpdateSignal(receiveRaw(ctx, c)) })
+		}
+		if hostCh != nil {
+			sel.AddReceive(hostCh, func(c workflow.ReceiveChannel, _ bool) { s.onHost(receiveRaw(ctx, c)) })
+		}
+		if t := s.fleetWake.fut; t != nil {
+			sel.AddFuture(t, func(f workflow.Future) {
+				if s.fleetWake.fired(f) && f.Get(ctx, nil) == nil {
+					s.replace()
+				}
+			})
 		}
 		idle := false // woken by an upgrade signal older code would not have seen
 		sel.AddReceive(upgradeCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -278,17 +306,18 @@ func (s *supervisorRun) loop() error {
 		s.advance()
 		s.release()
 		s.stepUpdate(supervise.UpdateTick)
+		s.afterUpdate()
 		s.armWake()
 		s.armCheck()
 		s.gauges()
 		s.publish()
 		if s.shouldContinueAsNew() && s.checking == nil && len(s.readBacks) == 0 {
-			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh)
+			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh, hostCh)
 			// What this run sent must arrive before it closes.
 			if err := workflow.Await(ctx, func() bool { return s.out.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
 				return s.shutdown(childCh) // cancelled while waiting
 			}
-			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh)
+			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh, hostCh)
 			s.advance()
 			s.publish()
 			if ctx.Err() != nil {
@@ -334,10 +363,12 @@ func (s *supervisorRun) watchChildren(sel workflow.Selector) {
 	}
 }
 
-func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh workflow.ReceiveChannel) {
+func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh, hostCh workflow.ReceiveChannel) {
 	for {
 		var raw converter.RawValue
 		switch {
+		case hostCh != nil && hostCh.ReceiveAsync(&raw):
+			s.onHost(raw)
 		case updateCh != nil && updateCh.ReceiveAsync(&raw):
 			s.onUpdateSignal(raw)
 		case specCh.ReceiveAsync(&raw):
@@ -695,6 +726,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	s.decide(supervise.Snapshot{Kind: supervise.SpecChanged})
 	s.restartClosedChildren("the spec was applied")
 	s.upsertSearch()
+	s.replace() // a host lost or draining meanwhile; the hosts' subscriptions
 }
 
 // specUpdate is the spec signal for a child: its node, this generation, and
@@ -1058,6 +1090,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 			s.log.Warn("child did not report its end in time", "path", rec.Path)
 		}
 	}
+	s.unsubscribeHosts()
 	s.carry.Desired = spec.DesiredStopped
 	s.report(true)
 	return temporal.NewCanceledError("deleted")

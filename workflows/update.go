@@ -28,8 +28,10 @@ func (s *supervisorRun) updates() bool { return s.in.Version >= 3 }
 
 // restarts reports whether handing a worker node b in place of a restarts
 // its running service: what the worker itself decides (driverChanged over
-// the rendered nodes).
-func restarts(a, b spec.Node) bool { return driverChanged(rendered(a), rendered(b)) }
+// the rendered nodes, or a move to another host).
+func restarts(a, b spec.Node) bool {
+	return driverChanged(rendered(a), rendered(b)) || a.RunsOn() != b.RunsOn()
+}
 
 // updateTarget says whether the child's change (from prev to next, both as
 // handed down) is rolled out by the update: a worker whose service runs,

@@ -57,6 +57,12 @@ type WorkerCarry struct {
 	Troubled      bool                          `json:"troubled,omitempty"`
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
+	// InstanceHost is the host the instance was started on (version 5 on;
+	// ""  for one started before); Move a move not yet carried out and
+	// Stale the copies left on hosts it moved off (worker_move.go).
+	InstanceHost string      `json:"instanceHost,omitempty"`
+	Move         *StaleCopy  `json:"move,omitempty"`
+	Stale        []StaleCopy `json:"stale,omitempty"`
 }
 
 // WorkerWorkflow supervises one service.
@@ -96,6 +102,8 @@ type inflight struct {
 	cancelled bool
 	// onSuccess is the report the activity sends if it succeeds.
 	onSuccess *activities.SuccessReport
+	// host is where the action runs.
+	host string
 }
 
 type workerRun struct {
@@ -108,6 +116,8 @@ type workerRun struct {
 	// journal names the action that caused a transition).
 	actionEnded bool
 	flight      *inflight
+	// staleStops are the stops of the stale copies, by instance.
+	staleStops map[string]workflow.Future
 
 	backoff       deadline // the pending automatic restart
 	observeTimer  workflow.Future
@@ -199,6 +209,7 @@ func (w *workerRun) loop() error {
 	w.carry.Notifications = nil
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})
 	w.replayPendingExits()
+	w.launchStale()
 
 	cancelled := false
 	for {
@@ -234,6 +245,7 @@ func (w *workerRun) loop() error {
 		if f := w.flight; f != nil {
 			sel.AddFuture(f.future, func(fut workflow.Future) { w.onActionDone(f, fut) })
 		}
+		w.watchStale(sel)
 		if t := w.backoff.fut; t != nil {
 			sel.AddFuture(t, func(fut workflow.Future) {
 				if !w.backoff.fired(fut) {
@@ -263,6 +275,7 @@ func (w *workerRun) loop() error {
 			continue
 		}
 		w.carry.RejectedSignals += dropUnknownSignals(ctx, w.log, known...)
+		w.carryOutMove()
 		w.afterEvent()
 		// No update waits for this loop (its outcome is settled, so its
 		// handler ends): continueAsNew waits for the handlers to return.

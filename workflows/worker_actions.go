@@ -47,6 +47,9 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.RunsOn(), f.action, w.node.UnreachableAfter())
 		}
 	}
+	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && w.in.Version >= 5 {
+		w.carry.InstanceHost = f.host
+	}
 	if f.action != tick.Observe {
 		if attempts < 1 {
 			attempts = 1
@@ -173,18 +176,30 @@ func (w *workerRun) tick(s tick.Snapshot) {
 func (w *workerRun) launch(a tick.Action) {
 	w.carry.Seq++
 	actx, cancel := workflow.WithCancel(w.ctx)
-	opts := ActivityOptions(w.node, a)
+	node := w.node
+	mv := w.carry.Move
+	moving := mv != nil && (a == tick.Start || a == tick.Restart)
+	if mv != nil && !moving {
+		node = mv.Node // an observe, stop or reload: where the instance runs
+	}
+	opts := ActivityOptions(node, a)
 	// What the Web UI shows for the activity: "start plant/line-1/press".
 	opts.Summary = string(a) + " " + w.in.Path
 	// Eager dispatch happens only where the worker process allows it
 	// (--eager-actions) and for the shared queue.
 	opts.DisableEagerExecution = false
 	actx = workflow.WithActivityOptions(actx, opts)
-	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: w.node, Instance: w.carry.Memory.Instance}
+	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: node, Instance: w.carry.Memory.Instance}
 	req.OnSuccess = w.successReport(a)
-	fut := workflow.ExecuteActivity(actx, activityName(a), req)
+	var fut workflow.Future
+	if moving {
+		w.carry.Move = nil
+		fut = w.launchMove(actx, *mv, req)
+	} else {
+		fut = workflow.ExecuteActivity(actx, activityName(a), req)
+	}
 	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
-	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess}
+	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess, host: node.RunsOn()}
 	if a != tick.Observe {
 		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
 	}

@@ -127,6 +127,9 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 	}
 	w.upsertSearch()
 	restart := driverChanged(old, w.node)
+	if w.in.Version >= 5 && w.noteMove(old, u.Lost) {
+		restart = true
+	}
 	if w.in.Version >= 2 && w.carry.LastAction.Status == string(tick.Refused) {
 		// The spec before was refused by the host, so what runs is not
 		// what it says: the next one is applied by a restart, even where

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +57,17 @@ func newEnvWithMetrics(t *testing.T) (*testsuite.TestWorkflowEnvironment, *metri
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}
 	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 	env.RegisterActivityWithOptions(&activities.Control{}, activity.RegisterOptions{Name: activities.Prefix}) // mocked where used
+	env.RegisterActivityWithOptions(&activities.Host{}, activity.RegisterOptions{Name: activities.Prefix})    // mocked where used
+	env.RegisterWorkflow(HostWorkflow)
+	// A supervisor's subscriptions to its workers' hosts are recorded
+	// (hostSubscriptions), not sent.
+	subs := &subscriptionLog{}
+	hostSubscriptionLogs.Store(env, subs)
+	t.Cleanup(func() { hostSubscriptionLogs.Delete(env) })
+	env.OnActivity(activities.HostSubscribeName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.HostSubscribeRequest) error {
+		subs.add(r)
+		return nil
+	}).Maybe()
 	return env, rec
 }
 
@@ -537,4 +549,27 @@ func TestUnknownSignalNamesAreRejectedCountedAndTheWorkflowGoesOn(t *testing.T) 
 	require.Equal(t, 1, st.RejectedSignals)
 	require.Equal(t, "stopped", st.State, "the known signal was acted on")
 	require.Equal(t, 1.0, rec.Sum(MetricRejectedSignals, map[string]string{"signal": "unknown"}))
+}
+
+// hostSubscriptionLogs holds each test environment's subscriptionLog.
+var hostSubscriptionLogs sync.Map
+
+type subscriptionLog struct {
+	mu   sync.Mutex
+	reqs []activities.HostSubscribeRequest
+}
+
+func (l *subscriptionLog) add(r activities.HostSubscribeRequest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, r)
+}
+
+// hostSubscriptions are the subscriptions sent in env, in order.
+func hostSubscriptions(env *testsuite.TestWorkflowEnvironment) []activities.HostSubscribeRequest {
+	v, _ := hostSubscriptionLogs.Load(env)
+	l := v.(*subscriptionLog)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]activities.HostSubscribeRequest(nil), l.reqs...)
 }

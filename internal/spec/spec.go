@@ -216,6 +216,10 @@ type Update struct {
 	// own ID: the root tells the tree's revisions which revision it
 	// became (workflows.RevisionsWorkflow).
 	Request string `json:"request,omitempty"`
+	// Lost, sent by a supervisor that moves a worker off a lost host, is
+	// that host: the worker does not wait for it to stop the copy there,
+	// and stops it once the host is back (workflows/fleet.go).
+	Lost string `json:"lost,omitempty"`
 }
 
 // Workers counts the workers (leaves) of a tree.

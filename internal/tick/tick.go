@@ -123,10 +123,15 @@ const (
 	// makes it moot), and forgotten otherwise: a stopped service has no
 	// configuration loaded.
 	EventReload Event = "reload"
+	// EventMoved: the service's host was lost and it moves to another
+	// (Snapshot.Moved says why): the instance there is left to its host
+	// (the workflow stops it there once the host is back), and the worker
+	// starts afresh, as desired. It is no termination: nothing is counted.
+	EventMoved Event = "moved"
 )
 
 // AllEvents lists every event, for tables.
-var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited, EventSupervisorStop, EventSupervisorRestart, EventReload}
+var AllEvents = []Event{EventReconcile, EventDesired, EventRestart, EventSpec, EventActionDone, EventBackoffExpired, EventExited, EventSupervisorStop, EventSupervisorRestart, EventReload, EventMoved}
 
 // Outcome of a finished action.
 type Outcome string
@@ -253,6 +258,8 @@ type Snapshot struct {
 	// is unknown (its worker came back and found the service ended); the
 	// workflow sets it for histories recorded since (workflow.GetVersion).
 	ExitWhileUnknown bool
+	// Moved is why the service moved (EventMoved).
+	Moved string
 }
 
 // Decision is the outcome of one tick.
@@ -277,6 +284,10 @@ func Next(s Snapshot) Decision {
 	if r := s.Result; s.Event == EventActionDone && r != nil && r.Outcome == Unreachable && awaited(t.d.Memory.State, r.Action) {
 		// The circuit opens: the action never ran, nothing failed.
 		t.to(Unknown, r.Error)
+		return t.d
+	}
+	if s.Event == EventMoved && t.d.Memory.Instance != "" && movable(t.d.Memory.State) {
+		t.moved()
 		return t.d
 	}
 	switch t.d.Memory.State {
@@ -699,6 +710,24 @@ func (t *ticker) failed() {
 	}
 	t.start("desired running")
 }
+
+// moved leaves the instance behind and starts afresh from stopped. A
+// worker held (failed, or kept down by its supervisor) stays held.
+func (t *ticker) moved() {
+	m := t.m()
+	m.Instance = ""
+	m.RunningSince = time.Time{}
+	m.PendingReload = false
+	why := t.s.Moved
+	if why == "" {
+		why = "moved to another host"
+	}
+	t.to(Stopped, why)
+	t.stopped()
+}
+
+// movable: states in which an instance runs (or may) on its host.
+func movable(st State) bool { return st == Running || st == Unknown }
 
 // unknown probes the unreachable host (an observe on each reconcile) and,
 // once a probe gets through, reconciles from what it found.

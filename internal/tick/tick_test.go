@@ -497,6 +497,19 @@ var transitions = []row{
 	{name: "unknown/reload: kept for when the host is back", mem: base(Unknown), ev: EventReload,
 		to: Unknown, change: func(k *key) { k.PendingReload = true }},
 
+	// ---- moved off a lost host ----
+	{name: "running/moved: the instance is left behind, started afresh", mem: base(Running), ev: EventMoved,
+		to: Starting, act: Start, change: ended, reasonEq: "desired running"},
+	{name: "unknown/moved: started afresh elsewhere", mem: withInstance(base(Unknown)), ev: EventMoved,
+		to: Starting, act: Start, change: ended, reasonEq: "desired running"},
+	{name: "unknown/moved, desired stopped: stopped, nothing started", mem: withInstance(base(Unknown)), desired: WantStopped, ev: EventMoved,
+		to: Stopped, change: ended, reasonEq: "moved to another host"},
+	{name: "stopped/moved: nothing ran, nothing moves", mem: base(Stopped), desired: WantStopped, ev: EventMoved, to: Stopped},
+	{name: "starting/moved: the action in flight decides", mem: base(Starting), ev: EventMoved, to: Starting},
+	{name: "stopping/moved: the action in flight decides", mem: base(Stopping), ev: EventMoved, to: Stopping},
+	{name: "backoff/moved: waits as before", mem: base(Backoff), ev: EventMoved, to: Backoff},
+	{name: "failed/moved: stays failed", mem: base(Failed), ev: EventMoved, to: Failed},
+
 	// ---- corrupt memory ----
 	{name: "unknown state: failed and held", mem: Memory{State: "zombie", Reason: "x"}, ev: EventReconcile,
 		to: Failed, change: func(k *key) { k.Hold = true }, reasonEq: `unknown state "zombie"`},
@@ -1396,4 +1409,10 @@ func TestReloadWhileNotRunning(t *testing.T) {
 	d = Next(Snapshot{Now: now, Memory: r, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventRestart})
 	require.Equal(t, Restart, d.Action)
 	require.False(t, d.Memory.PendingReload, "the restart satisfies the reload")
+}
+
+func withInstance(m Memory) Memory {
+	m.Instance = oldInst
+	m.RunningSince = now.Add(-10 * time.Second)
+	return m
 }

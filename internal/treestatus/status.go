@@ -56,6 +56,10 @@ type Status struct {
 	// Host is the host a worker runs on (a process's, or where its
 	// supervisor placed it from its hosts; docs/fleet.md).
 	Host string `json:"host,omitempty"`
+	// StaleCopies are the copies a worker left on hosts it moved off
+	// while they were lost (HOST/INSTANCE): each is stopped when its host
+	// is back.
+	StaleCopies []string `json:"staleCopies,omitempty"`
 	// RejectedSignals counts signals refused for a bad payload.
 	RejectedSignals int `json:"rejectedSignals"`
 	// Completed: the service exited normally and its restart type

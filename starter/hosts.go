@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+// Hosts: `starter hosts`, `starter drain`, `starter undrain`
+// (workflows/host.go, docs/fleet.md).
+
+func hostsCmd(g *globals) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "hosts",
+		Short: "List the hosts: their state (up, unknown, draining, drained), since when, how many services they run, their build",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return badInput("-o must be text or json, not %q", output)
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			hosts, err := listHosts(cmd.Context(), c, g.namespace)
+			if err != nil {
+				return err
+			}
+			return printHosts(cmd.OutOrStdout(), hosts, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (a list of {name, state, since, services, build, ...})")
+	return cmd
+}
+
+// listHosts lists every host whose workflow runs, by name.
+func listHosts(ctx context.Context, c client.Client, namespace string) ([]workflows.HostView, error) {
+	var names []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: namespace, NextPageToken: token,
+			Query: "ExecutionStatus = 'Running' AND WorkflowType = 'HostWorkflow'",
+		})
+		if err != nil {
+			return nil, failure("list hosts: %v", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			if name, ok := strings.CutPrefix(e.GetExecution().GetWorkflowId(), "host:"); ok {
+				names = append(names, name)
+			}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make([]workflows.HostView, 0, len(names))
+	for _, n := range names {
+		v, err := queryHost(ctx, c, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func queryHost(ctx context.Context, c client.Client, name string) (workflows.HostView, error) {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var v workflows.HostView
+	r, err := c.QueryWorkflow(qctx, workflows.HostID(name), "", workflows.QueryHost)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return v, failure("no host named %q: no worker was started with --host %s, and no tree places a service there", name, name)
+	}
+	if err == nil {
+		err = r.Get(&v)
+	}
+	if err != nil {
+		return v, failure("query host %s: %v", name, err)
+	}
+	return v, nil
+}
+
+// hostRow is a host as `starter hosts -o json` lists it.
+type hostRow struct {
+	Name     string    `json:"name"`
+	State    string    `json:"state"`
+	Since    time.Time `json:"since"`
+	Services int       `json:"services"`
+	Build    string    `json:"build"`
+	Address  string    `json:"address,omitempty"`
+	PID      int       `json:"pid,omitempty"`
+	UpSince  time.Time `json:"upSince,omitzero"`
+	Pinned   []string  `json:"pinned,omitempty"`
+}
+
+func printHosts(w io.Writer, hosts []workflows.HostView, output string) error {
+	rows := make([]hostRow, 0, len(hosts))
+	for _, h := range hosts {
+		rows = append(rows, hostRow{Name: h.Name, State: h.State, Since: h.Since, Services: h.Services, Build: h.Build,
+			Address: h.Address, PID: h.PID, UpSince: h.UpSince, Pinned: h.Pinned})
+	}
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tSTATE\tSINCE\tSERVICES\tBUILD\tADDRESS")
+	for _, r := range rows {
+		since := "-"
+		if !r.Since.IsZero() {
+			since = r.Since.Local().Format(time.DateTime)
+		}
+		build, addr := r.Build, r.Address
+		if build == "" {
+			build = "-" // its worker never said
+		}
+		if addr == "" {
+			addr = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, r.State, since, r.Services, build, addr)
+	}
+	return tw.Flush()
+}
+
+func drainCmd(g *globals) *cobra.Command {
+	var wait, force bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "drain HOST",
+		Short: "Move every service that may run elsewhere off HOST (under each supervisor's update policy) and place nothing new there",
+		Long: "Move every service that may run elsewhere off HOST, never more than a supervisor's update.maxParallel down at once, " +
+			"and place nothing new there until `starter undrain HOST`. A service that can run only on HOST is listed and left running; " +
+			"--force stops it (undrain starts it again).",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx := cmd.Context()
+			host := a[0]
+			before, err := queryHost(ctx, c, host)
+			if err != nil {
+				return err
+			}
+			if err := c.SignalWorkflow(ctx, workflows.HostID(host), "", workflows.SignalHostDrain, workflows.HostDrain{Drain: true, Force: force}); err != nil {
+				return failure("drain %s: %v", host, err)
+			}
+			if !wait {
+				fmt.Fprintf(cmd.OutOrStdout(), "draining %s: %d services there, %d of them can run nowhere else (`starter hosts` shows when it is drained)\n",
+					host, before.Services, len(before.Pinned))
+				return nil
+			}
+			wctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return waitDrained(wctx, c, host, before.Subscribers, force, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every service that can move runs elsewhere")
+	cmd.Flags().BoolVar(&force, "force", false, "stop the services that can run only on HOST too")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+// waitDrained waits until no service of the supervisors that had workers
+// on host runs there but those that can run nowhere else (stopped, with
+// force), and every one that moved runs.
+func waitDrained(ctx context.Context, c client.Client, host string, supervisors []string, force bool, out, progress io.Writer) error {
+	last := -1
+	for {
+		v, err := queryHost(ctx, c, host)
+		if err != nil {
+			return err
+		}
+		left, moving := 0, 0
+		for _, sup := range supervisors {
+			st, err := queryOne(ctx, c, sup)
+			if err != nil {
+				continue // a supervisor deleted meanwhile has nothing left there
+			}
+			for _, ch := range st.Children {
+				pinned := slices.Contains(v.Pinned, ch.Path)
+				switch {
+				case pinned && (!force || ch.State == "stopped"):
+				case ch.Host == host:
+					left++
+				case ch.Applying || (ch.State != "running" && ch.State != "stopped"):
+					moving++
+				}
+			}
+		}
+		if v.State == workflows.HostDrained && left == 0 && moving == 0 {
+			fmt.Fprintf(out, "%s drained\n", host)
+			if len(v.Pinned) > 0 {
+				word := "left running there (they can run nowhere else; --force stops them)"
+				if force {
+					word = "stopped there (they can run nowhere else)"
+				}
+				fmt.Fprintf(out, "%d %s:\n  %s\n", len(v.Pinned), word, strings.Join(v.Pinned, "\n  "))
+			}
+			return nil
+		}
+		if n := left + moving; n != last {
+			fmt.Fprintf(progress, "%s: %d services still there, %d on their way elsewhere\n", host, left, moving)
+			last = n
+		}
+		select {
+		case <-ctx.Done():
+			return failure("timed out waiting for %s to drain: %d services still there, %d on their way", host, left, moving)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func undrainCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "undrain HOST",
+		Short: "Let services be placed on HOST again (nothing moves back by itself); start what a drain --force stopped",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if _, err := queryHost(cmd.Context(), c, a[0]); err != nil {
+				return err
+			}
+			if err := c.SignalWorkflow(cmd.Context(), workflows.HostID(a[0]), "", workflows.SignalHostDrain, workflows.HostDrain{}); err != nil {
+				return failure("undrain %s: %v", a[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s takes services again\n", a[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,366 @@
+package workflows
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+)
+
+// Hosts (docs/fleet.md).
+//
+// Every host has a HostWorkflow, ID HostID(name): its worker process
+// starts it (or finds it running) when it starts, a supervisor that places
+// workers on a host starts it if needs be when it subscribes. It holds the
+// host's record (what its worker said of itself), its liveness and its
+// drain, and tells its subscribers (the supervisors with workers on the
+// host) each change.
+//
+// Liveness is a lease: while the host is up, the workflow holds one
+// activity on the host's own task queue (activities.Host.HostLease), which
+// the host's worker runs and heartbeats. Heartbeats are no history events:
+// an up host costs its workflow nothing, and the server one heartbeat RPC
+// every hostLeaseHeartbeat*0.8. When the heartbeats stop (the worker
+// process or its machine died, or the link to it is cut), the lease times
+// out and the host is unknown since its last possible heartbeat; a
+// HostHello activity then waits on the host's queue, and the host is up
+// again once a worker of the host takes it.
+
+// Host signals and query.
+const (
+	// SignalHostSubscribe: a supervisor's workers on the host
+	// (HostSubscription; none: it unsubscribes).
+	SignalHostSubscribe = "subscribe"
+	// SignalHostDrain: HostDrain (`starter drain`, `starter undrain`).
+	SignalHostDrain = "drain"
+	// SignalHost: a host's state, to its subscribers (HostState).
+	SignalHost = "host"
+	// SignalHostWake: a worker of the host started (no payload); the run
+	// continues as new at once, onto the newest code.
+	SignalHostWake = "wake"
+	// QueryHost answers HostView.
+	QueryHost = "host"
+)
+
+// Host states as `starter hosts` shows them.
+const (
+	HostUp       = "up"
+	HostUnknown  = "unknown"
+	HostDraining = "draining"
+	HostDrained  = "drained"
+)
+
+// hostLeaseHeartbeat is the lease's heartbeat timeout: how soon a lost host
+// is noticed.
+const hostLeaseHeartbeat = 5 * time.Second
+
+// hostRunLimit: a host's run continues as new after this many events of
+// its own (signals and liveness changes).
+const hostRunLimit = 500
+
+// HostID is the workflow ID of a host's workflow.
+func HostID(name string) string { return "host:" + name }
+
+// HostSubscription is a supervisor's workers on a host.
+type HostSubscription = activities.HostSubscription
+
+func emptySubscription(s HostSubscription) bool { return s.Movable == 0 && len(s.Pinned) == 0 }
+
+// HostDrain is a drain (Drain) or an undrain; Force: stop the services
+// that can run nowhere else too.
+type HostDrain struct {
+	Drain bool `json:"drain"`
+	Force bool `json:"force,omitempty"`
+}
+
+// HostState is what a host tells its subscribers.
+type HostState struct {
+	Host string `json:"host"`
+	// Live is up or unknown, since Since.
+	Live     string    `json:"live"`
+	Since    time.Time `json:"since"`
+	Draining bool      `json:"draining,omitempty"`
+	Force    bool      `json:"force,omitempty"`
+}
+
+// HostView answers QueryHost (`starter hosts`).
+type HostView struct {
+	Name  string    `json:"name"`
+	State string    `json:"state"`
+	Since time.Time `json:"since"`
+	// Services counts the workers placed on the host; Pinned are those of
+	// them that can run nowhere else.
+	Services int      `json:"services"`
+	Pinned   []string `json:"pinned,omitempty"`
+	// Subscribers are the supervisors with workers on the host.
+	Subscribers []string  `json:"subscribers,omitempty"`
+	Build       string    `json:"build"`
+	Address     string    `json:"address,omitempty"`
+	PID         int       `json:"pid,omitempty"`
+	UpSince     time.Time `json:"upSince,omitzero"`
+}
+
+// HostInput starts a host's run (a new one: activities.HostStart).
+type HostInput struct {
+	Name  string     `json:"name"`
+	Carry *HostCarry `json:"carry,omitempty"`
+}
+
+// HostCarry is a host's state across continue-as-new.
+type HostCarry struct {
+	Live        string              `json:"live"`
+	Since       time.Time           `json:"since"`
+	Info        activities.HostInfo `json:"info"`
+	Drain       HostDrain           `json:"drain"`
+	DrainSince  time.Time           `json:"drainSince,omitzero"`
+	Subscribers []HostSubscription  `json:"subscribers,omitempty"`
+}
+
+// state is the host's state as `starter hosts` shows it.
+func (c *HostCarry) state() (string, time.Time) {
+	if !c.Drain.Drain {
+		return c.Live, c.Since
+	}
+	for _, s := range c.Subscribers {
+		if s.Movable > 0 {
+			return HostDraining, c.DrainSince
+		}
+	}
+	return HostDrained, c.DrainSince
+}
+
+func (c *HostCarry) view(name string) HostView {
+	st, since := c.state()
+	v := HostView{Name: name, State: st, Since: since, Build: c.Info.Build, Address: c.Info.Address, PID: c.Info.PID, UpSince: c.Info.UpSince}
+	for _, s := range c.Subscribers {
+		v.Services += s.Movable + len(s.Pinned)
+		v.Pinned = append(v.Pinned, s.Pinned...)
+		v.Subscribers = append(v.Subscribers, s.Supervisor)
+	}
+	slices.Sort(v.Pinned)
+	return v
+}
+
+func (c *HostCarry) subscribe(s HostSubscription) {
+	i := slices.IndexFunc(c.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
+	switch {
+	case i >= 0 && emptySubscription(s):
+		c.Subscribers = slices.Delete(c.Subscribers, i, i+1)
+	case i >= 0:
+		c.Subscribers[i] = s
+	case !emptySubscription(s):
+		c.Subscribers = append(c.Subscribers, s)
+		slices.SortFunc(c.Subscribers, func(a, b HostSubscription) int { return strings.Compare(a.Supervisor, b.Supervisor) })
+	}
+}
+
+// HostWorkflow is one host's record, liveness and drain (see above).
+func HostWorkflow(ctx workflow.Context, in HostInput) error {
+	h := &hostRun{ctx: ctx, name: in.Name}
+	if in.Carry != nil {
+		h.carry = *in.Carry
+	} else {
+		h.carry = HostCarry{Live: HostUnknown, Since: workflow.Now(ctx)}
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryHost, func() (HostView, error) { return h.carry.view(in.Name), nil }); err != nil {
+		return err
+	}
+	subs := workflow.GetSignalChannel(ctx, SignalHostSubscribe)
+	drains := workflow.GetSignalChannel(ctx, SignalHostDrain)
+	wakes := workflow.GetSignalChannel(ctx, SignalHostWake)
+	events := 0
+	woken := false
+	h.watch()
+	for {
+		sel := workflow.NewSelector(ctx)
+		cancelled := false
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+		sel.AddReceive(subs, func(c workflow.ReceiveChannel, _ bool) { h.onSubscribe(c) })
+		sel.AddReceive(drains, func(c workflow.ReceiveChannel, _ bool) { h.onDrain(c) })
+		sel.AddReceive(wakes, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); woken = true })
+		sel.AddFuture(h.liveness, func(f workflow.Future) { h.onLiveness(f) })
+		for _, n := range h.notes {
+			sel.AddFuture(n.fut, func(workflow.Future) {})
+		}
+		sel.Select(ctx)
+		if cancelled {
+			return nil
+		}
+		h.settleNotes()
+		events++
+		if events < hostRunLimit && !woken {
+			continue
+		}
+		// Continue as new: the liveness activity is let go (the next run
+		// asks again), signals are taken first, notes delivered.
+		h.stop()
+		for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
+		}
+		for _, n := range h.notes {
+			_ = n.fut.Get(ctx, nil)
+		}
+		return workflow.NewContinueAsNewError(ctx, HostWorkflow, HostInput{Name: in.Name, Carry: &h.carry})
+	}
+}
+
+type hostNote struct {
+	to  string
+	fut workflow.Future
+}
+
+type hostRun struct {
+	ctx      workflow.Context
+	name     string
+	carry    HostCarry
+	liveness workflow.Future
+	cancel   workflow.CancelFunc
+	leasing  bool
+	notes    []hostNote
+}
+
+// watch starts the liveness activity the state calls for: the lease of an
+// up host, the hello of an unknown one.
+func (h *hostRun) watch() {
+	actx, cancel := workflow.WithCancel(h.ctx)
+	h.cancel = cancel
+	queue := HostTaskQueue(h.name)
+	if h.carry.Live == HostUp {
+		h.leasing = true
+		actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+			TaskQueue: queue, StartToCloseTimeout: 24 * time.Hour, HeartbeatTimeout: hostLeaseHeartbeat,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}, Summary: "lease of host " + h.name,
+		})
+		h.liveness = workflow.ExecuteActivity(actx, activities.HostLeaseName)
+		return
+	}
+	h.leasing = false
+	// No schedule-to-start limit: it waits on the host's queue until a
+	// worker of the host takes it.
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		TaskQueue: queue, StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second}, Summary: "hello of host " + h.name,
+	})
+	h.liveness = workflow.ExecuteActivity(actx, activities.HostHelloName)
+}
+
+func (h *hostRun) stop() {
+	if h.cancel != nil {
+		h.cancel()
+	}
+}
+
+func (h *hostRun) onLiveness(f workflow.Future) {
+	now := workflow.Now(h.ctx)
+	if !h.leasing {
+		var info activities.HostInfo
+		if err := f.Get(h.ctx, &info); err == nil {
+			h.carry.Info = info
+			h.setLive(HostUp, now)
+		}
+		h.watch()
+		return
+	}
+	err := f.Get(h.ctx, nil)
+	var te *temporal.TimeoutError
+	switch {
+	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
+		// A lease held a whole day: the host is up, a new lease begins.
+	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT:
+		h.setLive(HostUnknown, now.Add(-hostLeaseHeartbeat)) // its last heartbeat
+	default:
+		h.setLive(HostUnknown, now) // its worker stopped
+	}
+	h.watch()
+}
+
+func (h *hostRun) setLive(live string, since time.Time) {
+	if h.carry.Live == live {
+		return
+	}
+	h.carry.Live, h.carry.Since = live, since
+	workflow.GetLogger(h.ctx).Info("host", "host", h.name, "live", live, "since", since)
+	h.tellAll()
+}
+
+func (h *hostRun) onSubscribe(c workflow.ReceiveChannel) {
+	var s HostSubscription
+	c.Receive(h.ctx, &s)
+	h.subscribeOne(s)
+}
+
+func (h *hostRun) subscribeOne(s HostSubscription) {
+	if s.Supervisor == "" {
+		return
+	}
+	known := slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
+	h.carry.subscribe(s)
+	if !known && !emptySubscription(s) {
+		h.tell(s.Supervisor) // a new subscriber hears the state at once
+	}
+}
+
+func (h *hostRun) onDrain(c workflow.ReceiveChannel) {
+	var d HostDrain
+	c.Receive(h.ctx, &d)
+	h.drainOne(d)
+}
+
+func (h *hostRun) drainOne(d HostDrain) {
+	if d == h.carry.Drain {
+		return
+	}
+	if d.Drain != h.carry.Drain.Drain {
+		h.carry.DrainSince = workflow.Now(h.ctx)
+	}
+	h.carry.Drain = d
+	h.tellAll()
+}
+
+// takeAsync takes one pending signal; false when none is left.
+func (h *hostRun) takeAsync(subs, drains workflow.ReceiveChannel) bool {
+	var s HostSubscription
+	if subs.ReceiveAsync(&s) {
+		h.subscribeOne(s)
+		return true
+	}
+	var d HostDrain
+	if drains.ReceiveAsync(&d) {
+		h.drainOne(d)
+		return true
+	}
+	return false
+}
+
+func (h *hostRun) tellAll() {
+	for _, s := range h.carry.Subscribers {
+		h.tell(s.Supervisor)
+	}
+}
+
+func (h *hostRun) tell(to string) {
+	st := HostState{Host: h.name, Live: h.carry.Live, Since: h.carry.Since, Draining: h.carry.Drain.Drain, Force: h.carry.Drain.Force}
+	h.notes = append(h.notes, hostNote{to: to, fut: workflow.SignalExternalWorkflow(h.ctx, to, "", SignalHost, st)})
+}
+
+// settleNotes drops delivered notes, and the subscribers a note could not
+// reach (their workflow is gone: a deleted tree).
+func (h *hostRun) settleNotes() {
+	pending := h.notes[:0]
+	for _, n := range h.notes {
+		if !n.fut.IsReady() {
+			pending = append(pending, n)
+			continue
+		}
+		if err := n.fut.Get(h.ctx, nil); err != nil {
+			workflow.GetLogger(h.ctx).Info("host: subscriber gone", "host", h.name, "subscriber", n.to, "error", err.Error())
+			h.carry.subscribe(HostSubscription{Supervisor: n.to})
+		}
+	}
+	h.notes = pending
+}

@@ -1,0 +1,94 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/steward-sh/steward/activities"
+)
+
+// Tests of a host's workflow: liveness by lease, subscriptions, drain.
+
+func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
+	env := newEnv(t)
+	info := activities.HostInfo{Name: "a", Build: "b1", Address: "10.0.0.1", PID: 42}
+	hellos := 0
+	env.OnActivity(activities.HostHelloName, mock.Anything).Return(func(context.Context) (activities.HostInfo, error) {
+		hellos++
+		return info, nil
+	})
+	// The first lease is lost after two minutes (its heartbeats stop), the
+	// second holds.
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(2*time.Minute).Return(temporal.NewHeartbeatTimeoutError()).Once()
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	var mu sync.Mutex
+	var told []HostState
+	env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, arg.(HostState))
+		return nil
+	})
+	env.OnSignalExternalWorkflow(mock.Anything, "gone", mock.Anything, SignalHost, mock.Anything).Return(temporal.NewApplicationError("not found", "NotFound"))
+
+	view := func() HostView {
+		v, err := env.QueryWorkflow(QueryHost)
+		require.NoError(t, err)
+		var hv HostView
+		require.NoError(t, v.Get(&hv))
+		return hv
+	}
+	var up, lost, draining, drained, undrained HostView
+	at(env, 30*time.Second, func() {
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 2, Pinned: []string{"root/g/db"}})
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "gone", Movable: 1})
+	})
+	at(env, time.Minute, func() { up = view() })
+	at(env, 2*time.Minute+time.Second, func() { lost = view() })
+	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: true}) })
+	at(env, 3*time.Minute+time.Second, func() { draining = view() })
+	at(env, 4*time.Minute, func() {
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Pinned: []string{"root/g/db"}})
+	})
+	at(env, 4*time.Minute+time.Second, func() { drained = view() })
+	at(env, 5*time.Minute, func() { env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: false}) })
+	at(env, 5*time.Minute+time.Second, func() { undrained = view() })
+	endAt(env, 6*time.Minute)
+	env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "a"})
+
+	require.Equal(t, HostUp, up.State)
+	require.Equal(t, "b1", up.Build)
+	require.Equal(t, "10.0.0.1", up.Address)
+	require.Equal(t, 3, up.Services, "root/g's two movable workers and a pinned one; the subscriber whose workflow is gone (its 1) is dropped")
+
+	// The lost lease: unknown since its last possible heartbeat, then up
+	// again once the hello gets through (at once here).
+	require.Equal(t, 2, hellos)
+	require.Equal(t, HostUp, lost.State, "the hello got through again")
+	mu.Lock()
+	var lives []string
+	for _, s := range told {
+		lives = append(lives, s.Live)
+	}
+	mu.Unlock()
+	require.Equal(t, []string{HostUp, HostUnknown, HostUp, HostUp, HostUp}, lives, "a new subscriber hears the state; each change is told")
+	mu.Lock()
+	require.Equal(t, told[0].Since.Add(2*time.Minute-hostLeaseHeartbeat), told[1].Since, "unknown since the lease's last possible heartbeat")
+	mu.Unlock()
+
+	require.Equal(t, HostDraining, draining.State, "movable workers remain")
+	require.Equal(t, HostDrained, drained.State, "only a pinned worker remains")
+	require.Equal(t, []string{"root/g/db"}, drained.Pinned)
+	require.Equal(t, 1, drained.Services)
+	require.Equal(t, HostUp, undrained.State)
+	mu.Lock()
+	defer mu.Unlock()
+	require.True(t, told[3].Draining)
+	require.False(t, told[4].Draining)
+}

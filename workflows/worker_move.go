@@ -1,0 +1,195 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+)
+
+// Moves (worker code version 5 on; docs/fleet.md).
+//
+// A spec that puts a running service on another host (its supervisor
+// placed it elsewhere: a drain, a lost host, an operator's new hosts list
+// or process.host) moves it. Off a host that is up, the move is the
+// tick's restart carried out in two steps: the instance is stopped on its
+// old host, then started on the new one (break before make). Off a lost
+// host (the supervisor says so, or the worker finds it unknown), the
+// instance there cannot be reached: it is left as a stale copy, and the
+// service starts on the new host at once (tick.EventMoved). A stale copy
+// has a stop of its own waiting on its host's queue, with no limit on how
+// long it waits: when the host is back, its worker takes the stop and the
+// copy ends. Until then two copies may run, the lost one unreachable; the
+// worker counts one, the one it can reach.
+
+// StaleCopy is an instance a worker left on a host it moved off.
+type StaleCopy struct {
+	Host     string    `json:"host"`
+	Instance string    `json:"instance"`
+	Node     spec.Node `json:"node"` // as it was started (rendered)
+	// Lost: the host was lost when the move began.
+	Lost bool `json:"lost,omitempty"`
+}
+
+// noteMove records that the new spec moves the running instance off the
+// host it runs on (old: the node before the spec); lost is the host the
+// supervisor found lost. It reports whether the service must restart.
+func (w *workerRun) noteMove(old spec.Node, lost string) bool {
+	m := w.carry.Memory
+	from := w.carry.InstanceHost
+	if from == "" {
+		from = old.RunsOn()
+	}
+	to := w.node.RunsOn()
+	if m.Instance == "" || from == "" || from == to {
+		if mv := w.carry.Move; mv != nil && mv.Host == to {
+			w.carry.Move = nil // back where it runs before the move was carried out
+		}
+		return false
+	}
+	if w.carry.Move == nil {
+		w.carry.Move = &StaleCopy{Host: from, Instance: m.Instance, Node: old}
+	}
+	if lost != "" && lost == w.carry.Move.Host {
+		w.carry.Move.Lost = true
+	}
+	return true
+}
+
+// carryOutMove moves the service off a lost (or unknown) host at once;
+// off a host that is up the tick's restart does (launch).
+func (w *workerRun) carryOutMove() {
+	mv := w.carry.Move
+	if mv == nil || w.flight != nil {
+		return
+	}
+	m := w.carry.Memory
+	if m.Instance == "" || (m.Instance != mv.Instance && w.carry.InstanceHost == w.node.RunsOn()) {
+		w.carry.Move = nil // nothing runs there any more
+		return
+	}
+	if !mv.Lost && m.State != tick.Unknown {
+		return
+	}
+	w.carry.Move = nil
+	left := *mv
+	left.Instance = m.Instance
+	w.leaveStale(left)
+	w.tick(tick.Snapshot{Event: tick.EventMoved, Moved: fmt.Sprintf("moved from host %s (lost) to %s", mv.Host, w.node.RunsOn())})
+}
+
+// launchMove carries out a start or restart that moves the service: the
+// stop on the old host (none when it is lost; a stale copy when the stop
+// does not get through), then the start on the new one.
+func (w *workerRun) launchMove(ctx workflow.Context, mv StaleCopy, req activities.ActionRequest) workflow.Future {
+	fut, settle := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		if !mv.Lost {
+			opts := ActivityOptions(mv.Node, tick.Stop)
+			opts.Summary = fmt.Sprintf("stop %s on host %s (it moves to %s)", w.in.Path, mv.Host, w.node.RunsOn())
+			stop := req
+			stop.Spec, stop.Instance, stop.OnSuccess = mv.Node, mv.Instance, nil
+			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, opts), activities.StopName, stop).Get(gctx, nil)
+			if temporal.IsCanceledError(err) {
+				settle.Set(nil, err)
+				return
+			}
+			if err != nil {
+				w.log.Warn("move: the stop on the old host did not get through; its copy is stale", "path", w.in.Path, "host", mv.Host, "error", err.Error())
+				w.leaveStale(mv)
+			}
+		} else {
+			w.leaveStale(mv)
+		}
+		opts := ActivityOptions(w.node, tick.Start)
+		opts.Summary = fmt.Sprintf("start %s on host %s", w.in.Path, w.node.RunsOn())
+		start := req
+		start.Instance = ""
+		settle.Chain(workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, opts), activities.StartName, start))
+	})
+	return fut
+}
+
+// leaveStale records a stale copy and sends its stop.
+func (w *workerRun) leaveStale(c StaleCopy) {
+	if c.Instance == "" || slices.ContainsFunc(w.carry.Stale, func(o StaleCopy) bool { return o.Instance == c.Instance }) {
+		return
+	}
+	w.carry.Stale = append(w.carry.Stale, c)
+	w.launchStale()
+}
+
+// launchStale sends the stop of every stale copy that has none running:
+// on the copy's host's queue, waiting as long as the host is away, retried
+// until it gets through.
+func (w *workerRun) launchStale() {
+	if w.staleStops == nil {
+		w.staleStops = map[string]workflow.Future{}
+	}
+	for _, c := range w.carry.Stale {
+		if _, ok := w.staleStops[c.Instance]; ok {
+			continue
+		}
+		opts := ActivityOptions(c.Node, tick.Stop)
+		opts.ScheduleToStartTimeout = 0
+		opts.RetryPolicy.MaximumAttempts = 0
+		opts.RetryPolicy.InitialInterval = max(opts.RetryPolicy.InitialInterval, time.Second)
+		opts.RetryPolicy.MaximumInterval = time.Minute
+		opts.Summary = fmt.Sprintf("stop the copy of %s left on host %s", w.in.Path, c.Host)
+		req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Spec: c.Node, Instance: c.Instance}
+		w.staleStops[c.Instance] = workflow.ExecuteActivity(workflow.WithActivityOptions(w.ctx, opts), activities.StopName, req)
+	}
+}
+
+// watchStale adds the stale copies' stops to sel.
+func (w *workerRun) watchStale(sel workflow.Selector) {
+	for _, c := range w.carry.Stale {
+		inst := c.Instance
+		if f, ok := w.staleStops[inst]; ok {
+			sel.AddFuture(f, func(f workflow.Future) { w.onStaleStopped(inst, f) })
+		}
+	}
+}
+
+func (w *workerRun) onStaleStopped(instance string, f workflow.Future) {
+	delete(w.staleStops, instance)
+	err := f.Get(w.ctx, nil)
+	i := slices.IndexFunc(w.carry.Stale, func(c StaleCopy) bool { return c.Instance == instance })
+	if i < 0 {
+		return
+	}
+	c := w.carry.Stale[i]
+	if err != nil && temporal.IsCanceledError(err) {
+		return
+	}
+	if err != nil {
+		w.log.Warn("the stop of a stale copy failed for good", "path", w.in.Path, "host", c.Host, "instance", instance, "error", err.Error())
+	} else {
+		w.log.Info("stale copy stopped", "path", w.in.Path, "host", c.Host, "instance", instance)
+	}
+	w.carry.Stale = slices.Delete(w.carry.Stale, i, i+1)
+}
+
+// staleCopies is what status shows of the stale copies: HOST/INSTANCE.
+func (w *workerRun) staleCopies() []string {
+	var out []string
+	for _, c := range w.carry.Stale {
+		out = append(out, c.Host+"/"+c.Instance)
+	}
+	return out
+}
+
+// instanceHost is the host the service runs on: its instance's, while a
+// move is not carried out, else the spec's.
+func (w *workerRun) instanceHost() string {
+	if mv := w.carry.Move; mv != nil {
+		return mv.Host
+	}
+	return w.node.RunsOn()
+}
