@@ -267,7 +267,7 @@ func run(o options) error {
 	// The host's workflow (liveness, drain: workflows/host.go): started
 	// if it does not run, woken onto this build if it does.
 	if _, err := c.SignalWithStartWorkflow(context.Background(), workflows.HostID(o.host), workflows.SignalHostWake, nil,
-		activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), workflows.HostWorkflow, activities.HostStart{Name: o.host}); err != nil {
+		activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), activities.HostWorkflowType, activities.HostStart{Name: o.host}); err != nil {
 		return fmt.Errorf("host workflow: %w", err)
 	}
 
