@@ -79,6 +79,7 @@ func TestPolicyRefusesARawSpecAndTheServiceRunsOn(t *testing.T) {
 	policy := filepath.Join(dir, "policy.yaml")
 	require.NoError(t, os.WriteFile(policy, []byte("commands: ["+sleep+"]\n"), 0o644))
 	w := guardedWorker(t, "it-policy", "--policy", policy)
+	t.Cleanup(func() { dumpOnFailure(t, "it-policy", "steward-host-it-policy", "it-policy", "it-policy/svc") })
 
 	tree := func(args string) string {
 		return writeSpec(t, `
@@ -215,4 +216,21 @@ children:
 	require.Equal(t, "running", st.State)
 	require.Equal(t, "succeeded", st.LastAction.Status, "the valid spec restarted the service: %+v", st)
 	require.False(t, strings.Contains(st.Reason, "refused"), st.Reason)
+}
+
+// dumpOnFailure logs, when t failed, what says why: the worker log named
+// logName, the task queue, and the workflows' histories.
+func dumpOnFailure(t *testing.T, logName, queue string, ids ...string) {
+	if !t.Failed() {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(workDir, logName+".log")); err == nil {
+		t.Logf("---- last of %s.log ----\n%s", logName, tail(string(b), 8000))
+	}
+	out, _ := exec.Command(temporal, "task-queue", "describe", "--address", address, "--task-queue", queue).CombinedOutput()
+	t.Logf("---- task queue %s ----\n%s", queue, out)
+	for _, id := range ids {
+		out, _ := exec.Command(temporal, "workflow", "show", "--address", address, "-w", id).CombinedOutput()
+		t.Logf("---- history of %s ----\n%s", id, tail(string(out), 6000))
+	}
 }

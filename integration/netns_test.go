@@ -30,6 +30,8 @@ type netHosts struct {
 	bridge string
 	subnet string // "10.213.N"
 	hosts  []string
+	// logLevel of the hosts' workers (default warn).
+	logLevel string
 }
 
 // netnsSkipReason says why this machine cannot run the network-namespace
@@ -112,10 +114,14 @@ func (n *netHosts) teardown() {
 // execs the worker: the PID is the worker's).
 func (n *netHosts) startWorkerIn(host, serverAddr string) *workerProc {
 	n.t.Helper()
-	logf, err := os.Create(filepath.Join(workDir, "worker-"+n.ns(host)+".log"))
+	logf, err := os.OpenFile(filepath.Join(workDir, "worker-"+n.ns(host)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	require.NoError(n.t, err)
+	level := n.logLevel
+	if level == "" {
+		level = "warn"
+	}
 	cmd := exec.Command("ip", "netns", "exec", n.ns(host), workerBin, "--address", serverAddr,
-		"--host", host, "--log-level", "warn", "--metrics", "127.0.0.1:9090",
+		"--host", host, "--log-level", level, "--metrics", "127.0.0.1:9090",
 		"--log-dir", filepath.Join(workDir, "logs-"+host), "--state-dir", filepath.Join(workDir, "state"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(n.t, cmd.Start())

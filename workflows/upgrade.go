@@ -83,7 +83,15 @@ import (
 //	  updated), and a revert sends each target a generation past the one
 //	  the update sent it (a late success of the bad spec is not taken for
 //	  the revert's). A child applying its spec is not up for the
-//	  dependency order (dependsOn).
+//	  dependency order (dependsOn). It subscribes to the hosts its
+//	  workers run on and takes their `host` signal: it moves workers off
+//	  a host lost past their reschedule.after, and off a draining one
+//	  under its update policy (fleet.go); version 3 drops the signal as
+//	  unknown and subscribes to nothing.
+//	worker 5 also carries out a move to another host (worker_move.go):
+//	  the instance is stopped on its old host, or left there as a stale
+//	  copy stopped once that host is back; version 4 restarted it on the
+//	  new host's queue.
 const (
 	SupervisorVersion = 4
 	WorkerVersion     = 5

@@ -182,6 +182,9 @@ func (w *workerRun) launch(a tick.Action) {
 	if mv != nil && !moving {
 		node = mv.Node // an observe, stop or reload: where the instance runs
 	}
+	if moving {
+		w.carry.Move = nil // the success report says where it runs next
+	}
 	opts := ActivityOptions(node, a)
 	// What the Web UI shows for the activity: "start plant/line-1/press".
 	opts.Summary = string(a) + " " + w.in.Path
@@ -193,7 +196,6 @@ func (w *workerRun) launch(a tick.Action) {
 	req.OnSuccess = w.successReport(a)
 	var fut workflow.Future
 	if moving {
-		w.carry.Move = nil
 		fut = w.launchMove(actx, *mv, req)
 	} else {
 		fut = workflow.ExecuteActivity(actx, activityName(a), req)
@@ -225,7 +227,7 @@ func (w *workerRun) successReport(a tick.Action) *activities.SuccessReport {
 	w.carry.LastAction = ActionStatus{Name: string(a), Status: string(tick.Succeeded), Attempts: 1}
 	st := w.status()
 	w.carry = saved
-	if w.lastReported != nil && sameReport(*w.lastReported, st) {
+	if w.lastReported != nil && sameReportOf(w.in.Version, *w.lastReported, st) {
 		return nil
 	}
 	seq := w.reserveSuccessSeq()

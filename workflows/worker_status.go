@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -170,11 +171,11 @@ func (w *workerRun) report(ended bool) {
 	st := w.status()
 	maybe := w.maybeReported
 	w.maybeReported = nil
-	if !ended && w.lastReported != nil && sameReport(*w.lastReported, st) {
+	if !ended && w.lastReported != nil && sameReportOf(w.in.Version, *w.lastReported, st) {
 		// Unchanged since the last report, unless a failed action's
 		// activity told the supervisor of a success first (a new path:
 		// versioned, and asked only then).
-		if maybe == nil || sameReport(*maybe, st) ||
+		if maybe == nil || sameReportOf(w.in.Version, *maybe, st) ||
 			(w.in.Version < 1 && workflow.GetVersion(w.ctx, "report-after-failed-action", workflow.DefaultVersion, 1) != 1) {
 			return
 		}
@@ -240,4 +241,14 @@ func sameReport(a, b Status) bool {
 	return a.State == b.State && a.Desired == b.Desired && a.Completed == b.Completed &&
 		a.Generation == b.Generation && a.Terminations == b.Terminations &&
 		a.AwaitingRestart == b.AwaitingRestart && a.SuperviseSeq == b.SuperviseSeq
+}
+
+// sameReportOf is sameReport for a run of version: from worker code
+// version 5, where the worker runs (host, stale copies) is reported too
+// (a drain waits on it: fleet.md).
+func sameReportOf(version int, a, b Status) bool {
+	if version >= 5 && (a.Host != b.Host || !slices.Equal(a.StaleCopies, b.StaleCopies)) {
+		return false
+	}
+	return sameReport(a, b)
 }
