@@ -25,7 +25,7 @@ func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
 	})
 	// The first lease is lost after two minutes (its heartbeats stop), the
 	// second holds.
-	env.OnActivity(activities.HostLeaseName, mock.Anything).After(2*time.Minute).Return(temporal.NewHeartbeatTimeoutError()).Once()
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(2 * time.Minute).Return(temporal.NewHeartbeatTimeoutError()).Once()
 	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
 	var mu sync.Mutex
 	var told []HostState
