@@ -74,6 +74,11 @@ type HostSubscription struct {
 	Supervisor string   `json:"supervisor"`
 	Movable    int      `json:"movable"`
 	Pinned     []string `json:"pinned,omitempty"`
+	// Seq numbers a supervisor's subscriptions: each is an activity of its
+	// own, and two may arrive out of order (the host keeps the newest).
+	Seq int64 `json:"seq,omitempty"`
+	// Gone: the supervisor is deleted.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // HostSubscribeRequest subscribes to Host's workflow, starting it if it

@@ -140,7 +140,7 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,console,controls,kill); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,failover,drain,console,controls,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
@@ -304,6 +304,8 @@ func run(o options) error {
 		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
 		{"upgrade", "upgrade from the last release", func() error { return upgradeStep(ctx, c, o, res, swapWorker) }},
 		{"update", "rolling updates: a change of 1,000 workers, a bad change reverted", func() error { return updateStep(ctx, c, o, res) }},
+		{"failover", "fleets: a host's loss to its instances running elsewhere", func() error { return failoverStep(ctx, c, o, res) }},
+		{"drain", "fleets: a drain of 100 instances at maxParallel 10", func() error { return drainStep(ctx, c, o, res) }},
 		{"console", "the web console in Chromium", func() error { return consoleStep(ctx, c, o, res) }},
 		{"controls", "process controls: reload, usage sampling, out of memory", func() error { return controlsStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
@@ -1277,6 +1279,11 @@ var goals = []goal{
 	{"update_max_down_1000", "<=", 50},
 	{"revert_touched_100", "<=", 10},
 	{"revert_seconds_100", "<=", 45}, // healthyDeadline 30 s + one batch
+	// Fleets: failover within after (5 s) + 5 s; a drain against a rollout.
+	{"failover_seconds_p99", "<=", 10},
+	{"drain_ratio_100", "<=", 1.5},
+	{"drain_max_down_100", "<=", 10},
+	{"fleet_overcount_moments", "<=", 0},
 	{"scale_status_max_seconds", "<=", 10},
 	{"max_workflow_backlog_age_seconds", "<=", 30},
 	{"scale_idle_worker_cpu_percent", "<=", 2},

@@ -265,7 +265,7 @@ func (s *supervisorRun) subscribeHosts() {
 		if w.Movable == had.Movable && slices.Equal(w.Pinned, had.Pinned) && had.Supervisor != "" {
 			continue
 		}
-		if w.Movable == 0 && len(w.Pinned) == 0 && had.Supervisor == "" {
+		if emptySubscription(w) && had.Supervisor == "" {
 			continue
 		}
 		s.out.add(s.sendSubscription(h, w))
@@ -281,6 +281,8 @@ func (s *supervisorRun) subscribeHosts() {
 }
 
 func (s *supervisorRun) sendSubscription(host string, sub HostSubscription) workflow.Future {
+	s.carry.HostSeq++
+	sub.Seq = s.carry.HostSeq
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
 		TaskQueue:           ControlQueue,
 		StartToCloseTimeout: 30 * time.Second,
@@ -296,7 +298,7 @@ func (s *supervisorRun) sendSubscription(host string, sub HostSubscription) work
 func (s *supervisorRun) unsubscribeHosts() {
 	var fs []workflow.Future
 	for _, h := range sortedKeys(s.carry.Subscribed) {
-		fs = append(fs, s.sendSubscription(h, HostSubscription{Supervisor: s.in.Path}))
+		fs = append(fs, s.sendSubscription(h, HostSubscription{Supervisor: s.in.Path, Gone: true}))
 	}
 	s.carry.Subscribed = nil
 	for _, f := range fs {

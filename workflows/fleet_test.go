@@ -195,7 +195,11 @@ func TestFleet_AWorkerMovesOffAHostLostPastItsRescheduleAfter(t *testing.T) {
 
 	// Deleted, the supervisor unsubscribes.
 	all := hostSubscriptions(env)
-	require.Equal(t, activities.HostSubscription{Supervisor: "root"}, all[len(all)-1].Subscription)
+	lastSub := all[len(all)-1].Subscription
+	require.True(t, lastSub.Gone && lastSub.Supervisor == "root", "%+v", lastSub)
+	for i := 1; i < len(all); i++ {
+		require.Greater(t, all[i].Subscription.Seq, all[i-1].Subscription.Seq, "subscriptions are numbered")
+	}
 }
 
 func TestFleet_ADrainMovesWorkersUnderTheUpdatePolicy(t *testing.T) {

@@ -139,6 +139,9 @@ func (c *HostCarry) view(name string) HostView {
 	st, since := c.state()
 	v := HostView{Name: name, State: st, Since: since, Build: c.Info.Build, Address: c.Info.Address, PID: c.Info.PID, UpSince: c.Info.UpSince}
 	for _, s := range c.Subscribers {
+		if emptySubscription(s) {
+			continue
+		}
 		v.Services += s.Movable + len(s.Pinned)
 		v.Pinned = append(v.Pinned, s.Pinned...)
 		v.Subscribers = append(v.Subscribers, s.Supervisor)
@@ -150,11 +153,15 @@ func (c *HostCarry) view(name string) HostView {
 func (c *HostCarry) subscribe(s HostSubscription) {
 	i := slices.IndexFunc(c.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
 	switch {
-	case i >= 0 && emptySubscription(s):
+	case i >= 0 && s.Seq != 0 && s.Seq <= c.Subscribers[i].Seq:
+		// Older than what it holds: subscriptions may arrive out of order.
+	case i >= 0 && s.Gone:
 		c.Subscribers = slices.Delete(c.Subscribers, i, i+1)
 	case i >= 0:
 		c.Subscribers[i] = s
-	case !emptySubscription(s):
+	case !s.Gone:
+		// An empty subscription is kept (with its number), so that an
+		// older one arriving late is known as older.
 		c.Subscribers = append(c.Subscribers, s)
 		slices.SortFunc(c.Subscribers, func(a, b HostSubscription) int { return strings.Compare(a.Supervisor, b.Supervisor) })
 	}
@@ -298,9 +305,14 @@ func (h *hostRun) subscribeOne(s HostSubscription) {
 	if s.Supervisor == "" {
 		return
 	}
-	known := slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
+	heard := slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool {
+		return o.Supervisor == s.Supervisor && !emptySubscription(o)
+	})
 	h.carry.subscribe(s)
-	if !known && !emptySubscription(s) {
+	now := slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool {
+		return o.Supervisor == s.Supervisor && !emptySubscription(o)
+	})
+	if now && !heard {
 		h.tell(s.Supervisor) // a new subscriber hears the state at once
 	}
 }
@@ -339,7 +351,9 @@ func (h *hostRun) takeAsync(subs, drains workflow.ReceiveChannel) bool {
 
 func (h *hostRun) tellAll() {
 	for _, s := range h.carry.Subscribers {
-		h.tell(s.Supervisor)
+		if !emptySubscription(s) {
+			h.tell(s.Supervisor)
+		}
 	}
 }
 
@@ -357,9 +371,10 @@ func (h *hostRun) settleNotes() {
 			pending = append(pending, n)
 			continue
 		}
-		if err := n.fut.Get(h.ctx, nil); err != nil {
-			workflow.GetLogger(h.ctx).Info("host: subscriber gone", "host", h.name, "subscriber", n.to, "error", err.Error())
-			h.carry.subscribe(HostSubscription{Supervisor: n.to})
+		var gone *temporal.UnknownExternalWorkflowExecutionError
+		if err := n.fut.Get(h.ctx, nil); errors.As(err, &gone) {
+			workflow.GetLogger(h.ctx).Info("host: subscriber gone", "host", h.name, "subscriber", n.to)
+			h.carry.subscribe(HostSubscription{Supervisor: n.to, Gone: true})
 		}
 	}
 	h.notes = pending

@@ -35,7 +35,7 @@ func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
 		told = append(told, arg.(HostState))
 		return nil
 	})
-	env.OnSignalExternalWorkflow(mock.Anything, "gone", mock.Anything, SignalHost, mock.Anything).Return(temporal.NewApplicationError("not found", "NotFound"))
+	env.OnSignalExternalWorkflow(mock.Anything, "gone", mock.Anything, SignalHost, mock.Anything).Return(&temporal.UnknownExternalWorkflowExecutionError{})
 
 	view := func() HostView {
 		v, err := env.QueryWorkflow(QueryHost)
@@ -46,7 +46,9 @@ func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
 	}
 	var up, lost, draining, drained, undrained HostView
 	at(env, 30*time.Second, func() {
-		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 2, Pinned: []string{"root/g/db"}})
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 2, Pinned: []string{"root/g/db"}, Seq: 5})
+		// An older subscription that arrives late changes nothing.
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Seq: 4})
 		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "gone", Movable: 1})
 	})
 	at(env, time.Minute, func() { up = view() })
@@ -54,7 +56,7 @@ func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
 	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: true}) })
 	at(env, 3*time.Minute+time.Second, func() { draining = view() })
 	at(env, 4*time.Minute, func() {
-		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Pinned: []string{"root/g/db"}})
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Pinned: []string{"root/g/db"}, Seq: 6})
 	})
 	at(env, 4*time.Minute+time.Second, func() { drained = view() })
 	at(env, 5*time.Minute, func() { env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: false}) })

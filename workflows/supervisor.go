@@ -83,6 +83,8 @@ type SupervisorCarry struct {
 	HostStates   map[string]HostState        `json:"hostStates,omitempty"`
 	Subscribed   map[string]HostSubscription `json:"subscribed,omitempty"`
 	ForceStopped []string                    `json:"forceStopped,omitempty"`
+	// HostSeq numbers its subscriptions.
+	HostSeq int64 `json:"hostSeq,omitempty"`
 	// ReplaceAfterUpdate: a move waits for the update in progress.
 	ReplaceAfterUpdate bool `json:"replaceAfterUpdate,omitempty"`
 }
