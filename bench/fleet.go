@@ -101,7 +101,8 @@ func hostUp(ctx context.Context, c client.Client, host string) bool {
 // 5s; ten times, the host with the most instances has its worker killed
 // (its stub services die with it), and the time from the kill until every
 // instance runs on another host is a sample (failover_seconds_p99: the
-// largest of the ten, with failover_after_seconds). Every look at the
+// largest of the ten, with failover_after_seconds; one that has not happened
+// a minute later counts in failover_failures). Every look at the
 // tree during the step counts the instances running:
 // fleet_overcount_moments is the looks that counted more than ten.
 func failoverStep(ctx context.Context, c client.Client, o options, res Result) error {
@@ -142,6 +143,7 @@ func failoverStep(ctx context.Context, c client.Client, o options, res Result) e
 		return per, nil
 	}
 	var samples []float64
+	failed := 0
 	for range 10 {
 		per, err := look()
 		if err != nil {
@@ -156,7 +158,7 @@ func failoverStep(ctx context.Context, c client.Client, o options, res Result) e
 		ws[victim].kill()
 		killed := time.Now()
 		var last map[string]int
-		if err := waitUntil(ctx, 2*time.Minute, func() bool {
+		if err := waitUntil(ctx, time.Minute, func() bool {
 			per, err := look()
 			last = per
 			total := 0
@@ -165,9 +167,13 @@ func failoverStep(ctx context.Context, c client.Client, o options, res Result) e
 			}
 			return err == nil && per[victim] == 0 && total == n
 		}); err != nil {
-			return fmt.Errorf("failover: %s's instances never ran elsewhere (running by host: %v): %w", victim, last, err)
+			// A failover that did not happen is a figure, not the end of
+			// the bench: it counts, and its sample is the wait.
+			failed++
+			fmt.Fprintf(os.Stderr, "bench: failover of %s did not happen within a minute (running by host: %v)\n", victim, last)
+		} else {
+			fmt.Fprintf(os.Stderr, "bench: failover of %s: %.1fs\n", victim, time.Since(killed).Seconds())
 		}
-		fmt.Fprintf(os.Stderr, "bench: failover of %s: %.1fs\n", victim, time.Since(killed).Seconds())
 		samples = append(samples, time.Since(killed).Seconds())
 		if err := ws[victim].start(); err != nil {
 			return err
@@ -182,6 +188,7 @@ func failoverStep(ctx context.Context, c client.Client, o options, res Result) e
 	res["failover_seconds_p99"] = round(samples[len(samples)-1])
 	res["failover_seconds_median"] = round(samples[len(samples)/2])
 	res["fleet_overcount_moments"] = overcount
+	res["failover_failures"] = failed
 	return nil
 }
 
@@ -226,15 +233,19 @@ func drainStep(ctx context.Context, c client.Client, o options, res Result) erro
 	ended := time.Now()
 	res["drain_seconds_100"] = round(ended.Sub(began).Seconds())
 	res["drain_ratio_100"] = ratio(res["drain_seconds_100"], res["drain_rollout_seconds_100"])
-	down, err := mostDown(ctx, c, name, began, ended)
-	if err != nil {
-		return err
-	}
-	res["drain_max_down_100"] = down
 	kids, err := fleetChildren(ctx, c, name)
 	if err != nil {
 		return err
 	}
+	paths := make([]string, len(kids))
+	for i, k := range kids {
+		paths[i] = k.Path
+	}
+	down, err := mostDown(ctx, c, paths, began, ended)
+	if err != nil {
+		return err
+	}
+	res["drain_max_down_100"] = down
 	left := 0
 	for _, k := range kids {
 		if k.Host == "da" {

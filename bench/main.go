@@ -1284,6 +1284,7 @@ var goals = []goal{
 	{"drain_ratio_100", "<=", 1.5},
 	{"drain_max_down_100", "<=", 10},
 	{"fleet_overcount_moments", "<=", 0},
+	{"failover_failures", "<=", 0},
 	{"scale_status_max_seconds", "<=", 10},
 	{"max_workflow_backlog_age_seconds", "<=", 30},
 	{"scale_idle_worker_cpu_percent", "<=", 2},

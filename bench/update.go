@@ -55,7 +55,7 @@ func updateStep(ctx context.Context, c client.Client, o options, res Result) err
 	}
 	ended := time.Now()
 	res["update_seconds_1000"] = round(ended.Sub(began).Seconds())
-	down, err := mostDown(ctx, c, name, began, ended)
+	down, err := mostDown(ctx, c, updatePaths(name), began, ended)
 	if err != nil {
 		return err
 	}
@@ -103,10 +103,19 @@ func updateStep(ctx context.Context, c client.Client, o options, res Result) err
 	return err
 }
 
-// mostDown is the most workers of root down at once between from and to,
-// from their journals: a worker is down from a transition out of running
-// to the next into running.
-func mostDown(ctx context.Context, c client.Client, root string, from, to time.Time) (int, error) {
+// updatePaths are the 1,000 workers of the update step's tree root.
+func updatePaths(root string) []string {
+	paths := make([]string, 1000)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("%s/g%02d/w%04d", root, i/100, i)
+	}
+	return paths
+}
+
+// mostDown is the most of the workers at paths down at once between from
+// and to, from their journals: a worker is down from a transition out of
+// running to the next into running.
+func mostDown(ctx context.Context, c client.Client, paths []string, from, to time.Time) (int, error) {
 	type edge struct {
 		at   time.Time
 		down int
@@ -116,8 +125,7 @@ func mostDown(ctx context.Context, c client.Client, root string, from, to time.T
 	var firstErr error
 	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
-	for i := range 1000 {
-		path := fmt.Sprintf("%s/g%02d/w%04d", root, i/100, i)
+	for _, path := range paths {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -132,7 +140,7 @@ func mostDown(ctx context.Context, c client.Client, root string, from, to time.T
 			defer mu.Unlock()
 			if err != nil {
 				if firstErr == nil {
-					firstErr = fmt.Errorf("update: history of %s: %w", path, err)
+					firstErr = fmt.Errorf("history of %s: %w", path, err)
 				}
 				return
 			}

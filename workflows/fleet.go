@@ -58,10 +58,13 @@ func (s *supervisorRun) expand(sup spec.Node) []spec.Node {
 // placementInput is what placing kids decides from: where they run, the
 // draining hosts, and the hosts each must leave.
 func (s *supervisorRun) placementInput(kids []spec.Node, current map[string]string) placement.Input {
-	in := placement.Input{Current: current, Leave: map[string]bool{}, LeaveFor: s.carry.Leave}
+	in := placement.Input{Current: current, Leave: map[string]bool{}, LeaveFor: s.carry.Leave, Avoid: map[string]bool{}}
 	for _, h := range sortedKeys(s.carry.HostStates) {
 		if s.carry.HostStates[h].Draining {
 			in.Leave[h] = true
+		}
+		if s.carry.HostStates[h].Live == HostUnknown {
+			in.Avoid[h] = true
 		}
 	}
 	for _, c := range kids {
@@ -235,12 +238,17 @@ func (s *supervisorRun) subscribeHosts() {
 	if !s.fleet() {
 		return
 	}
+	// Every host a worker runs on or may move to: a supervisor hears of
+	// each (an empty subscription too), so it knows which hosts are up.
 	want := map[string]HostSubscription{}
 	for _, c := range s.in.Spec.Children {
-		h := ""
-		if !c.IsSupervisor() && c.Kind != "" {
-			h = c.RunsOn()
+		if c.IsSupervisor() || c.Kind == "" {
+			continue
 		}
+		for _, h := range c.Hosts {
+			want[h] = HostSubscription{Supervisor: s.in.Path, Movable: want[h].Movable, Pinned: want[h].Pinned}
+		}
+		h := c.RunsOn()
 		if h == "" {
 			continue
 		}
@@ -260,23 +268,21 @@ func (s *supervisorRun) subscribeHosts() {
 		}
 	}
 	for _, h := range hosts {
-		w, had := want[h], s.carry.Subscribed[h]
-		w.Supervisor = s.in.Path
-		if w.Movable == had.Movable && slices.Equal(w.Pinned, had.Pinned) && had.Supervisor != "" {
+		w, wanted := want[h]
+		had := s.carry.Subscribed[h]
+		if wanted && had.Supervisor != "" && w.Movable == had.Movable && slices.Equal(w.Pinned, had.Pinned) {
 			continue
 		}
-		if emptySubscription(w) && had.Supervisor == "" {
-			continue
-		}
-		s.out.add(s.sendSubscription(h, w))
 		if s.carry.Subscribed == nil {
 			s.carry.Subscribed = map[string]HostSubscription{}
 		}
-		if emptySubscription(w) {
+		if !wanted { // no worker lists it any more
+			s.out.add(s.sendSubscription(h, HostSubscription{Supervisor: s.in.Path, Gone: true}))
 			delete(s.carry.Subscribed, h)
-		} else {
-			s.carry.Subscribed[h] = w
+			continue
 		}
+		s.out.add(s.sendSubscription(h, w))
+		s.carry.Subscribed[h] = w
 	}
 }
 

@@ -305,14 +305,12 @@ func (h *hostRun) subscribeOne(s HostSubscription) {
 	if s.Supervisor == "" {
 		return
 	}
-	heard := slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool {
-		return o.Supervisor == s.Supervisor && !emptySubscription(o)
-	})
+	has := func() bool {
+		return slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
+	}
+	heard := has()
 	h.carry.subscribe(s)
-	now := slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool {
-		return o.Supervisor == s.Supervisor && !emptySubscription(o)
-	})
-	if now && !heard {
+	if has() && !heard {
 		h.tell(s.Supervisor) // a new subscriber hears the state at once
 	}
 }
@@ -349,11 +347,11 @@ func (h *hostRun) takeAsync(subs, drains workflow.ReceiveChannel) bool {
 	return false
 }
 
+// tellAll tells every subscriber, those with no worker on the host too
+// (the host is on their workers' lists: they place by it).
 func (h *hostRun) tellAll() {
 	for _, s := range h.carry.Subscribers {
-		if !emptySubscription(s) {
-			h.tell(s.Supervisor)
-		}
+		h.tell(s.Supervisor)
 	}
 }
 

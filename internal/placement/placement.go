@@ -11,7 +11,8 @@
 //     a worker never moves back by itself.
 //  2. A worker without a host (new, or leaving one) goes to the host of its
 //     list with the fewest workers placed (those kept counted first), the
-//     earlier host of its list on a tie.
+//     earlier host of its list on a tie, and not to a host to avoid (one
+//     that is unknown) while another is open.
 //  3. A worker whose every host is to be left stays where it is (nowhere to
 //     go is no reason to stop it); a new one goes to its first host.
 package placement
@@ -42,6 +43,9 @@ type Input struct {
 	// LeaveFor are, by worker name, hosts that worker must leave (its own
 	// reschedule.after has passed on its host).
 	LeaveFor map[string][]string
+	// Avoid are hosts nothing is placed on while another host of a
+	// worker's list is open (unknown ones), though what runs there stays.
+	Avoid map[string]bool
 }
 
 // Place returns the host of every worker that has hosts, by name.
@@ -66,12 +70,17 @@ func Place(in Input) map[string]string {
 	}
 	for _, w := range todo {
 		best := ""
-		for _, h := range w.Hosts {
-			if leaving(w, h) {
-				continue
+		for _, avoid := range []bool{true, false} { // an avoided host only when no other is open
+			for _, h := range w.Hosts {
+				if leaving(w, h) || (avoid && in.Avoid[h]) {
+					continue
+				}
+				if best == "" || load[h] < load[best] {
+					best = h
+				}
 			}
-			if best == "" || load[h] < load[best] {
-				best = h
+			if best != "" {
+				break
 			}
 		}
 		if best == "" { // every host of its list is to be left

@@ -73,6 +73,22 @@ func TestPlace(t *testing.T) {
 			want: map[string]string{"w-0": "b", "w-1": "b", "w-2": "c"},
 		},
 		{
+			name: "a worker leaving a lost host avoids another unknown one",
+			in: Input{Workers: workers(abc, "w-0", "w-1"),
+				Current:  map[string]string{"w-0": "a", "w-1": "c"},
+				LeaveFor: map[string][]string{"w-0": {"a"}},
+				Avoid:    map[string]bool{"a": true, "b": true}},
+			want: map[string]string{"w-0": "c", "w-1": "c"},
+		},
+		{
+			name: "every other host unknown: an unknown one rather than none",
+			in: Input{Workers: workers([]string{"a", "b"}, "w-0"),
+				Current:  map[string]string{"w-0": "a"},
+				LeaveFor: map[string][]string{"w-0": {"a"}},
+				Avoid:    map[string]bool{"a": true, "b": true}},
+			want: map[string]string{"w-0": "b"},
+		},
+		{
 			name: "workers without hosts are not placed",
 			in:   Input{Workers: []Worker{{Name: "db"}, {Name: "web", Hosts: []string{"b"}}}},
 			want: map[string]string{"web": "b"},
