@@ -265,11 +265,26 @@ func run(o options) error {
 	}
 	defer hw.Stop()
 	// The host's workflow (liveness, drain: workflows/host.go): started
-	// if it does not run, woken onto this build if it does.
-	if _, err := c.SignalWithStartWorkflow(context.Background(), workflows.HostID(o.host), workflows.SignalHostWake, nil,
-		activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), activities.HostWorkflowType, activities.HostStart{Name: o.host}); err != nil {
-		return fmt.Errorf("host workflow: %w", err)
-	}
+	// if it does not run, woken onto this build if it does. Not a reason
+	// to stop: a server that refuses it now (search attributes not yet
+	// registered on a new cluster, say) is asked again until it takes it.
+	hctx, stopHost := context.WithCancel(context.Background())
+	defer stopHost()
+	go func() {
+		for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+			_, err := c.SignalWithStartWorkflow(hctx, workflows.HostID(o.host), workflows.SignalHostWake, nil,
+				activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), activities.HostWorkflowType, activities.HostStart{Name: o.host})
+			if err == nil || hctx.Err() != nil {
+				return
+			}
+			zl.Warn("host workflow: not started yet; trying again", zap.String("host", o.host), zap.Error(err), zap.Duration("in", wait))
+			select {
+			case <-hctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}()
 
 	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),

@@ -558,3 +558,44 @@ func TestVersions_SuccessReportIsNotStale(t *testing.T) {
 		})
 	}
 }
+
+// Regression: a spec that arrived while an observe ran was reported at
+// once (its generation, running since before), which left the restart's
+// success report nothing to change: it was skipped, and a rolling update
+// never saw the worker running since it sent the spec (it waited for
+// ever: TestPolicyRefusesARawSpecAndTheServiceRunsOn under load).
+func TestVersions_ASpecDuringAnObserveIsReportedByItsRestart(t *testing.T) {
+	env := newEnv(t)
+	reps := recordReports(env, "p")
+	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).After(3*time.Second).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil)
+	var mu sync.Mutex
+	var restartedAt time.Time
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		restartedAt = env.Now()
+		return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil // its report left to the workflow
+	})
+	mockActions(env)
+	node := stubNode("w", nil)
+	node.Observe = &spec.Observe{Interval: spec.Dur(10 * time.Second)}
+	changed := node
+	changed.Stub = &spec.Stub{Delay: *spec.Dur(time.Millisecond)}
+	at(env, 11*time.Second, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) }) // the observe runs 10 s .. 13 s
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: node, Generation: 1, Version: WorkerVersion})
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.False(t, restartedAt.IsZero(), "the spec restarted the service")
+	reps.mu.Lock()
+	defer reps.mu.Unlock()
+	var last ChildReport
+	for _, r := range reps.got {
+		if r.Status.Generation == 2 && r.Status.State == "running" {
+			last = r.ChildReport
+		}
+	}
+	require.Equal(t, int64(2), last.Status.Generation, "generation 2 reported running")
+	require.Equal(t, "i2", last.Status.Instance, "by the restarted instance: %+v", reps.got)
+}

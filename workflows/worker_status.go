@@ -75,7 +75,14 @@ func (w *workerRun) journal(m *tick.Memory) {
 // action's end, or for its `slow` signal (publish.go), unless the
 // supervisor acts on it.
 func (w *workerRun) publish() {
-	if w.flight != nil && w.flight.action != tick.Observe {
+	// A spec that waits for an observe in flight to restart the service
+	// (absorbed: PendingSpecRestart) is an action begun too: its new
+	// generation waits for the restart's success report. Reported now, in
+	// a running state since before the update sent it, the generation
+	// left nothing for that success report to change, which was then
+	// skipped, and a rolling update waited for ever (version 5).
+	pendingRestart := w.in.Version >= 5 && w.flight != nil && w.flight.action == tick.Observe && w.carry.Memory.PendingSpecRestart
+	if w.flight != nil && (w.flight.action != tick.Observe || pendingRestart) {
 		last := w.lastReported
 		if w.in.Parent == "" || last == nil || !w.urgentDuringAction(*last, w.status()) {
 			return
