@@ -50,11 +50,16 @@ func (h *Host) HostLease(ctx context.Context) error {
 	}
 	t := time.NewTicker(beat)
 	defer t.Stop()
+	// A worker that stops ends its lease at once: the SDK would wait its
+	// WorkerStopTimeout for it (and the host is unknown from then anyway).
+	stopping := activity.GetWorkerStopChannel(ctx)
 	for {
 		activity.RecordHeartbeat(ctx)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-stopping:
+			return temporal.NewApplicationError("the host's worker stops", "WorkerStopping")
 		case <-t.C:
 		}
 	}

@@ -150,9 +150,17 @@ children:
 		}
 		return m
 	}
-	hv := hostsUp()
+	var hv map[string]workflows.HostView
+	eventually(t, time.Minute, func() (bool, string) { // each host's hello goes through
+		hv = hostsUp()
+		for _, h := range hosts {
+			if hv[h].State != workflows.HostUp {
+				return false, fmt.Sprintf("%s: %+v", h, hv[h])
+			}
+		}
+		return true, ""
+	})
 	for _, h := range hosts {
-		require.Equal(t, workflows.HostUp, hv[h].State, "%s: %+v", h, hv[h])
 		require.NotEmpty(t, hv[h].Build)
 		require.Equal(t, net.addr(h), hv[h].Address, "the host's own address")
 	}
