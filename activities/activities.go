@@ -81,6 +81,10 @@ type ActionResult struct {
 	Observed string `json:"observed,omitempty"`
 	// Reported: the request's OnSuccess report reached the supervisor.
 	Reported bool `json:"reported,omitempty"`
+	// Done: when the action succeeded, by the host's clock (before its
+	// success report was sent). The worker dates the state it enters by
+	// it: the task that learns of the end comes later.
+	Done time.Time `json:"done,omitzero"`
 }
 
 // Activities dispatches actions to drivers by worker kind.
@@ -226,6 +230,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	})
 	res.Attempt = attempt
 	if err == nil {
+		res.Done = time.Now().UTC()
 		// Still heartbeating: a slow signal must not time the attempt out
 		// (a retried start would start the service again).
 		res.Reported = a.reportSuccess(ctx, req.OnSuccess, res)

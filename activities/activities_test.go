@@ -327,14 +327,20 @@ func TestStopAndRestart(t *testing.T) {
 	req.Seq = 5
 	v, err = env.ExecuteActivity(StopName, req)
 	require.NoError(t, err)
+	before := time.Now()
 	res = result(t, v)
+	assert.False(t, res.Done.IsZero(), "a success says when it happened")
+	assert.False(t, res.Done.After(before), "dated when the action succeeded")
+	res.Done = time.Time{}
 	assert.Equal(t, ActionResult{Attempt: 1}, res)
 	assert.Zero(t, f.stub.Armed(), "stop disarms the instance")
 
 	// Stopping what is not running succeeds.
 	v, err = env.ExecuteActivity(StopName, req)
 	require.NoError(t, err)
-	assert.Equal(t, ActionResult{Attempt: 1}, result(t, v))
+	res = result(t, v)
+	res.Done = time.Time{}
+	assert.Equal(t, ActionResult{Attempt: 1}, res)
 }
 
 // A cancelled activity context reaches the driver: a stub "timeout" outcome

@@ -54,7 +54,10 @@ func (h *Host) HostLease(ctx context.Context) error {
 	// WorkerStopTimeout for it (and the host is unknown from then anyway).
 	stopping := activity.GetWorkerStopChannel(ctx)
 	for {
-		activity.RecordHeartbeat(ctx)
+		// The beat carries the host's clock: the host workflow dates the
+		// loss from the last beat the server had, not from the task that
+		// learnt of it (which may wait on a dead worker's sticky queue).
+		activity.RecordHeartbeat(ctx, time.Now().UTC())
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -229,7 +229,7 @@ func waitDrained(ctx context.Context, c client.Client, host string, supervisors 
 		select {
 		case <-ctx.Done():
 			return failure("timed out waiting for %s to drain: %d services still there, %d on their way", host, left, moving)
-		case <-time.After(time.Second):
+		case <-time.After(300 * time.Millisecond): // as a rollout's wait looks
 		}
 	}
 }

@@ -47,7 +47,7 @@ type options struct {
 	eagerActions                    bool
 	policy, trustedKeys             string
 	guard                           *admission.Guard
-	usageInterval                   time.Duration
+	usageInterval, stickyTimeout    time.Duration
 }
 
 func main() {
@@ -61,6 +61,7 @@ func main() {
 	flag.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
 	flag.IntVar(&o.workflowPollers, "workflow-pollers", 10, "the most workflow-task polls this process holds open on each of its two workflow queues, the shared one and its own sticky one (>= 2)")
 	flag.StringVar(&o.pollerScaling, "workflow-poller-scaling", pollerAutoscaling, "how workflow pollers are shared between the shared queue and the sticky one: autoscaling (each queue keeps at least one poll open, more as its backlog asks) or fixed (the SDK's mixed pollers, which poll only the sticky queue while it has a backlog and can starve the shared one: docs/operations.md, \"Workflow pollers\")")
+	flag.DurationVar(&o.stickyTimeout, "sticky-timeout", 2*time.Second, "how long a workflow task waits on this process's sticky queue before any worker may take it (replaying the history): a killed worker's workflows wait this long for their next task, on the failover path of a fleet (docs/fleet.md); the SDK's default is 5s")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
 	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
 	flag.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
@@ -83,6 +84,10 @@ func main() {
 	}
 	if o.workflowCache < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --workflow-cache must be >= 1")
+		os.Exit(2)
+	}
+	if o.stickyTimeout < time.Second {
+		fmt.Fprintf(os.Stderr, "worker: --sticky-timeout must be >= 1s, not %s\n", o.stickyTimeout)
 		os.Exit(2)
 	}
 	if o.workflowPollers < 2 {
@@ -223,6 +228,10 @@ func run(o options) error {
 		DisableEagerActivities: !o.eagerActions,
 		// Let in-flight actions finish (or see their cancellation) on shutdown.
 		WorkerStopTimeout: 10 * time.Second,
+		// A task for a workflow cached by a worker that was killed waits
+		// this long on its sticky queue (the server keeps sending there
+		// for 10 s after its last poll) before any worker may take it.
+		StickyScheduleToStartTimeout: o.stickyTimeout,
 		// The build ends the identity the server lists for each poller:
 		// `starter upgrade` refuses while a worker of another build polls.
 		Identity: workerIdentity(),

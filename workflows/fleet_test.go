@@ -244,3 +244,50 @@ func TestFleet_ADrainMovesWorkersUnderTheUpdatePolicy(t *testing.T) {
 		"one at a time (maxParallel 1), each stopped on a before it starts elsewhere")
 	require.Equal(t, childHosts(drained), childHosts(undrained), "an undrain moves nothing back")
 }
+
+// drainOne drains host a of a single instance, with the given move, and
+// reports whether the start on b was called while the stop on a ran (the
+// stop waits up to a second, real time, for the start to be called).
+func drainOne(t *testing.T, move string) (overlapped bool, final Status) {
+	env := newEnv(t)
+	startCalled := make(chan struct{})
+	var once sync.Once
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		if r.Spec.RunsOn() == "b" {
+			once.Do(func() { close(startCalled) })
+		}
+		return activities.ActionResult{Attempt: 1, Instance: r.Path + "@" + r.Spec.RunsOn()}, nil
+	})
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		if r.Spec.RunsOn() != "a" {
+			return activities.ActionResult{Attempt: 1}, nil
+		}
+		select {
+		case <-startCalled:
+			overlapped = true
+		case <-time.After(time.Second):
+		}
+		return activities.ActionResult{Attempt: 1}, nil
+	})
+	web := stubNode("web", nil)
+	web.Instances = 1
+	root := tree("root", web)
+	root.Hosts, root.Move = []string{"a", "b"}, move
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp, Draining: true}) })
+	at(env, 3*time.Minute, func() { final = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: SupervisorVersion})
+	return overlapped, final
+}
+
+func TestFleet_AMoveOffAnUpHostStopsAndStartsAtOnceUnlessStopFirst(t *testing.T) {
+	overlapped, final := drainOne(t, "")
+	require.Equal(t, "b", child(final, "root/web-0").Host)
+	require.Equal(t, "running", child(final, "root/web-0").State)
+	require.True(t, overlapped, "move: overlap (the default): the start on b is sent with the stop on a")
+
+	overlapped, final = drainOne(t, spec.MoveStopFirst)
+	require.Equal(t, "b", child(final, "root/web-0").Host)
+	require.Equal(t, "running", child(final, "root/web-0").State)
+	require.False(t, overlapped, "move: stopFirst: the start on b waits for the stop on a")
+}

@@ -279,11 +279,32 @@ func (h *hostRun) onLiveness(f workflow.Future) {
 	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
 		// A lease held a whole day: the host is up, a new lease begins.
 	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT:
-		h.setLive(HostUnknown, now.Add(-hostLeaseHeartbeat)) // its last heartbeat
+		h.setLive(HostUnknown, lastBeat(te, now))
 	default:
 		h.setLive(HostUnknown, now) // its worker stopped
 	}
 	h.watch()
+}
+
+// lostBeatSlack bounds how far before the heartbeat timeout's task a lost
+// host's last beat may be dated: the task may have waited on a dead
+// worker's sticky queue, a host's clock may be wrong.
+const lostBeatSlack = 30 * time.Second
+
+// lastBeat dates a lost host's last heartbeat: the time its lease's last
+// beat carries (the host's clock), within [now-timeout-slack, now-timeout],
+// or now-timeout when the beat carries none (the earliest the server could
+// have timed it out).
+func lastBeat(te *temporal.TimeoutError, now time.Time) time.Time {
+	latest := now.Add(-hostLeaseHeartbeat)
+	var at time.Time
+	if !te.HasLastHeartbeatDetails() || te.LastHeartbeatDetails(&at) != nil || at.After(latest) {
+		return latest
+	}
+	if earliest := latest.Add(-lostBeatSlack); at.Before(earliest) {
+		return earliest
+	}
+	return at
 }
 
 func (h *hostRun) setLive(live string, since time.Time) {

@@ -2,12 +2,16 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steward-sh/steward/activities"
@@ -93,4 +97,39 @@ func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
 	defer mu.Unlock()
 	require.True(t, told[3].Draining)
 	require.False(t, told[4].Draining)
+}
+
+// A lost host is dated from the last beat its lease carried, within
+// bounds; a beat with no time, or one from a wrong clock, falls back on
+// the timeout's own bounds.
+func TestHost_ALostHostIsDatedFromItsLastBeat(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	latest := now.Add(-hostLeaseHeartbeat)
+	// As the server sends it: the details are payloads.
+	timeout := func(details ...any) *temporal.TimeoutError {
+		info := &failurepb.TimeoutFailureInfo{TimeoutType: enumspb.TIMEOUT_TYPE_HEARTBEAT}
+		if len(details) > 0 {
+			p, err := converter.GetDefaultDataConverter().ToPayloads(details...)
+			require.NoError(t, err)
+			info.LastHeartbeatDetails = p
+		}
+		err := temporal.GetDefaultFailureConverter().FailureToError(&failurepb.Failure{
+			Message: "activity Heartbeat timeout", FailureInfo: &failurepb.Failure_TimeoutFailureInfo{TimeoutFailureInfo: info}})
+		var te *temporal.TimeoutError
+		require.True(t, errors.As(err, &te))
+		return te
+	}
+	for _, c := range []struct {
+		name string
+		te   *temporal.TimeoutError
+		want time.Time
+	}{
+		{"the beat's time", timeout(now.Add(-8 * time.Second)), now.Add(-8 * time.Second)},
+		{"no details", timeout(), latest},
+		{"not a time", timeout("x"), latest},
+		{"a clock ahead", timeout(now.Add(time.Minute)), latest},
+		{"a clock far behind", timeout(now.Add(-time.Hour)), latest.Add(-lostBeatSlack)},
+	} {
+		require.Equal(t, c.want, lastBeat(c.te, now), c.name)
+	}
 }

@@ -251,3 +251,35 @@ func TestLeanReports_AFailedActionAfterItsReportIsReportedAgain(t *testing.T) {
 	require.Equal(t, 2, starts)
 	require.Equal(t, []string{"failed", "failed"}, reps.states()[:2], "the second failure is reported though the first was: %v", reps.states())
 }
+
+// The state an action's success brings is dated from the action's end, as
+// its host says (ActionResult.Done), not from the task that learns of it
+// later: a journal of a move or update, counted by its moments, never has
+// the worker down after its supervisor heard it was up (drain_max_down).
+func TestJournal_AnActionsEndDatesTheStateItBrings(t *testing.T) {
+	env := newEnv(t)
+	var done time.Time
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(10 * time.Second).Return(
+		func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+			done = env.Now().Add(-2 * time.Second)
+			return activities.ActionResult{Attempt: 1, Instance: "i1", Done: done}, nil
+		})
+	var journal []JournalEntry
+	at(env, time.Minute, func() {
+		v, err := env.QueryWorkflow(QueryHistory)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&journal))
+	})
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: stubNode("w", nil), Generation: 1, Version: WorkerVersion})
+
+	require.False(t, done.IsZero())
+	var running *JournalEntry
+	for i := range journal {
+		if journal[i].State == "running" {
+			running = &journal[i]
+		}
+	}
+	require.NotNil(t, running, "journal: %+v", journal)
+	require.True(t, running.Time.Equal(done), "running since the start's end (%s), not its task (%s)", done, running.Time)
+}

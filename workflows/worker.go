@@ -102,8 +102,9 @@ type inflight struct {
 	cancelled bool
 	// onSuccess is the report the activity sends if it succeeds.
 	onSuccess *activities.SuccessReport
-	// host is where the action runs.
-	host string
+	// host is where the action runs; began, when it was sent.
+	host  string
+	began time.Time
 }
 
 type workerRun struct {
@@ -115,7 +116,10 @@ type workerRun struct {
 	// actionEnded: the event being handled is an action's result (the
 	// journal names the action that caused a transition).
 	actionEnded bool
-	flight      *inflight
+	// endedAt: when the action whose end is being handled succeeded, by
+	// its host (worker code version 5 on; zero: unknown).
+	endedAt time.Time
+	flight  *inflight
 	// staleStops are the stops of the stale copies, by instance.
 	staleStops map[string]workflow.Future
 

@@ -50,6 +50,11 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && w.in.Version >= 5 {
 		w.carry.InstanceHost = f.host
 	}
+	if err == nil && w.in.Version >= 5 && res.Done.After(f.began) {
+		// The state the action's end brings dates from the action's end
+		// (the host's clock, within the action's span), not from this task.
+		w.endedAt = res.Done
+	}
 	if f.action != tick.Observe {
 		if attempts < 1 {
 			attempts = 1
@@ -201,7 +206,7 @@ func (w *workerRun) launch(a tick.Action) {
 		fut = workflow.ExecuteActivity(actx, activityName(a), req)
 	}
 	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
-	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess, host: node.RunsOn()}
+	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess, host: node.RunsOn(), began: workflow.Now(w.ctx)}
 	if a != tick.Observe {
 		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
 	}

@@ -18,8 +18,9 @@ import (
 // A spec that puts a running service on another host (its supervisor
 // placed it elsewhere: a drain, a lost host, an operator's new hosts list
 // or process.host) moves it. Off a host that is up, the move is the
-// tick's restart carried out in two steps: the instance is stopped on its
-// old host, then started on the new one (break before make). Off a lost
+// tick's restart carried out in two activities: the instance's stop on its
+// old host and its start on the new one, at once (move: overlap, the
+// default) or one after the other (move: stopFirst: break before make). Off a lost
 // host (the supervisor says so, or the worker finds it unknown), the
 // instance there cannot be reached: it is left as a stale copy, and the
 // service starts on the new host at once (tick.EventMoved). A stale copy
@@ -84,34 +85,49 @@ func (w *workerRun) carryOutMove() {
 	w.tick(tick.Snapshot{Event: tick.EventMoved, Moved: fmt.Sprintf("moved from host %s (lost) to %s", mv.Host, w.node.RunsOn())})
 }
 
-// launchMove carries out a start or restart that moves the service: the
-// stop on the old host (none when it is lost; a stale copy when the stop
-// does not get through), then the start on the new one.
+// launchMove carries out a start or restart that moves the service. Off a
+// lost host: the start on the new one (the old copy is stale). Off a host
+// that is up: the stop there and the start on the new host, sent at once
+// (move: overlap, the default: the service is down for the longer of the
+// two, not for both), or the start only once the stop is done (move:
+// stopFirst). A stop that does not get through leaves a stale copy.
 func (w *workerRun) launchMove(ctx workflow.Context, mv StaleCopy, req activities.ActionRequest) workflow.Future {
 	fut, settle := workflow.NewFuture(ctx)
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		if !mv.Lost {
-			opts := ActivityOptions(mv.Node, tick.Stop)
-			opts.Summary = fmt.Sprintf("stop %s on host %s (it moves to %s)", w.in.Path, mv.Host, w.node.RunsOn())
-			stop := req
-			stop.Spec, stop.Instance, stop.OnSuccess = mv.Node, mv.Instance, nil
-			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, opts), activities.StopName, stop).Get(gctx, nil)
-			if temporal.IsCanceledError(err) {
-				settle.Set(nil, err)
-				return
-			}
-			if err != nil {
-				w.log.Warn("move: the stop on the old host did not get through; its copy is stale", "path", w.in.Path, "host", mv.Host, "error", err.Error())
-				w.leaveStale(mv)
-			}
-		} else {
-			w.leaveStale(mv)
-		}
+	start := func(gctx workflow.Context) workflow.Future {
 		opts := ActivityOptions(w.node, tick.Start)
 		opts.Summary = fmt.Sprintf("start %s on host %s", w.in.Path, w.node.RunsOn())
-		start := req
-		start.Instance = ""
-		settle.Chain(workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, opts), activities.StartName, start))
+		r := req
+		r.Instance = ""
+		return workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, opts), activities.StartName, r)
+	}
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		if mv.Lost {
+			w.leaveStale(mv)
+			settle.Chain(start(gctx))
+			return
+		}
+		opts := ActivityOptions(mv.Node, tick.Stop)
+		opts.Summary = fmt.Sprintf("stop %s on host %s (it moves to %s)", w.in.Path, mv.Host, w.node.RunsOn())
+		stop := req
+		stop.Spec, stop.Instance, stop.OnSuccess = mv.Node, mv.Instance, nil
+		stopped := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, opts), activities.StopName, stop)
+		var started workflow.Future
+		if w.node.Move != spec.MoveStopFirst {
+			started = start(gctx)
+		}
+		err := stopped.Get(gctx, nil)
+		if temporal.IsCanceledError(err) {
+			settle.Set(nil, err)
+			return
+		}
+		if err != nil {
+			w.log.Warn("move: the stop on the old host did not get through; its copy is stale", "path", w.in.Path, "host", mv.Host, "error", err.Error())
+			w.leaveStale(mv)
+		}
+		if started == nil {
+			started = start(gctx)
+		}
+		settle.Chain(started)
 	})
 	return fut
 }

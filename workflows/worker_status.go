@@ -28,12 +28,15 @@ func (w *workerRun) afterEvent() {
 			count(w.ctx, name, map[string]string{"host": host})
 		}
 		w.carry.Since = workflow.Now(w.ctx)
+		if !w.endedAt.IsZero() && w.endedAt.Before(w.carry.Since) {
+			w.carry.Since = w.endedAt
+		}
 		w.journal(m)
 		w.notes.transition(w.ctx, w.node.Notify, &w.carry.Troubled, &w.carry.NotifySeq, false, activities.Notification{
 			Path: w.in.Path, State: string(m.State), Reason: m.Reason, Time: w.carry.Since, Generation: w.in.Generation}, string(w.lastState))
 		w.lastState = m.State
 	}
-	w.actionEnded = false
+	w.actionEnded, w.endedAt = false, time.Time{}
 	// Backoff timer: exactly one, for the current BackoffUntil.
 	if m.State == tick.Backoff && w.flight == nil {
 		w.backoff.set(w.ctx, m.BackoffUntil)

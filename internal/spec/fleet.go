@@ -39,6 +39,16 @@ type Reschedule struct {
 	After Duration `yaml:"after" json:"after"`
 }
 
+// Move is how a worker moves off a host that is up (a drain, a new hosts
+// list): MoveOverlap (the default, as "") sends the stop on the old host and
+// the start on the new one at once, as Nomad's and Kubernetes' drains do;
+// MoveStopFirst starts on the new host only once the old copy has stopped
+// (a service that must never run twice: it is down for both).
+const (
+	MoveOverlap   = "overlap"
+	MoveStopFirst = "stopFirst"
+)
+
 // InstanceName is the name of a worker's instance i.
 func InstanceName(name string, i int) string { return name + "-" + strconv.Itoa(i) }
 
@@ -69,6 +79,9 @@ func (v *validator) fleet(p string, n Node) {
 	}
 	if r := n.Reschedule; r != nil && r.After.D() <= 0 {
 		v.add(join(p, "reschedule.after"), "must be > 0")
+	}
+	if n.Move != "" && n.Move != MoveOverlap && n.Move != MoveStopFirst {
+		v.add(join(p, "move"), "%q is not a way to move: %s (the default) or %s", n.Move, MoveOverlap, MoveStopFirst)
 	}
 }
 
@@ -123,7 +136,7 @@ func Expand(sup Node) []Node {
 	return out
 }
 
-// inheritFleet hands a child its supervisor's hosts and reschedule where
+// inheritFleet hands a child its supervisor's hosts, reschedule and move where
 // it has none of its own (a process that names its host keeps it).
 func inheritFleet(sup, c Node) Node {
 	if c.Hosts == nil && len(sup.Hosts) > 0 && !namesProcessHost(c) {
@@ -131,6 +144,9 @@ func inheritFleet(sup, c Node) Node {
 	}
 	if c.Reschedule == nil {
 		c.Reschedule = sup.Reschedule
+	}
+	if c.Move == "" {
+		c.Move = sup.Move
 	}
 	return c
 }

@@ -46,6 +46,11 @@ children: [{name: w, kind: stub}]
 name: t
 children: [{name: w, kind: stub, hosts: [a, b], reschedule: {after: 0s}}]
 `, "children[0].reschedule.after: must be > 0"},
+		{"a move that is not one", `
+name: t
+move: later
+children: [{name: w, kind: stub, hosts: [a, b]}]
+`, `move: "later" is not a way to move: overlap (the default) or stopFirst`},
 		{"instances on the root", `
 name: t
 kind: stub
@@ -65,6 +70,7 @@ func TestExpand(t *testing.T) {
 name: t
 hosts: [a, b]
 reschedule: {after: 1m}
+move: stopFirst
 children:
   - name: web
     kind: process
@@ -72,7 +78,7 @@ children:
     process: {command: /bin/web, args: ["--port", "{{ add 8080 .Instance }}", "--host", "{{ .Host }}"]}
   - {name: lb, kind: stub, dependsOn: [web]}
   - {name: db, kind: process, process: {command: /bin/db, host: c}}
-  - {name: cache, kind: stub, hosts: [c]}
+  - {name: cache, kind: stub, hosts: [c], move: overlap}
 `)
 	kids := Expand(root)
 	var names []string
@@ -83,6 +89,8 @@ children:
 	require.Equal(t, []string{"web-0", "web-1", "web-2"}, kids[3].DependsOn, "a dependant of web depends on every instance")
 	require.Equal(t, []string{"a", "b"}, kids[1].Hosts, "hosts are inherited")
 	require.Equal(t, "1m0s", kids[1].Reschedule.After.D().String())
+	require.Equal(t, MoveStopFirst, kids[1].Move, "move is inherited")
+	require.Equal(t, MoveOverlap, kids[5].Move, "its own move wins")
 	require.Nil(t, kids[4].Hosts, "a process that names its host keeps it")
 	require.Equal(t, "c", kids[4].RunsOn())
 	require.Equal(t, []string{"c"}, kids[5].Hosts, "its own hosts win")

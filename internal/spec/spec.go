@@ -63,10 +63,12 @@ type Node struct {
 	// below it (update.go).
 	Update *UpdatePolicy `yaml:"update,omitempty" json:"update,omitempty"`
 
-	// Instances, Hosts and Reschedule make a fleet of a worker (fleet.go).
+	// Instances, Hosts, Reschedule and Move make a fleet of a worker
+	// (fleet.go).
 	Instances  int         `yaml:"instances,omitempty" json:"instances,omitempty"`
 	Hosts      []string    `yaml:"hosts,omitempty" json:"hosts,omitempty"`
 	Reschedule *Reschedule `yaml:"reschedule,omitempty" json:"reschedule,omitempty"`
+	Move       string      `yaml:"move,omitempty" json:"move,omitempty"`
 	// Instance is an instance's number and PlacedOn the host its
 	// supervisor placed it on (Expand), never written in a spec file.
 	Instance *int   `yaml:"-" json:"instance,omitempty"`
