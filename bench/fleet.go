@@ -28,6 +28,7 @@ type hostWorker struct {
 func startHostWorker(o options, addr, host, stateDir string) (*hostWorker, error) {
 	w := &hostWorker{host: host, bin: o.workerBin, args: []string{"--address", addr, "--namespace", o.ns, "--host", host,
 		"--metrics", "", "--log-level", "error", "--state-dir", stateDir, "--pool-size", "20"}}
+	w.args = append(w.args, strings.Fields(o.workerArgs)...)
 	return w, w.start()
 }
 

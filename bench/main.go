@@ -121,6 +121,7 @@ type options struct {
 	fleet, idle, samples, scale int
 	kills                       int
 	only, compression           string
+	workerArgs                  string
 	eager                       bool
 	idleFor                     time.Duration
 }
@@ -142,6 +143,7 @@ func main() {
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
 	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,failover,drain,console,controls,kill); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
+	flag.StringVar(&o.workerArgs, "worker-args", "", "more flags for every steward worker the bench starts, space-separated (an A/B run of a worker setting: -worker-args '--sticky-timeout 5s')")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -247,6 +249,7 @@ func run(o options) error {
 	if o.eager {
 		wargs = append(wargs, "--eager-actions")
 	}
+	wargs = append(wargs, strings.Fields(o.workerArgs)...)
 	wcmd := exec.Command(o.workerBin, wargs...)
 	wcmd.Stdout, wcmd.Stderr = os.Stderr, os.Stderr
 	if err := wcmd.Start(); err != nil {
