@@ -286,7 +286,7 @@ func run(o options) error {
 	}
 	stewardMetrics := "http://" + metricsAddr + "/metrics"
 
-	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager, "grpc_compression": o.compression, "server": serverKind(o)}
+	res := Result{"pool_size": pool, "date": time.Now().UTC().Format(time.RFC3339), "eager": o.eager, "grpc_compression": o.compression, "server": serverKind(o), "worker_args": o.workerArgs}
 	step := func(name string, f func() error) error {
 		fmt.Fprintf(os.Stderr, "bench: %s...\n", name)
 		began := time.Now()
