@@ -64,6 +64,10 @@ type ActionRequest struct {
 	// (Activities.Report), which spares the workflow a signal and the
 	// workflow task that follows it (nil: the workflow reports, if at all).
 	OnSuccess *SuccessReport `json:"onSuccess,omitempty"`
+	// Template is a signed fleet worker's spec as its supervisor sent it,
+	// before rendering: a host with --trusted-keys verifies its signature
+	// and that Spec is its rendering (admission.VerifyFleet).
+	Template *spec.Node `json:"template,omitempty"`
 }
 
 // SuccessReport is a report to send to Parent when the action succeeds.
@@ -263,7 +267,7 @@ func (a *Activities) admit(ctx context.Context, req *ActionRequest) error {
 	if a.Guard.Open() {
 		return nil
 	}
-	err := a.Guard.Admit(req.Path, req.Spec)
+	err := a.Guard.Admit(req.Path, req.Spec, req.Template)
 	if err == nil {
 		return nil
 	}

@@ -218,6 +218,59 @@ children:
 	require.False(t, strings.Contains(st.Reason, "refused"), st.Reason)
 }
 
+// keygen writes a key pair with the starter and returns its prefix.
+func keygen(t *testing.T) string {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "ops")
+	r := starter(t, "keygen", key)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	return key
+}
+
+// A signed fleet: each instance, rendered by its supervisor for its number
+// and host, runs on a host that trusts the key; an instance's spec changed
+// around the supervisor, its signature kept, is refused.
+func TestSignedFleetInstancesRunAndAChangedOneIsRefused(t *testing.T) {
+	needServer(t)
+	key := keygen(t)
+	guardedWorker(t, "it-sf", "--trusted-keys", key+".pub")
+	yml := `
+name: it-sfleet
+hosts: [it-sf]
+children:
+  - name: web
+    kind: process
+    instances: 2
+    process: {command: sleep, args: ["{{ add 300 .Instance }}"], startSeconds: 200ms}
+    observe: {interval: 2s}
+`
+	file := writeSpec(t, yml)
+	r := starter(t, "apply", "-f", file, "--sign-key", key, "--wait", "--timeout", "2m")
+	t.Cleanup(func() { deleteTree(t, "it-sfleet") })
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	web1 := status(t, "it-sfleet/web-1")
+	require.Equal(t, "running", web1.State)
+	require.Equal(t, "it-sf", web1.Host)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pidOf(t, web1.Instance)))
+	require.NoError(t, err)
+	require.Equal(t, "sleep\x00301\x00", string(cmdline), "instance 1 rendered for itself")
+
+	// web-1's template as its supervisor hands it down, signature kept,
+	// its command changed.
+	tree, err := spec.Parse([]byte(yml))
+	require.NoError(t, err)
+	priv, err := admission.LoadPrivateKey(key)
+	require.NoError(t, err)
+	signed, err := admission.SignTree(priv, tree)
+	require.NoError(t, err)
+	node := spec.Inherit(signed, spec.Expand(signed)[1])
+	node.PlacedOn = "it-sf"
+	node.Process = map[string]any{"command": "/bin/sh", "args": []string{"-c", "sleep 300"}, "startSeconds": "200ms"}
+	rawSpec(t, "it-sfleet/web-1", node)
+	refusedRunningAsBefore(t, "it-sfleet/web-1", web1, "does not match its signature")
+	require.Equal(t, "running", status(t, "it-sfleet/web-0").State)
+}
+
 // dumpOnFailure logs, when t failed, what says why: the worker log named
 // logName, the task queue, and the workflows' histories.
 func dumpOnFailure(t *testing.T, logName, queue string, ids ...string) {

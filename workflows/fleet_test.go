@@ -291,3 +291,23 @@ func TestFleet_AMoveOffAnUpHostStopsAndStartsAtOnceUnlessStopFirst(t *testing.T)
 	require.Equal(t, "running", child(final, "root/web-0").State)
 	require.False(t, overlapped, "move: stopFirst: the start on b waits for the stop on a")
 }
+
+// A signed fleet's worker sends its template with its actions: its host
+// verifies the template's signature and that the spec is its rendering.
+func TestFleet_ASignedInstanceSendsItsTemplate(t *testing.T) {
+	env := newEnv(t)
+	var got *spec.Node
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		got = r.Template
+		return activities.ActionResult{Attempt: 1, Instance: "i1"}, nil
+	})
+	n := stubNode("web-2", nil)
+	two := 2
+	n.Instance, n.PlacedOn, n.Signature = &two, "b", "ed25519:k:s"
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/web-2", Spec: n, Generation: 1, Version: WorkerVersion})
+	require.NotNil(t, got, "the template rides with the start")
+	require.Equal(t, n.Signature, got.Signature)
+	require.Equal(t, 2, *got.Instance)
+	require.Equal(t, "b", got.PlacedOn)
+}

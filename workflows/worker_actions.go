@@ -199,6 +199,11 @@ func (w *workerRun) launch(a tick.Action) {
 	actx = workflow.WithActivityOptions(actx, opts)
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: node, Instance: w.carry.Memory.Instance}
 	req.OnSuccess = w.successReport(a)
+	if raw := w.in.Spec; raw.Signature != "" && raw.InFleet() && (mv == nil || moving) {
+		// A signed fleet's worker: its host verifies the template and
+		// that the spec is its rendering (admission.VerifyFleet).
+		req.Template = &raw
+	}
 	var fut workflow.Future
 	if moving {
 		fut = w.launchMove(actx, *mv, req)

@@ -36,12 +36,20 @@ func (g *Guard) Open() bool { return g == nil || (g.Policy == nil && len(g.Trust
 // refused whatever it names; an http worker's secret references are read
 // by whichever worker takes its action), then, for a process, the policy.
 // Stub workers are admitted.
-func (g *Guard) Admit(path string, n spec.Node) error {
+// A fleet's worker is verified by its template (VerifyFleet; nil: none
+// came with the action).
+func (g *Guard) Admit(path string, n spec.Node, template *spec.Node) error {
 	if g.Open() || (n.Kind != spec.KindProcess && n.Kind != spec.KindHTTP) {
 		return nil
 	}
 	if len(g.Trusted) > 0 {
-		if err := Verify(g.Trusted, path, n); err != nil {
+		var err error
+		if n.InFleet() {
+			err = VerifyFleet(g.Trusted, path, n, template)
+		} else {
+			err = Verify(g.Trusted, path, n)
+		}
+		if err != nil {
 			return err
 		}
 	}

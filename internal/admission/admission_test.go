@@ -222,25 +222,25 @@ func TestGuard_SignatureFirstThenPolicy(t *testing.T) {
 	_, priv, pub := keys(t)
 	var open *Guard
 	require.True(t, open.Open())
-	require.NoError(t, open.Admit("t/web", processNode(t, "{command: /bin/sh}")))
+	require.NoError(t, open.Admit("t/web", processNode(t, "{command: /bin/sh}"), nil))
 	g := &Guard{Policy: policy(t, "commands: [/usr/bin/sleep]\n"), Trusted: []ed25519.PublicKey{pub}}
 	require.False(t, g.Open())
 	sh := processNode(t, "{command: /bin/sh}")
-	require.ErrorContains(t, g.Admit("t/web", sh), "signature: the spec of t/web is not signed")
+	require.ErrorContains(t, g.Admit("t/web", sh, nil), "signature: the spec of t/web is not signed")
 	sig, err := Sign(priv, "t/web", sh)
 	require.NoError(t, err)
 	sh.Signature = sig
-	require.EqualError(t, g.Admit("t/web", sh), "policy (inline): command /bin/sh is not allowed", "signed by the operator, and still outside the policy")
+	require.EqualError(t, g.Admit("t/web", sh, nil), "policy (inline): command /bin/sh is not allowed", "signed by the operator, and still outside the policy")
 	sleep := processNode(t, "{command: /usr/bin/sleep}")
 	sleep.Signature, err = Sign(priv, "t/web", sleep)
 	require.NoError(t, err)
-	require.NoError(t, g.Admit("t/web", sleep))
-	require.NoError(t, g.Admit("t/stub", spec.Node{Name: "stub", Kind: spec.KindStub}), "a stub runs nothing")
+	require.NoError(t, g.Admit("t/web", sleep, nil))
+	require.NoError(t, g.Admit("t/stub", spec.Node{Name: "stub", Kind: spec.KindStub}, nil), "a stub runs nothing")
 	h := spec.Node{Name: "h", Kind: spec.KindHTTP, HTTP: map[string]any{"start": map[string]any{"url": "http://x", "headers": map[string]any{"X": map[string]any{"file": "/etc/shadow"}}}}}
-	require.ErrorContains(t, g.Admit("t/h", h), "not signed", "an http worker's secret references are read where its action runs")
+	require.ErrorContains(t, g.Admit("t/h", h, nil), "not signed", "an http worker's secret references are read where its action runs")
 	h.Signature, err = Sign(priv, "t/h", h)
 	require.NoError(t, err)
-	require.NoError(t, g.Admit("t/h", h), "the policy is a process's business")
+	require.NoError(t, g.Admit("t/h", h, nil), "the policy is a process's business")
 }
 
 // The goal: policy and signature checks cost a start <= 1 ms on the host.
@@ -256,7 +256,7 @@ func BenchmarkGuard_Admit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := g.Admit("t/web", n); err != nil {
+		if err := g.Admit("t/web", n, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -334,4 +334,63 @@ func TestPolicy_LinksLoaderVariablesAndProbeDirectories(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, dir: "+dir+", health: {exec: [innocent-x/../sleep]}}")),
 		"policy (inline): probe command (process.health.exec) "+filepath.Join(wd, "sleep")+" is not allowed")
+}
+
+// A fleet's worker is signed as its template: each instance, rendered by
+// its supervisor for its number and host, verifies against it, and nothing
+// else does.
+func TestSignTree_AFleetVerifiesByItsTemplate(t *testing.T) {
+	_, priv, pub := keys(t)
+	tree, err := spec.Parse([]byte(`name: shop
+vars: {port: "8080"}
+hosts: [a, b]
+children:
+  - name: web
+    kind: process
+    instances: 3
+    process: {command: /usr/bin/sleep, args: ["{{ add 8080 .Instance }}", "{{ .Host }}", "{{ .Vars.port }}"]}
+  - name: one
+    kind: process
+    process: {command: /usr/bin/sleep, args: ["{{ .Host }}"]}
+`))
+	require.NoError(t, err)
+	signed, err := SignTree(priv, tree)
+	require.NoError(t, err)
+	trusted := []ed25519.PublicKey{pub}
+	g := &Guard{Trusted: trusted}
+
+	// As the supervisor hands each worker down, and as its host gets it.
+	kids := spec.Expand(signed)
+	require.Len(t, kids, 4)
+	handed := func(i int, host string) spec.Node {
+		n := kids[i]
+		n.PlacedOn = host
+		return roundTrip(t, spec.Inherit(signed, n))
+	}
+	received := func(template spec.Node) spec.Node {
+		r, ps := spec.Render(template, "")
+		require.Empty(t, ps)
+		return roundTrip(t, r.Resolved())
+	}
+	web2 := handed(2, "b")
+	got := received(web2)
+	require.Equal(t, []any{"8082", "b", "8080"}, got.Process["args"])
+	require.NoError(t, VerifyFleet(trusted, "shop/web-2", got, &web2))
+	require.NoError(t, g.Admit("shop/web-2", got, &web2))
+	one := handed(3, "a")
+	require.NoError(t, g.Admit("shop/one", received(one), &one), "hosts alone make a fleet's worker too")
+
+	require.ErrorContains(t, g.Admit("shop/web-2", got, nil), "came without its signed template")
+	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-1", got, &web2), "names instance 2, which is not its path's")
+	changed := got
+	changed.Process = map[string]any{"command": "/usr/bin/id"}
+	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", changed, &web2), "not its signed template's rendering")
+	evilVars := web2
+	evilVars.Vars = map[string]string{"port": "22"}
+	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", received(evilVars), &evilVars), "does not match its signature")
+	elsewhere := handed(2, "c")
+	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", received(elsewhere), &elsewhere), `placed on host "c", which its signed hosts do not list`)
+	moved := handed(2, "a")
+	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", received(moved), &web2), "not placed as its template is")
+	require.ErrorContains(t, Verify(trusted, "shop/web-2", got), "does not match its signature", "a template's signature is not a worker's")
 }

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -50,12 +53,45 @@ func Message(path string, n spec.Node) ([]byte, error) {
 		HTTP    map[string]any `json:"http,omitempty"`
 	}
 	n = n.Resolved() // what the host receives: defaults filled in
-	s := signed{Path: path, Kind: n.Kind, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP}
-	raw, err := json.Marshal(s)
+	return canonical(signatureDomain, signed{Path: path, Kind: n.Kind, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP})
+}
+
+// Signed fleets. A worker of a fleet (instances, or hosts its supervisor
+// places it on) is rendered by its supervisor for each instance and host,
+// which its operator cannot sign one by one. Its signature covers its
+// template instead: the worker's path as written (tree/web, not
+// tree/web-3), its kind, its hosts, the vars it inherits and its driver
+// blocks before their templates run (FleetMessage). The worker sends the
+// template with each start (ActionRequest.Template); the host verifies the
+// template's signature, renders it for the instance and host the action
+// names, and admits the spec only if it is that rendering (VerifyFleet).
+
+// fleetSignatureDomain separates a fleet template's signature from a
+// worker's: one cannot stand for the other.
+const fleetSignatureDomain = "steward fleet spec signature v1"
+
+// FleetMessage is what a fleet worker's signature covers (n unrendered,
+// as its supervisor hands it down: vars inherited, hosts inherited).
+func FleetMessage(path string, n spec.Node) ([]byte, error) {
+	type signed struct {
+		Path    string            `json:"path"`
+		Kind    string            `json:"kind"`
+		Hosts   []string          `json:"hosts,omitempty"`
+		Vars    map[string]string `json:"vars,omitempty"`
+		Stub    *spec.Stub        `json:"stub,omitempty"`
+		Process map[string]any    `json:"process,omitempty"`
+		HTTP    map[string]any    `json:"http,omitempty"`
+	}
+	return canonical(fleetSignatureDomain, signed{Path: path, Kind: n.Kind, Hosts: n.Hosts, Vars: n.Vars, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP})
+}
+
+// canonical is domain, a zero byte and v as canonical JSON.
+func canonical[T any](domain string, v T) ([]byte, error) {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	var again signed
+	var again T
 	if err := json.Unmarshal(raw, &again); err != nil {
 		return nil, err
 	}
@@ -63,7 +99,7 @@ func Message(path string, n spec.Node) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte(signatureDomain+"\x00"), canon...), nil
+	return append([]byte(domain+"\x00"), canon...), nil
 }
 
 // KeyID names a public key in signatures and messages.
@@ -78,16 +114,81 @@ func Sign(key ed25519.PrivateKey, path string, n spec.Node) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return signMessage(key, msg), nil
+}
+
+func signMessage(key ed25519.PrivateKey, msg []byte) string {
 	pub := key.Public().(ed25519.PublicKey)
-	return "ed25519:" + KeyID(pub) + ":" + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg)), nil
+	return "ed25519:" + KeyID(pub) + ":" + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 }
 
 // Verify checks n's signature at path against the trusted keys.
 func Verify(trusted []ed25519.PublicKey, path string, n spec.Node) error {
-	if n.Signature == "" {
+	return checkSignature(trusted, path, n.Signature, func() ([]byte, error) { return Message(path, n) })
+}
+
+// VerifyFleet checks the spec n of a fleet's worker at path: template is
+// the worker's spec before its supervisor rendered it (nil: none came), its
+// signature must verify at the path as written, n must be the instance and
+// host the path and the template's hosts allow, and n must be the
+// template rendered for them.
+func VerifyFleet(trusted []ed25519.PublicKey, path string, n spec.Node, template *spec.Node) error {
+	refuse := func(format string, a ...any) error {
+		return &Refusal{Rule: "signature", Msg: fmt.Sprintf(format, a...)}
+	}
+	if template == nil {
+		return refuse("the spec of %s is a fleet's, and came without its signed template", path)
+	}
+	written := path
+	if n.Instance != nil {
+		suffix := "-" + strconv.Itoa(*n.Instance)
+		if !strings.HasSuffix(path, suffix) {
+			return refuse("the spec of %s names instance %d, which is not its path's", path, *n.Instance)
+		}
+		written = strings.TrimSuffix(path, suffix)
+	}
+	if !samePlace(n, *template) {
+		return refuse("the spec of %s is not placed as its template is", path)
+	}
+	if len(template.Hosts) > 0 && !slices.Contains(template.Hosts, n.PlacedOn) {
+		return refuse("the spec of %s is placed on host %q, which its signed hosts do not list", path, n.PlacedOn)
+	}
+	t := *template
+	if err := checkSignature(trusted, path, t.Signature, func() ([]byte, error) { return FleetMessage(written, t) }); err != nil {
+		return err
+	}
+	r, ps := spec.Render(t, "")
+	if len(ps) > 0 {
+		return refuse("the template of %s does not render: %v", path, ps)
+	}
+	want, err := Message(path, r)
+	if err != nil {
+		return refuse("the spec of %s cannot be encoded: %v", path, err)
+	}
+	got, err := Message(path, n)
+	if err != nil {
+		return refuse("the spec of %s cannot be encoded: %v", path, err)
+	}
+	if !bytes.Equal(want, got) {
+		return refuse("the spec of %s is not its signed template's rendering: it was changed after it was signed", path)
+	}
+	return nil
+}
+
+func samePlace(a, b spec.Node) bool {
+	if (a.Instance == nil) != (b.Instance == nil) || (a.Instance != nil && *a.Instance != *b.Instance) {
+		return false
+	}
+	return a.PlacedOn == b.PlacedOn
+}
+
+// checkSignature checks signature (of the spec at path) against the
+// trusted keys and the message msg returns.
+func checkSignature(trusted []ed25519.PublicKey, path, signature string, msg func() ([]byte, error)) error {
+	if signature == "" {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is not signed, and this host runs only signed specs (--trusted-keys)", path)}
 	}
-	parts := strings.Split(n.Signature, ":")
+	parts := strings.Split(signature, ":")
 	if len(parts) != 3 || parts[0] != "ed25519" {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the signature of %s is malformed (want ed25519:KEYID:SIG)", path)}
 	}
@@ -105,11 +206,11 @@ func Verify(trusted []ed25519.PublicKey, path string, n spec.Node) error {
 	if key == nil {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is signed by key %s, which this host does not trust", path, parts[1])}
 	}
-	msg, err := Message(path, n)
+	m, err := msg()
 	if err != nil {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s cannot be encoded: %v", path, err)}
 	}
-	if !ed25519.Verify(key, msg, sig) {
+	if !ed25519.Verify(key, m, sig) {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s does not match its signature by key %s: it was changed after it was signed", path, parts[1])}
 	}
 	return nil
@@ -214,22 +315,34 @@ func readPEM(file, typ string) ([]byte, error) {
 
 // SignTree signs every worker of a tree as its host will receive it: with
 // the vars its supervisors hand down (spec.Effective) and its templates
-// rendered. It returns the tree with each worker's Signature set, and
-// leaves its input alone.
+// rendered; a fleet's worker (instances, or hosts) as its template
+// (FleetMessage). It returns the tree with each worker's Signature set,
+// and leaves its input alone.
 func SignTree(key ed25519.PrivateKey, root spec.Node) (spec.Node, error) {
-	return signNode(key, "", root, spec.Effective(root))
+	return signNode(key, "", root, spec.Effective(root), nil)
 }
 
-func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node) (spec.Node, error) {
+func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node, parent *spec.Node) (spec.Node, error) {
 	path := n.Name
 	if prefix != "" {
 		path = prefix + "/" + n.Name
 	}
-	if n.Instances > 0 || len(effective.Hosts) > 0 {
-		// A signature covers one worker at one path, rendered for one host.
-		return n, fmt.Errorf("%s: a signed spec cannot have instances or hosts yet (sign each worker on its own, with process.host)", path)
-	}
 	if !n.IsSupervisor() {
+		template := effective
+		if parent != nil {
+			template = spec.InheritFleet(*parent, template) // as Expand hands it down
+		}
+		if n.Instances > 0 || len(template.Hosts) > 0 {
+			if _, ps := spec.Render(template, ""); len(ps) > 0 {
+				return n, fmt.Errorf("%s: %v", path, ps)
+			}
+			msg, err := FleetMessage(path, template)
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", path, err)
+			}
+			n.Signature = signMessage(key, msg)
+			return n, nil
+		}
 		rendered, ps := spec.Render(effective, "")
 		if len(ps) > 0 {
 			return n, fmt.Errorf("%s: %v", path, ps)
@@ -243,7 +356,7 @@ func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node) (sp
 	}
 	kids := make([]spec.Node, len(n.Children))
 	for i, c := range n.Children {
-		signed, err := signNode(key, path, c, effective.Children[i])
+		signed, err := signNode(key, path, c, effective.Children[i], &effective)
 		if err != nil {
 			return n, err
 		}

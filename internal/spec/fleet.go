@@ -49,6 +49,11 @@ const (
 	MoveStopFirst = "stopFirst"
 )
 
+// InFleet reports whether a worker's spec, as its supervisor hands it
+// down, is a fleet's: an instance, or placed on one of its hosts (signed
+// as a template: admission.VerifyFleet).
+func (n Node) InFleet() bool { return n.Instance != nil || n.PlacedOn != "" }
+
 // InstanceName is the name of a worker's instance i.
 func InstanceName(name string, i int) string { return name + "-" + strconv.Itoa(i) }
 
@@ -118,7 +123,7 @@ func Expand(sup Node) []Node {
 	out := make([]Node, 0, len(sup.Children))
 	for _, c := range sup.Children {
 		c.DependsOn = expandDeps(c.DependsOn, multi)
-		c = inheritFleet(sup, c)
+		c = InheritFleet(sup, c)
 		n := multi[c.Name]
 		if n == 0 {
 			out = append(out, c)
@@ -136,9 +141,9 @@ func Expand(sup Node) []Node {
 	return out
 }
 
-// inheritFleet hands a child its supervisor's hosts, reschedule and move where
+// InheritFleet hands a child its supervisor's hosts, reschedule and move where
 // it has none of its own (a process that names its host keeps it).
-func inheritFleet(sup, c Node) Node {
+func InheritFleet(sup, c Node) Node {
 	if c.Hosts == nil && len(sup.Hosts) > 0 && !namesProcessHost(c) {
 		c.Hosts = sup.Hosts
 	}

@@ -65,7 +65,7 @@ func Inherit(parent Node, child Node) Node {
 		child.Update = parent.Update
 	}
 	if child.Kind == "" {
-		child = inheritFleet(parent, child)
+		child = InheritFleet(parent, child)
 	}
 	return child
 }
