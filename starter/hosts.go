@@ -184,9 +184,9 @@ func drainCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// waitDrained waits until no service of the supervisors that had workers
-// on host runs there but those that can run nowhere else (stopped, with
-// force), and every one that moved runs.
+// waitDrained waits until the host is draining, no service of the
+// supervisors that had workers on host runs there but those that can run
+// nowhere else (stopped, with force), and every one that moved runs.
 func waitDrained(ctx context.Context, c client.Client, host string, supervisors []string, force bool, out, progress io.Writer) error {
 	last := -1
 	for {
@@ -211,7 +211,10 @@ func waitDrained(ctx context.Context, c client.Client, host string, supervisors 
 				}
 			}
 		}
-		if v.State == workflows.HostDrained && left == 0 && moving == 0 {
+		// Done once every service that can move runs elsewhere, as the
+		// supervisors' records say: the host's own word (drained) follows
+		// their next subscription, a few tasks later.
+		if (v.State == workflows.HostDrained || v.State == workflows.HostDraining) && left == 0 && moving == 0 {
 			fmt.Fprintf(out, "%s drained\n", host)
 			if len(v.Pinned) > 0 {
 				word := "left running there (they can run nowhere else; --force stops them)"
