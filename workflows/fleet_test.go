@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -314,4 +315,72 @@ func TestFleet_ASignedInstanceSendsItsTemplate(t *testing.T) {
 	require.Equal(t, n.Signature, got.Signature)
 	require.Equal(t, 2, *got.Instance)
 	require.Equal(t, "b", got.PlacedOn)
+}
+
+// Regression (review of move: overlap): a move whose stop and start went
+// at once, cancelled by a newer spec while its stop still ran, must not
+// lose the start that got through: the instance it started on the new
+// host is the worker's or is stopped, never left running unwatched.
+func TestFleet_ACancelledOverlappingMoveLeavesNoOrphan(t *testing.T) {
+	env := newEnv(t)
+	env.SetTestTimeout(30 * time.Second)
+	var mu sync.Mutex
+	started, stopped := map[string]bool{}, map[string]bool{}
+	n := 0
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		id := fmt.Sprintf("i%d@%s", n, r.Spec.RunsOn())
+		started[id] = true
+		return activities.ActionResult{Attempt: 1, Instance: id}, nil
+	})
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		id := fmt.Sprintf("i%d@%s", n, r.Spec.RunsOn())
+		stopped[r.Instance], started[id] = true, true // as a driver restarts: the old instance goes
+		return activities.ActionResult{Attempt: 1, Instance: id}, nil
+	})
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(ctx context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		if r.Spec.RunsOn() == "a" && r.Instance == "i1@a" {
+			mu.Lock()
+			first := !stopped["blocked"]
+			stopped["blocked"] = true
+			mu.Unlock()
+			if first { // the move's stop hangs until it is cancelled
+				<-ctx.Done()
+				return activities.ActionResult{}, ctx.Err()
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		stopped[r.Instance] = true
+		return activities.ActionResult{Attempt: 1}, nil
+	})
+	node := func(host string, delay time.Duration) spec.Node {
+		w := stubNode("web-0", &spec.Stub{Delay: spec.Duration(delay)})
+		zero := 0
+		w.Hosts, w.PlacedOn, w.Instance = []string{"a", "b"}, host, &zero
+		return w
+	}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: node("b", 0), Generation: 2}) })
+	// The move's start has gone through; its stop still hangs: a newer
+	// spec (a restart) cancels the move.
+	at(env, time.Minute+10*time.Second, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: node("b", time.Millisecond), Generation: 3})
+	})
+	var st Status
+	at(env, 3*time.Minute, func() { st = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/web-0", Spec: node("a", 0), Generation: 1, Version: WorkerVersion})
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.True(t, started["i2@b"], "the move's start went with its stop: %v", started)
+	require.Equal(t, "running", st.State, "%+v", st)
+	for id := range started {
+		require.True(t, id == st.Instance || stopped[id], "%s was started and is neither the worker's instance (%s) nor stopped (stops: %v)", id, st.Instance, stopped)
+	}
 }

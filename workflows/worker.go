@@ -102,9 +102,13 @@ type inflight struct {
 	cancelled bool
 	// onSuccess is the report the activity sends if it succeeds.
 	onSuccess *activities.SuccessReport
-	// host is where the action runs; began, when it was sent.
+	// host is where the action runs (node: the spec it runs with); began,
+	// when it was sent.
 	host  string
+	node  spec.Node
 	began time.Time
+	// move is the move the action carries out (nil: none).
+	move *StaleCopy
 }
 
 type workerRun struct {

@@ -49,6 +49,13 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 	}
 	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && w.in.Version >= 5 {
 		w.carry.InstanceHost = f.host
+		w.settleMoveAfter(f, res.Instance)
+	}
+	if temporal.IsCanceledError(err) && f.move != nil && w.carry.Move == nil {
+		// A cancelled move: the instance runs where it ran; what comes
+		// next (a stop, the move again) goes there.
+		mv := *f.move
+		w.carry.Move = &mv
 	}
 	if err == nil && w.in.Version >= 5 && res.Done.After(f.began) {
 		// The state the action's end brings dates from the action's end
@@ -211,7 +218,10 @@ func (w *workerRun) launch(a tick.Action) {
 		fut = workflow.ExecuteActivity(actx, activityName(a), req)
 	}
 	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
-	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess, host: node.RunsOn(), began: workflow.Now(w.ctx)}
+	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess, host: node.RunsOn(), node: node, began: workflow.Now(w.ctx)}
+	if moving {
+		w.flight.move = mv
+	}
 	if a != tick.Observe {
 		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
 	}

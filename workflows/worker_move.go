@@ -56,11 +56,33 @@ func (w *workerRun) noteMove(old spec.Node, lost string) bool {
 	}
 	if w.carry.Move == nil {
 		w.carry.Move = &StaleCopy{Host: from, Instance: m.Instance, Node: old}
+		if f := w.flight; f != nil && f.move != nil {
+			// A move in flight: its instance runs where that move began
+			// (old is the spec that move was for).
+			mv := *f.move
+			w.carry.Move = &mv
+		}
 	}
 	if lost != "" && lost == w.carry.Move.Host {
 		w.carry.Move.Lost = true
 	}
 	return true
+}
+
+// settleMoveAfter brings a move noted while a start or restart ran up to
+// date with its success: the service now runs instance on f.host. A move
+// that named the instance before (stopped by the action, or left stale by
+// it) now moves the new one, or nothing if it runs where the spec says.
+func (w *workerRun) settleMoveAfter(f *inflight, instance string) {
+	mv := w.carry.Move
+	if mv == nil || mv.Instance == instance {
+		return
+	}
+	if f.host == w.node.RunsOn() {
+		w.carry.Move = nil
+		return
+	}
+	w.carry.Move = &StaleCopy{Host: f.host, Instance: instance, Node: f.node}
 }
 
 // carryOutMove moves the service off a lost (or unknown) host at once;
@@ -117,6 +139,17 @@ func (w *workerRun) launchMove(ctx workflow.Context, mv StaleCopy, req activitie
 		}
 		err := stopped.Get(gctx, nil)
 		if temporal.IsCanceledError(err) {
+			if started != nil {
+				// move: overlap: the start went with the stop, and may
+				// have got through before the cancel: its result stands
+				// (an instance it started is the worker's), and the old
+				// copy, whose stop was cancelled, is left stale.
+				if started.Get(gctx, nil) == nil {
+					w.leaveStale(mv)
+				}
+				settle.Chain(started)
+				return
+			}
 			settle.Set(nil, err)
 			return
 		}
