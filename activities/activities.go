@@ -102,10 +102,18 @@ type Activities struct {
 	// restart is still running after SlowAfter (the worker then publishes
 	// its transient state: without it a quick action costs no timer).
 	Slow func(ctx context.Context, workflowID string, seq int64) error
+	// Signal sends a workflow a signal (client.SignalWorkflow): the
+	// supervisors' hand-outs (HandOut).
+	Signal func(ctx context.Context, workflowID, name string, arg any) error
 	// Report, when set, sends a succeeded action's OnSuccess report to the
 	// supervisor (a Reporter's Report); an error leaves the report to the
 	// workflow.
 	Report func(ctx context.Context, parent string, r treestatus.ChildReport) error
+	// Complete and Heartbeat, when set (client.CompleteActivity and
+	// client.RecordActivityHeartbeat), let a succeeded action give its slot
+	// back before its report is sent (report_async.go).
+	Complete  func(ctx context.Context, taskToken []byte, result any, err error) error
+	Heartbeat func(ctx context.Context, taskToken []byte, details ...any) error
 	// Guard is this host's admission (worker --policy, --trusted-keys):
 	// asked before a process is started, restarted or observed (its probes
 	// run programs); nil admits everything.
@@ -115,6 +123,8 @@ type Activities struct {
 
 	mu       sync.Mutex
 	inFlight map[string]int // by task queue
+	// reporting: the succeeded actions still sending their report.
+	reporting sync.WaitGroup
 }
 
 // Action metrics (docs/metrics.md).
@@ -235,6 +245,12 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	res.Attempt = attempt
 	if err == nil {
 		res.Done = time.Now().UTC()
+		if a.completesAfterReport(req) {
+			stop()
+			a.observe(ctx, req.Spec.Kind, began, nil)
+			a.completeAfterReport(info.TaskToken, req.OnSuccess, res)
+			return ActionResult{}, activity.ErrResultPending
+		}
 		// Still heartbeating: a slow signal must not time the attempt out
 		// (a retried start would start the service again).
 		res.Reported = a.reportSuccess(ctx, req.OnSuccess, res)
@@ -339,15 +355,17 @@ func heartbeat(ctx context.Context, timeout time.Duration, attempt int32) (stop 
 		return func() {}
 	}
 	activity.RecordHeartbeat(ctx, attempt)
-	every := timeout / 3
-	if every < 50*time.Millisecond {
-		every = 50 * time.Millisecond
-	}
+	return every(ctx, max(timeout/3, 50*time.Millisecond), func() { activity.RecordHeartbeat(ctx, attempt) })
+}
+
+// every calls beat every period until ctx ends or the returned stop is
+// called; stop waits for the last call to end.
+func every(ctx context.Context, period time.Duration, beat func()) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(every)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
@@ -356,7 +374,7 @@ func heartbeat(ctx context.Context, timeout time.Duration, attempt int32) (stop 
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, attempt)
+				beat()
 			}
 		}
 	}()

@@ -42,7 +42,7 @@ type options struct {
 	host, metrics, logLevel, logDir string
 	stateDir, pprof                 string
 	poolSize, workflowCache         int
-	workflowPollers                 int
+	workflowPollers, actionPollers  int
 	pollerScaling                   string
 	eagerActions                    bool
 	policy, trustedKeys             string
@@ -60,6 +60,7 @@ func main() {
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
 	flag.IntVar(&o.workflowPollers, "workflow-pollers", 10, "the most workflow-task polls this process holds open on each of its two workflow queues, the shared one and its own sticky one (>= 2)")
+	flag.IntVar(&o.actionPollers, "action-pollers", 8, "the most polls for actions this process holds open on each of its activity queues (the pool's, its host's, the control queue's; >= 1; a poll waits for a free slot)")
 	flag.StringVar(&o.pollerScaling, "workflow-poller-scaling", pollerAutoscaling, "how workflow pollers are shared between the shared queue and the sticky one: autoscaling (each queue keeps at least one poll open, more as its backlog asks) or fixed (the SDK's mixed pollers, which poll only the sticky queue while it has a backlog and can starve the shared one: docs/operations.md, \"Workflow pollers\")")
 	flag.DurationVar(&o.stickyTimeout, "sticky-timeout", 2*time.Second, "how long a workflow task waits on this process's sticky queue before any worker may take it (replaying the history): a killed worker's workflows wait this long for their next task, on the failover path of a fleet (docs/fleet.md); the SDK's default is 5s")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
@@ -92,6 +93,10 @@ func main() {
 	}
 	if o.workflowPollers < 2 {
 		fmt.Fprintf(os.Stderr, "worker: --workflow-pollers must be >= 2, not %d\n", o.workflowPollers)
+		os.Exit(2)
+	}
+	if o.actionPollers < 1 {
+		fmt.Fprintf(os.Stderr, "worker: --action-pollers must be >= 1, not %d\n", o.actionPollers)
 		os.Exit(2)
 	}
 	if o.pollerScaling != pollerAutoscaling && o.pollerScaling != pollerFixed {
@@ -204,12 +209,19 @@ func run(o options) error {
 		Slow: func(ctx context.Context, workflowID string, seq int64) error {
 			return c.SignalWorkflow(ctx, workflowID, "", workflows.SignalSlow, seq)
 		},
+		Signal: func(ctx context.Context, workflowID, name string, arg any) error {
+			return c.SignalWorkflow(ctx, workflowID, "", name, arg)
+		},
 		Guard: o.guard, Log: func(msg string, kv ...any) { zl.Sugar().Warnw(msg, kv...) }}
 	announceGuard(zl, o.guard, o.host)
 	reporter := &activities.Reporter{Send: func(ctx context.Context, parent string, r treestatus.ChildReport) error {
 		return c.SignalWorkflow(ctx, parent, "", workflows.SignalChild, r)
 	}}
 	acts.Report = reporter.Report
+	// A succeeded action gives its slot back before its report goes out,
+	// and completes by its task token (activities/report_async.go).
+	acts.Complete, acts.Heartbeat = c.CompleteActivity, c.RecordActivityHeartbeat
+	defer activities.WaitReports(acts) // after the workers stop (deferred below), before the client closes
 	qctx, stopQueueSize := context.WithCancel(context.Background())
 	defer stopQueueSize()
 	go telemetry.ReportQueueSize(qctx, c, namespace, metrics.Handler, 10*time.Second,
@@ -237,6 +249,7 @@ func run(o options) error {
 		Identity: workerIdentity(),
 	}
 	setWorkflowPollers(&opts, o.pollerScaling, o.workflowPollers)
+	setActionPollers(&opts, o.actionPollers)
 	w := worker.New(c, workflows.TaskQueue, opts)
 	w.RegisterWorkflow(workflows.WorkerWorkflow)
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)
@@ -297,7 +310,7 @@ func run(o options) error {
 
 	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
-		zap.Int("poolSize", o.poolSize), zap.String("build", buildinfo.ID()), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers))
+		zap.Int("poolSize", o.poolSize), zap.String("build", buildinfo.ID()), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers), zap.Int("actionPollers", o.actionPollers))
 	// Run returns on SIGINT or SIGTERM, after stopping the worker gracefully.
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		return err

@@ -38,3 +38,19 @@ func setWorkflowPollers(opts *worker.Options, scaling string, max int) {
 		MaximumNumberOfPollers: max,
 	})
 }
+
+// setActionPollers sets how many polls for actions this process holds
+// open on each of its activity queues (the shared pool's, its host's, the
+// control queue's).
+//
+// The SDK's default is 2. A poll hands out one task and is then sent
+// again; on a loaded server a round trip takes tens of milliseconds, so two
+// polls start a few dozen actions a second however many slots are free:
+// during a rolling update of 1,000 stub workers (10 groups of 100,
+// maxParallel 5 each) on the dev server, the pool's slots in use stayed at
+// 1 to 3 of 10 while each restart waited 660 ms (median) between scheduled
+// and started. Polls never exceed the free slots (the SDK reserves a slot
+// before each poll).
+func setActionPollers(opts *worker.Options, n int) {
+	opts.MaxConcurrentActivityTaskPollers = n
+}

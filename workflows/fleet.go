@@ -215,7 +215,7 @@ func (s *supervisorRun) replace() {
 		if lost {
 			u.Lost = from
 		}
-		s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+		s.signalSpec(rec.Path, u)
 	}
 	s.policies = nil
 	if len(targets) > 0 {

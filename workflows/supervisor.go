@@ -189,6 +189,9 @@ type supervisorRun struct {
 	searchState  string
 	// out holds what this run sent until it is delivered.
 	out outbox
+	// handout holds the spec signals not yet handed out (version 5 on:
+	// handout.go).
+	handout []activities.Delivery
 	// notes holds the notifications not yet delivered.
 	notes notifier
 
@@ -249,6 +252,7 @@ func (s *supervisorRun) loop() error {
 		s.fleetWake.set(ctx, s.lostDue())
 	}
 	s.advance()
+	s.handOut()
 	s.armWake()
 	s.publish()
 
@@ -309,18 +313,21 @@ func (s *supervisorRun) loop() error {
 		s.release()
 		s.stepUpdate(supervise.UpdateTick)
 		s.afterUpdate()
+		s.handOut()
 		s.armWake()
 		s.armCheck()
 		s.gauges()
 		s.publish()
 		if s.shouldContinueAsNew() && s.checking == nil && len(s.readBacks) == 0 {
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh, hostCh)
+			s.handOut()
 			// What this run sent must arrive before it closes.
 			if err := workflow.Await(ctx, func() bool { return s.out.delivered() && workflow.AllHandlersFinished(ctx) }); err != nil {
 				return s.shutdown(childCh) // cancelled while waiting
 			}
 			s.drain(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh, hostCh)
 			s.advance()
+			s.handOut()
 			s.publish()
 			if ctx.Err() != nil {
 				return s.shutdown(childCh)
@@ -716,6 +723,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		}
 		s.carry.Children[j] = rec
 	}
+	s.handOut() // before the new children's starts are awaited
 	for k, rec := range s.startChildren(added) {
 		s.carry.Children[addedAt[k]] = rec
 	}
@@ -738,7 +746,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 func (s *supervisorRun) sendSpec(rec ChildRecord, n spec.Node) {
 	u := s.specUpdate(n)
 	u.Generation = rec.WantGeneration
-	s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalSpec, u))
+	s.signalSpec(rec.Path, u)
 }
 
 func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {

@@ -247,14 +247,11 @@ func TestUpdate_SurvivesContinueAsNew(t *testing.T) {
 	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
 	var mu sync.Mutex
 	var sentTo []string
-	for _, p := range []string{"root/a", "root/b"} {
-		env.OnSignalExternalWorkflow(mock.Anything, p, "", SignalSpec, mock.Anything).Return(func(_, id, _, _ string, arg any) error {
-			mu.Lock()
-			defer mu.Unlock()
-			sentTo = append(sentTo, id)
-			return nil
-		})
-	}
+	onHandOut(env, func(d activities.Delivery) {
+		mu.Lock()
+		defer mu.Unlock()
+		sentTo = append(sentTo, d.Path)
+	})
 	policy := &spec.UpdatePolicy{MaxParallel: parallel(1)}
 	root := tree("root", stubNode("a", &spec.Stub{Delay: spec.Duration(time.Millisecond)}), stubNode("b", &spec.Stub{Delay: spec.Duration(time.Millisecond)}))
 	root.Update = policy

@@ -88,12 +88,16 @@ import (
 //	  a host lost past their reschedule.after, and off a draining one
 //	  under its update policy (fleet.go); version 3 drops the signal as
 //	  unknown and subscribes to nothing.
+//	supervisor 5: the spec signals one task decides leave together from
+//	  a local activity (activities.HandOut, handout.go), which adds no
+//	  workflow task when they are delivered; version 4 sends each as a
+//	  SignalExternalWorkflow command, whose delivery is a task of its own.
 //	worker 5 also carries out a move to another host (worker_move.go):
 //	  the instance is stopped on its old host, or left there as a stale
 //	  copy stopped once that host is back; version 4 restarted it on the
 //	  new host's queue.
 const (
-	SupervisorVersion = 4
+	SupervisorVersion = 5
 	WorkerVersion     = 5
 	RolloutVersion    = 2
 )

@@ -343,6 +343,73 @@ func TestVersions_ApplyResendsToAChildChangedAroundItsSupervisor(t *testing.T) {
 	}
 }
 
+// Supervisor version 5: the spec signals one workflow task decides leave
+// together from one local activity (activities.HandOut), which adds no
+// task to the supervisor when they are delivered; version 4 sends each as
+// a SignalExternalWorkflow command.
+func TestVersions_SpecSignalsLeaveInOneHandOut(t *testing.T) {
+	for _, version := range []int{4, 5} {
+		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
+			env := newEnv(t)
+			mockActions(env)
+			env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+			env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
+			var mu sync.Mutex
+			var signalled []string
+			var handOuts [][]string
+			for _, p := range []string{"root/a", "root/b", "root/c"} {
+				env.OnSignalExternalWorkflow(mock.Anything, p, mock.Anything, SignalSpec, mock.Anything).Return(func(_, id, _, _ string, _ any) error {
+					mu.Lock()
+					defer mu.Unlock()
+					signalled = append(signalled, id)
+					return nil
+				}).Maybe()
+			}
+			env.OnActivity(activities.HandOutName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.HandOutRequest) ([]activities.Undelivered, error) {
+				require.Equal(t, SignalSpec, r.Signal)
+				var paths []string
+				for _, d := range r.Deliveries {
+					require.EqualValues(t, 2, d.Update.Generation)
+					require.Equal(t, time.Minute, d.Update.Spec.Timeouts.Stop.D())
+					paths = append(paths, d.Path)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				handOuts = append(handOuts, paths)
+				return nil, nil
+			}).Maybe()
+			root := tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
+			s := supervisorRun{in: SupervisorInput{Spec: root}}
+			carry := &SupervisorCarry{Desired: "running"}
+			for _, n := range root.Children {
+				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(s.inherit(n)), WantGeneration: 1,
+					Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
+			}
+			// A change that restarts nothing (a stop timeout) goes to every
+			// child at once.
+			changed := root
+			changed.Children = append([]spec.Node(nil), root.Children...)
+			for i := range changed.Children {
+				minute := spec.Duration(time.Minute)
+				changed.Children[i].Timeouts = &spec.Timeouts{Stop: &minute}
+			}
+			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
+			endAt(env, 2*time.Minute)
+			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: version})
+			mu.Lock()
+			defer mu.Unlock()
+			all := []string{"root/a", "root/b", "root/c"}
+			if version >= 5 {
+				require.Empty(t, signalled)
+				require.Equal(t, [][]string{all}, handOuts, "one hand-out for the task's three signals")
+				return
+			}
+			require.Equal(t, all, signalled)
+			require.Empty(t, handOuts)
+		})
+	}
+}
+
 // Worker version 3: the reload signal reloads the running service (the
 // same instance, counted, the result its last action and reason); a node
 // without a reload rejects it. Version 2 drops it as unknown, as its code

@@ -54,7 +54,7 @@ func newEnvWithMetrics(t *testing.T) (*testsuite.TestWorkflowEnvironment, *metri
 	env.RegisterWorkflow(SupervisorWorkflow)
 	d := stub.New(nil, nil)
 	t.Cleanup(d.Close)
-	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}}
+	acts := &activities.Activities{Drivers: map[string]driver.Driver{spec.KindStub: d}, Signal: testSignal(env)}
 	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 	env.RegisterActivityWithOptions(&activities.Control{}, activity.RegisterOptions{Name: activities.Prefix}) // mocked where used
 	env.RegisterActivityWithOptions(&activities.Host{}, activity.RegisterOptions{Name: activities.Prefix})    // mocked where used
@@ -69,6 +69,29 @@ func newEnvWithMetrics(t *testing.T) (*testsuite.TestWorkflowEnvironment, *metri
 		return nil
 	}).Maybe()
 	return env, rec
+}
+
+// testSignal is the activities' Signal in the test environment: the
+// signal goes to the workflow on the environment's own loop (a supervisor's
+// hand-out reaches its children as a client's signal would).
+func testSignal(env *testsuite.TestWorkflowEnvironment) func(context.Context, string, string, any) error {
+	return func(_ context.Context, workflowID, name string, arg any) error {
+		env.RegisterDelayedCallback(func() {
+			_ = env.SignalWorkflowByID(workflowID, name, arg)
+		}, 0)
+		return nil
+	}
+}
+
+// onHandOut mocks a supervisor's hand-outs: got hears of each delivery,
+// which goes nowhere.
+func onHandOut(env *testsuite.TestWorkflowEnvironment, got func(activities.Delivery)) {
+	env.OnActivity(activities.HandOutName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.HandOutRequest) ([]activities.Undelivered, error) {
+		for _, d := range r.Deliveries {
+			got(d)
+		}
+		return nil, nil
+	})
 }
 
 func stubNode(name string, st *spec.Stub) spec.Node {

@@ -1,0 +1,59 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// A hand-out signals every child; a child whose workflow is not running is
+// reported undelivered without a second try, a refusal of another kind is
+// tried again (and given up after handOutAttempts), and the undelivered
+// come back in the order handed out.
+func TestHandOut_DeliversEachAndReportsTheUndelivered(t *testing.T) {
+	var mu sync.Mutex
+	tries := map[string]int{}
+	got := map[string]int64{}
+	a := &Activities{Signal: func(_ context.Context, id, name string, arg any) error {
+		require.Equal(t, "spec", name)
+		mu.Lock()
+		defer mu.Unlock()
+		tries[id]++
+		switch {
+		case id == "t/gone":
+			return serviceerror.NewNotFound("workflow not found")
+		case id == "t/busy" && tries[id] == 1:
+			return serviceerror.NewUnavailable("try again")
+		case id == "t/down":
+			return errors.New("connection refused")
+		}
+		got[id] = arg.(spec.Update).Generation
+		return nil
+	}}
+	var req HandOutRequest
+	req.Signal = "spec"
+	for i, p := range []string{"t/down", "t/a", "t/gone", "t/busy"} {
+		req.Deliveries = append(req.Deliveries, Delivery{Path: p, Update: spec.Update{Generation: int64(i + 1)}})
+	}
+	missed, err := a.HandOut(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, missed, 2)
+	require.Equal(t, "t/down", missed[0].Path)
+	require.Contains(t, missed[0].Error, "connection refused")
+	require.Equal(t, "t/gone", missed[1].Path)
+	require.Equal(t, map[string]int64{"t/a": 2, "t/busy": 4}, got)
+	require.Equal(t, map[string]int{"t/down": handOutAttempts, "t/a": 1, "t/gone": 1, "t/busy": 2}, tries)
+}
+
+// A worker built without a signal sender fails the hand-out whole (the
+// SDK retries it; the supervisor logs it), never reporting it delivered.
+func TestHandOut_WithoutASenderFails(t *testing.T) {
+	_, err := (&Activities{}).HandOut(context.Background(), HandOutRequest{Signal: "spec", Deliveries: []Delivery{{Path: "t/a"}}})
+	require.ErrorContains(t, err, "Activities.Signal unset")
+}

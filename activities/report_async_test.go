@@ -1,0 +1,104 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/treestatus"
+)
+
+type completion struct {
+	token []byte
+	res   ActionResult
+}
+
+// asyncFixture is the fixture with a report sender and an activity
+// completer that record what they were given.
+func asyncFixture(t *testing.T, reportErr error) (*fixture, chan treestatus.ChildReport, chan completion) {
+	f := newFixture(t)
+	reports := make(chan treestatus.ChildReport, 4)
+	done := make(chan completion, 4)
+	f.acts.Report = func(_ context.Context, parent string, r treestatus.ChildReport) error {
+		require.Equal(t, "steward/shop", parent)
+		reports <- r
+		return reportErr
+	}
+	f.acts.Complete = func(_ context.Context, token []byte, result any, err error) error {
+		require.NoError(t, err)
+		done <- completion{token: token, res: result.(ActionResult)}
+		return nil
+	}
+	f.acts.Heartbeat = func(context.Context, []byte, ...any) error { return nil }
+	return f, reports, done
+}
+
+func reportingReq() ActionRequest {
+	req := stubReq(&spec.Stub{CrashAfter: spec.Duration(time.Hour)})
+	req.OnSuccess = &SuccessReport{Parent: "steward/shop", Report: treestatus.ChildReport{Seq: 7}}
+	return req
+}
+
+// A succeeded action that reports returns its slot (the activity is left
+// pending) and completes by its token once the report went out, with the
+// result the workflow would have had: the instance, Reported, Done.
+func TestReportAsync_ASucceededActionCompletesAfterItsReport(t *testing.T) {
+	f, reports, done := asyncFixture(t, nil)
+	env := f.activityEnv()
+	_, err := env.ExecuteActivity(StartName, reportingReq())
+	require.ErrorIs(t, err, activity.ErrResultPending)
+	var r treestatus.ChildReport
+	select {
+	case r = <-reports:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no report")
+	}
+	var c completion
+	select {
+	case c = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not completed")
+	}
+	WaitReports(f.acts)
+	require.True(t, c.res.Reported)
+	require.True(t, strings.HasPrefix(c.res.Instance, "stub/3/"), c.res.Instance)
+	require.Equal(t, c.res.Instance, r.Status.Instance, "the report names the instance")
+	require.False(t, c.res.Done.IsZero())
+	require.EqualValues(t, 1, c.res.Attempt)
+	require.Len(t, done, 0, "completed once")
+}
+
+// A report that fails leaves it to the workflow: the completion says
+// Reported false.
+func TestReportAsync_AFailedReportIsLeftToTheWorkflow(t *testing.T) {
+	f, _, done := asyncFixture(t, errors.New("signal refused"))
+	env := f.activityEnv()
+	_, err := env.ExecuteActivity(StartName, reportingReq())
+	require.ErrorIs(t, err, activity.ErrResultPending)
+	WaitReports(f.acts)
+	c := <-done
+	require.False(t, c.res.Reported)
+	require.NotEmpty(t, c.res.Instance)
+}
+
+// Without a report, or without a completer, the activity returns its
+// result itself, as before.
+func TestReportAsync_OnlyWhenThereIsAReportAndACompleter(t *testing.T) {
+	f, _, done := asyncFixture(t, nil)
+	env := f.activityEnv()
+	v, err := env.ExecuteActivity(StartName, stubReq(&spec.Stub{CrashAfter: spec.Duration(time.Hour)}))
+	require.NoError(t, err)
+	require.False(t, result(t, v).Reported)
+
+	f.acts.Complete = nil
+	v, err = env.ExecuteActivity(StartName, reportingReq())
+	require.NoError(t, err)
+	require.True(t, result(t, v).Reported, "reported before returning")
+	require.Len(t, done, 0)
+}
