@@ -25,8 +25,8 @@ import (
 //
 // The caveat: the signals leave before the task that sent them completes.
 // A task that fails after its hand-out (its worker died) is retried and
-// hands out again: a spec signal is idempotent (a worker takes a
-// generation it has once), so a second copy changes nothing.
+// hands out again: the same node and generation a second time, which
+// restarts nothing.
 
 // HandOutName is the hand-out local activity.
 const HandOutName = Prefix + "HandOut"
