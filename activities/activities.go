@@ -123,8 +123,10 @@ type Activities struct {
 
 	mu       sync.Mutex
 	inFlight map[string]int // by task queue
-	// reporting: the succeeded actions still sending their report.
+	// reporting: the succeeded actions still sending their report;
+	// stopping: WaitReports has begun (no more are counted).
 	reporting sync.WaitGroup
+	stopping  bool
 }
 
 // Action metrics (docs/metrics.md).
@@ -245,10 +247,10 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	res.Attempt = attempt
 	if err == nil {
 		res.Done = time.Now().UTC()
-		if a.completesAfterReport(req) {
+		if a.completesAfterReport(req) && a.beginReport() {
 			stop()
 			a.observe(ctx, req.Spec.Kind, began, nil)
-			a.completeAfterReport(info.TaskToken, req.OnSuccess, res)
+			a.completeAfterReport(info.TaskToken, info.HeartbeatTimeout, req.OnSuccess, res)
 			return ActionResult{}, activity.ErrResultPending
 		}
 		// Still heartbeating: a slow signal must not time the attempt out

@@ -34,19 +34,31 @@ func (a *Activities) completesAfterReport(req ActionRequest) bool {
 	return req.OnSuccess != nil && a.Report != nil && a.Complete != nil && a.Heartbeat != nil
 }
 
-// reportHeartbeat is how often an action that reports heartbeats: well
-// within the actions' heartbeat timeout (workflows.heartbeatTimeout, 5 s).
-const reportHeartbeat = time.Second
+// beginReport counts a report about to be sent in the background; false
+// once the worker stops (WaitReports has begun): the action then reports
+// before it returns, as without a completer.
+func (a *Activities) beginReport() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopping {
+		return false
+	}
+	a.reporting.Add(1)
+	return true
+}
 
 // completeAfterReport sends the report in the background and then
 // completes the activity with res (Reported set).
-func (a *Activities) completeAfterReport(token []byte, on *SuccessReport, res ActionResult) {
-	a.reporting.Add(1)
+// It heartbeats at once and then as the action did (a third of its
+// heartbeat timeout).
+func (a *Activities) completeAfterReport(token []byte, hb time.Duration, on *SuccessReport, res ActionResult) {
 	go func() {
 		defer a.reporting.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), ReportWait+30*time.Second)
 		defer cancel()
-		stop := every(ctx, reportHeartbeat, func() { _ = a.Heartbeat(ctx, token, res.Attempt) })
+		beat := func() { _ = a.Heartbeat(ctx, token, res.Attempt) }
+		beat()
+		stop := every(ctx, max(hb/3, 50*time.Millisecond), beat)
 		res.Reported = a.reportSuccess(ctx, on, res)
 		stop()
 		a.complete(ctx, token, res)
@@ -75,4 +87,9 @@ func (a *Activities) complete(ctx context.Context, token []byte, res ActionResul
 // WaitReports waits until every succeeded action of a's was reported and
 // completed (a stopping worker calls it after its workers stop). Not a
 // method: every method of Activities is registered as an activity.
-func WaitReports(a *Activities) { a.reporting.Wait() }
+func WaitReports(a *Activities) {
+	a.mu.Lock()
+	a.stopping = true
+	a.mu.Unlock()
+	a.reporting.Wait()
+}

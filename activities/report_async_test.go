@@ -102,3 +102,16 @@ func TestReportAsync_OnlyWhenThereIsAReportAndACompleter(t *testing.T) {
 	require.True(t, result(t, v).Reported, "reported before returning")
 	require.Len(t, done, 0)
 }
+
+// A worker that has begun to stop (WaitReports) counts no more background
+// reports: an action succeeding then reports before it returns.
+func TestReportAsync_AStoppingWorkerReportsBeforeReturning(t *testing.T) {
+	f, reports, done := asyncFixture(t, nil)
+	WaitReports(f.acts)
+	env := f.activityEnv()
+	v, err := env.ExecuteActivity(StartName, reportingReq())
+	require.NoError(t, err)
+	require.True(t, result(t, v).Reported)
+	require.Len(t, reports, 1)
+	require.Len(t, done, 0, "not completed by token")
+}

@@ -192,6 +192,9 @@ type supervisorRun struct {
 	// handout holds the spec signals not yet handed out (version 5 on:
 	// handout.go).
 	handout []activities.Delivery
+	// lastHandOut is settled when the last hand-out is done: the next one
+	// waits for it.
+	lastHandOut workflow.Future
 	// notes holds the notifications not yet delivered.
 	notes notifier
 
@@ -300,6 +303,9 @@ func (s *supervisorRun) loop() error {
 		s.notes.watch(ctx, s.log, sel)
 		if f := s.stepSignal; f != nil && !f.IsReady() {
 			sel.AddFuture(f, func(workflow.Future) {}) // advance() sees a failed delivery
+		}
+		if f := s.lastHandOut; f != nil && !f.IsReady() {
+			sel.AddFuture(f, func(workflow.Future) {}) // a continue-as-new that waited for it goes on
 		}
 		sel.Select(ctx)
 		if cancelled {
@@ -540,7 +546,11 @@ func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflo
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
 		rec.Status.Reason = "adopted"
 		rec.SeenTerminations = unseenTerminations
-		s.out.add(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
+		if s.handsOut() {
+			s.signalSpec(rec.Path, s.specUpdate(s.childNode(c))) // in order with the hand-outs
+		} else {
+			s.out.add(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
+		}
 	default:
 		rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
 		s.log.Error("could not start child", "path", rec.Path, "error", err.Error())

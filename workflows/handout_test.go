@@ -1,0 +1,77 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// A child has one delivery in a hand-out, the newest: an older spec is
+// never handed out after a newer one.
+func TestHandOut_AQueuedSpecIsReplacedByANewerOne(t *testing.T) {
+	s := supervisorRun{in: SupervisorInput{Version: 5}}
+	s.signalSpec("root/a", spec.Update{Generation: 2})
+	s.signalSpec("root/b", spec.Update{Generation: 2})
+	s.signalSpec("root/a", spec.Update{Generation: 3, Lost: "h1"})
+	require.Len(t, s.handout, 2)
+	require.Equal(t, "root/a", s.handout[0].Path)
+	require.EqualValues(t, 3, s.handout[0].Update.Generation)
+	require.Equal(t, "h1", s.handout[0].Update.Lost)
+	require.Equal(t, "root/b", s.handout[1].Path)
+}
+
+// What a hand-out could not deliver goes as a command (the server then
+// delivers it, as version 4 sent every spec); what it delivered does not
+// go twice.
+func TestHandOut_WhatItCouldNotDeliverGoesAsACommand(t *testing.T) {
+	env := newEnv(t)
+	mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	var mu sync.Mutex
+	var handed, commanded []string
+	env.OnActivity(activities.HandOutName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.HandOutRequest) ([]activities.Undelivered, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range r.Deliveries {
+			handed = append(handed, d.Path)
+		}
+		return []activities.Undelivered{{Path: "root/b", Error: "server busy"}}, nil
+	})
+	for _, p := range []string{"root/a", "root/b", "root/c"} {
+		env.OnSignalExternalWorkflow(mock.Anything, p, mock.Anything, SignalSpec, mock.Anything).Return(func(_, id, _, _ string, arg any) error {
+			mu.Lock()
+			defer mu.Unlock()
+			require.EqualValues(t, 2, arg.(spec.Update).Generation)
+			commanded = append(commanded, id)
+			return nil
+		}).Maybe()
+	}
+	root := tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
+	s := supervisorRun{in: SupervisorInput{Spec: root}}
+	carry := &SupervisorCarry{Desired: "running"}
+	for _, n := range root.Children {
+		carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(s.inherit(n)), WantGeneration: 1,
+			Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
+	}
+	changed := root
+	changed.Children = append([]spec.Node(nil), root.Children...)
+	minute := spec.Duration(time.Minute)
+	for i := range changed.Children {
+		changed.Children[i].Timeouts = &spec.Timeouts{Stop: &minute}
+	}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: 5})
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"root/a", "root/b", "root/c"}, handed)
+	require.Equal(t, []string{"root/b"}, commanded)
+}
