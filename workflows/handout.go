@@ -15,7 +15,9 @@ import (
 // (activities.HandOut says why: a signal sent as a command costs the
 // supervisor a workflow task when it is delivered). signalSpec queues them,
 // one per child (a newer spec replaces a queued older one); handOut, called
-// where a step's decisions are complete, sends the queue.
+// where a step's decisions are complete, sends the queue: in the main loop
+// once no signal is left buffered, so that the reports a task brings
+// together are answered by one hand-out.
 //
 // Order: a child must never get an older spec after a newer one. Within a
 // hand-out a child has one delivery; hand-outs run one after the other
@@ -53,6 +55,17 @@ func (s *supervisorRun) signalSpec(path string, u spec.Update) {
 		}
 	}
 	s.handout = append(s.handout, activities.Delivery{Path: path, Update: u})
+}
+
+// anyPending reports whether a signal waits on any of the channels (nil
+// ones are left out).
+func anyPending(chs ...workflow.ReceiveChannel) bool {
+	for _, c := range chs {
+		if c != nil && c.Len() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // handOutOptions: one attempt (a child the activity did not reach is sent

@@ -319,7 +319,11 @@ func (s *supervisorRun) loop() error {
 		s.release()
 		s.stepUpdate(supervise.UpdateTick)
 		s.afterUpdate()
-		s.handOut()
+		if !anyPending(specCh, desiredCh, restartCh, childCh, superviseCh, updateCh, hostCh) {
+			// The signals still buffered are taken first (in this task):
+			// what they decide goes in the same hand-out.
+			s.handOut()
+		}
 		s.armWake()
 		s.armCheck()
 		s.gauges()
