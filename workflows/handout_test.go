@@ -54,19 +54,7 @@ func TestHandOut_WhatItCouldNotDeliverGoesAsACommand(t *testing.T) {
 			return nil
 		}).Maybe()
 	}
-	root := tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
-	s := supervisorRun{in: SupervisorInput{Spec: root}}
-	carry := &SupervisorCarry{Desired: "running"}
-	for _, n := range root.Children {
-		carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(s.inherit(n)), WantGeneration: 1,
-			Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
-	}
-	changed := root
-	changed.Children = append([]spec.Node(nil), root.Children...)
-	minute := spec.Duration(time.Minute)
-	for i := range changed.Children {
-		changed.Children[i].Timeouts = &spec.Timeouts{Stop: &minute}
-	}
+	root, carry, changed := threeRunning()
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
 	endAt(env, 2*time.Minute)
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: 5})
@@ -74,4 +62,25 @@ func TestHandOut_WhatItCouldNotDeliverGoesAsACommand(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []string{"root/a", "root/b", "root/c"}, handed)
 	require.Equal(t, []string{"root/b"}, commanded)
+}
+
+// threeRunning is a tree of three running stub workers (root/a, b, c), the
+// carry of a supervisor that started them (generation 1), and the same
+// tree with a stop timeout of a minute on each: a change that restarts
+// nothing, sent to every child at once.
+func threeRunning() (root spec.Node, carry *SupervisorCarry, changed spec.Node) {
+	root = tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
+	s := supervisorRun{in: SupervisorInput{Spec: root}}
+	carry = &SupervisorCarry{Desired: "running"}
+	for _, n := range root.Children {
+		carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(s.inherit(n)), WantGeneration: 1,
+			Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
+	}
+	changed = root
+	changed.Children = append([]spec.Node(nil), root.Children...)
+	minute := spec.Duration(time.Minute)
+	for i := range changed.Children {
+		changed.Children[i].Timeouts = &spec.Timeouts{Stop: &minute}
+	}
+	return root, carry, changed
 }

@@ -378,21 +378,9 @@ func TestVersions_SpecSignalsLeaveInOneHandOut(t *testing.T) {
 				handOuts = append(handOuts, paths)
 				return nil, nil
 			}).Maybe()
-			root := tree("root", stubNode("a", nil), stubNode("b", nil), stubNode("c", nil))
-			s := supervisorRun{in: SupervisorInput{Spec: root}}
-			carry := &SupervisorCarry{Desired: "running"}
-			for _, n := range root.Children {
-				carry.Children = append(carry.Children, ChildRecord{Name: n.Name, Path: "root/" + n.Name, Run: "r-" + n.Name, Digest: spec.Digest(s.inherit(n)), WantGeneration: 1,
-					Status: Status{Path: "root/" + n.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
-			}
 			// A change that restarts nothing (a stop timeout) goes to every
 			// child at once.
-			changed := root
-			changed.Children = append([]spec.Node(nil), root.Children...)
-			for i := range changed.Children {
-				minute := spec.Duration(time.Minute)
-				changed.Children[i].Timeouts = &spec.Timeouts{Stop: &minute}
-			}
+			root, carry, changed := threeRunning()
 			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
 			endAt(env, 2*time.Minute)
 			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: version})
