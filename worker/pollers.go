@@ -50,7 +50,11 @@ func setWorkflowPollers(opts *worker.Options, scaling string, max int) {
 // maxParallel 5 each) on the dev server, the pool's slots in use stayed at
 // 1 to 3 of 10 while each restart waited 660 ms (median) between scheduled
 // and started. Polls never exceed the free slots (the SDK reserves a slot
-// before each poll).
+// before each poll). The default stays the SDK's 2: a host cut off from
+// the server (no reset) keeps its polls registered there until they
+// expire, and each one swallows a task of the shared pool until then
+// (with 8, integration/netns_test.go's rollout over the pool saw restarts
+// run out of attempts).
 func setActionPollers(opts *worker.Options, n int) {
 	opts.MaxConcurrentActivityTaskPollers = n
 }
