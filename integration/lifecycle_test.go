@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/workflows"
 )
 
 // Apply a spec, see it running through `starter status -o json`, then stop
@@ -254,4 +256,54 @@ children:
 	t.Logf("service up %s after the worker was killed", took.Round(100*time.Millisecond))
 	require.Equal(t, 2, st.LastAction.Attempts, "the lost attempt was retried once")
 	require.Less(t, took, 5*time.Minute, "retried long before the 10m start timeout")
+}
+
+// Issue 25: `starter status` must answer in bounded time, however its
+// workflows fare. With no worker process at all, no query can be answered:
+// `status --timeout 3s` still answers (exit 0) within its time, the root
+// marked stale and the rows below it from visibility; a new worker and the
+// same command answer fresh again.
+func TestStatusAnswersWithinItsTimeoutWhenNoWorkflowCanAnswer_Issue25(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-statusbudget
+children:
+  - {name: a, kind: stub}
+  - name: group
+    children:
+      - {name: b, kind: stub}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-statusbudget") })
+
+	r = starter(t, "status", "it-statusbudget", "--timeout", "0s")
+	require.Equal(t, 2, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "--timeout must be > 0")
+
+	mainWorker.kill()
+	began := time.Now()
+	r = starter(t, "status", "it-statusbudget", "-o", "json", "--timeout", "3s")
+	took := time.Since(began)
+	w, err := startWorker("worker-statusbudget")
+	require.NoError(t, err)
+	mainWorker = w
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	var st workflows.Status
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	require.Contains(t, st.Stale, "did not answer in time: rows from visibility")
+	require.ElementsMatch(t, []string{"it-statusbudget/a", "it-statusbudget/group/b"}, st.Leaves())
+	require.Contains(t, r.stderr, "did not answer")
+	// Without the bound the root's query alone waits 10 s
+	// (treestatus.DefaultRootTimeout); 3 s plus the fallback's second plus
+	// a process's start stay well under 8.
+	require.Less(t, took, 8*time.Second, "status took %s", took)
+
+	eventually(t, time.Minute, func() (bool, string) {
+		r := starter(t, "status", "it-statusbudget", "-o", "json", "--timeout", "3s")
+		var st workflows.Status
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil {
+			return false, r.stdout + r.stderr
+		}
+		return len(st.StaleNodes()) == 0, fmt.Sprint("stale: ", st.StaleNodes())
+	})
 }

@@ -31,7 +31,7 @@ const exactUpTo = 1000
 func statusCmd(g *globals) *cobra.Command {
 	var output, exact string
 	var watch, usage bool
-	var interval time.Duration
+	var interval, timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "status [PATH]",
 		Short: "Show the status of the tree at PATH (every running tree when omitted)",
@@ -46,29 +46,36 @@ func statusCmd(g *globals) *cobra.Command {
 			if watch && interval <= 0 {
 				return badInput("--interval must be > 0, not %s", interval)
 			}
+			if timeout <= 0 {
+				return badInput("--timeout must be > 0, not %s", timeout)
+			}
+			began := time.Now()
 			c, err := g.dial()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
 			collect := func(ctx context.Context) ([]workflows.Status, error) {
-				return collectTrees(ctx, c, g.namespace, a, exact)
+				return collectTrees(ctx, c, g.namespace, a, exact, queryDeadline(time.Now(), timeout))
 			}
 			out := cmd.OutOrStdout()
 			if watch {
 				return watchStatus(cmd.Context(), out, cmd.ErrOrStderr(), collect, output, interval, strings.Join(append([]string{"starter status"}, a...), " "))
 			}
-			sts, err := collect(cmd.Context())
+			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, queryDeadline(began, timeout))
 			if err != nil {
 				return err
 			}
+			// What is left of --timeout reads usage and the queue's health.
+			rest, cancel := context.WithDeadline(cmd.Context(), began.Add(timeout))
+			defer cancel()
 			if usage {
-				for _, w := range addHostViews(cmd.Context(), c, g.namespace, sts) {
+				for _, w := range addHostViews(rest, c, g.namespace, sts) {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 				}
 			}
 			warnStale(cmd.ErrOrStderr(), sts)
-			warnQueueHealth(cmd.Context(), c, g.namespace, cmd.ErrOrStderr())
+			warnQueueHealth(rest, c, g.namespace, cmd.ErrOrStderr())
 			if output == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -88,14 +95,27 @@ func statusCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "watch until interrupted: redraw on change on a terminal, otherwise print a line per change (-o json: a JSON object per change)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often --watch asks")
+	cmd.Flags().DurationVar(&timeout, "timeout", defaultStatusTimeout, "how long status may take (each --watch round too): a node that has not answered by then shows its supervisor's record, marked stale, and the rows below it visibility's")
 	cmd.Flags().BoolVar(&usage, "usage", true, "read from the hosts what each running process service uses (CPU, memory) and its notify status (not with --watch; starter top shows usage live)")
 	cmd.Flags().StringVar(&exact, "exact", "auto", fmt.Sprintf("ask every worker for its row: true, false (the supervisors' records: state, desired state and generation current, counters as of the last report), or auto (true up to %d workers)", exactUpTo))
 	return cmd
 }
 
+// defaultStatusTimeout bounds `starter status`: an operator's (or a
+// script's) call answers within it however busy the tree's workflows are
+// (issue 25: calls during a 4,000-worker apply took past 10 s).
+const defaultStatusTimeout = 8 * time.Second
+
+// queryDeadline is when the queries of a status begun at began and bounded
+// by timeout must end: a quarter of it, at most 2 s, is left for the
+// fallback's rows (treestatus.FallbackGrace), usage and the queue's health.
+func queryDeadline(began time.Time, timeout time.Duration) time.Time {
+	return began.Add(timeout - min(2*time.Second, timeout/4))
+}
+
 // collectTrees assembles the tree at paths[0], or every running tree when
-// paths is empty.
-func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string) ([]workflows.Status, error) {
+// paths is empty; no query runs past deadline (none when zero).
+func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, deadline time.Time) ([]workflows.Status, error) {
 	if len(paths) == 0 {
 		roots, err := listRoots(ctx, c, namespace)
 		if err != nil {
@@ -105,7 +125,7 @@ func collectTrees(ctx context.Context, c client.Client, namespace string, paths 
 	}
 	sts := []workflows.Status{}
 	for _, p := range paths {
-		st, err := sizedStatus(ctx, c, p, exact)
+		st, err := sizedStatus(ctx, c, p, exact, deadline)
 		if err != nil {
 			return nil, err
 		}
@@ -134,6 +154,11 @@ func queryOne(ctx context.Context, c client.Client, path string) (workflows.Stat
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return workflows.Status{}, fmt.Errorf("query %s: %w", path, treestatus.ErrNotFound)
+	}
+	var late *serviceerror.DeadlineExceeded
+	if err != nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &late)) {
+		// Its time ran out (however the SDK words it): "did not answer in time".
+		return workflows.Status{}, fmt.Errorf("query %s: %w: %w", path, context.DeadlineExceeded, treestatus.ErrNoAnswer)
 	}
 	if noAnswer(ctx, err) {
 		return workflows.Status{}, fmt.Errorf("query %s: %v: %w", path, err, treestatus.ErrNoAnswer)
@@ -165,17 +190,18 @@ func noAnswer(ctx context.Context, err error) bool {
 }
 
 // sizedStatus assembles the subtree at path from its supervisors, then,
-// when exact says so, asks every worker too (auto: up to exactUpTo).
-func sizedStatus(ctx context.Context, c client.Client, path, exact string) (workflows.Status, error) {
+// when exact says so, asks every worker too (auto: up to exactUpTo); no
+// query runs past deadline (none when zero).
+func sizedStatus(ctx context.Context, c client.Client, path, exact string, deadline time.Time) (workflows.Status, error) {
 	if exact == "true" {
-		return treeStatus(ctx, c, path, true)
+		return treeStatus(ctx, c, path, true, deadline)
 	}
-	st, err := treeStatus(ctx, c, path, false)
+	st, err := treeStatus(ctx, c, path, false, deadline)
 	if err != nil || exact == "false" || st.Stale != "" {
 		return st, err // a root that did not answer would not answer twice
 	}
 	if _, total := st.AtDesired(); total <= exactUpTo {
-		return treeStatus(ctx, c, path, true)
+		return treeStatus(ctx, c, path, true, deadline)
 	}
 	return st, nil
 }
@@ -184,8 +210,8 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string) (work
 // leaves, from parallel queries of its supervisors, and with leaves of its
 // workers too (internal/treestatus says how fresh each row is); the rows
 // below a node that does not answer are visibility's.
-func treeStatus(ctx context.Context, c client.Client, path string, leaves bool) (workflows.Status, error) {
-	return assembleTree(ctx, c, path, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path)})
+func treeStatus(ctx context.Context, c client.Client, path string, leaves bool, deadline time.Time) (workflows.Status, error) {
+	return assembleTree(ctx, c, path, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path), Deadline: deadline})
 }
 
 // assembleTree is treeStatus with the assembly's options as given.

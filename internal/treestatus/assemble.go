@@ -52,7 +52,17 @@ type Options struct {
 	// the rows below a supervisor that does not answer, and a root that
 	// does not answer. Its rows are marked Stale by Assemble.
 	Fallback Query
+	// Deadline, when set, is the moment no query runs past: a query still
+	// unanswered then (or still waiting for a slot) is a node that did not
+	// answer, its row stale, whatever its own timeout. Fallback's reads get
+	// FallbackGrace beyond it. The caller's whole answer is then bounded
+	// (`starter status --timeout`), however slow the tree's workflows are.
+	Deadline time.Time
 }
+
+// FallbackGrace is how long past Options.Deadline a Fallback read may
+// take: what the rows below a node that did not answer cost.
+const FallbackGrace = time.Second
 
 // DefaultLeafTimeout is how long a worker's query may take before its row
 // is its supervisor's record.
@@ -93,7 +103,7 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		parallel = DefaultParallel
 	}
 	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves, leafTimeout: o.LeafTimeout,
-		queryTimeout: o.QueryTimeout, fallback: o.Fallback}
+		queryTimeout: o.QueryTimeout, fallback: o.Fallback, deadline: o.Deadline}
 	rootTimeout := o.RootTimeout
 	if rootTimeout <= 0 {
 		rootTimeout = DefaultRootTimeout
@@ -109,7 +119,7 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		if !noAnswer(err) || ctx.Err() != nil || a.fallback == nil {
 			return Status{}, err
 		}
-		fb, ferr := a.fallback(ctx, root)
+		fb, ferr := a.readFallback(ctx, root)
 		if ferr != nil {
 			return Status{}, errors.Join(err, ferr)
 		}
@@ -165,6 +175,7 @@ type assembler struct {
 	leafTimeout  time.Duration
 	queryTimeout time.Duration
 	fallback     Query
+	deadline     time.Time
 	sem          chan struct{}
 	wg           sync.WaitGroup
 	mu           sync.Mutex
@@ -172,17 +183,43 @@ type assembler struct {
 	cancel       context.CancelFunc
 }
 
-// query runs one query when a slot is free, its time counted from then.
+// query runs one query when a slot is free, its time counted from then
+// and never past the assembly's deadline. A query the deadline cut short,
+// or that never got a slot before it, is context.DeadlineExceeded (no
+// answer) while ctx itself goes on.
 func (a *assembler) query(ctx context.Context, path string, timeout time.Duration) (Status, error) {
+	bounded := ctx
+	if !a.deadline.IsZero() {
+		var cancel context.CancelFunc
+		bounded, cancel = context.WithDeadline(ctx, a.deadline)
+		defer cancel()
+		if bounded.Err() != nil && ctx.Err() == nil {
+			return Status{}, context.DeadlineExceeded // past it: not asked
+		}
+	}
 	select {
 	case a.sem <- struct{}{}:
-	case <-ctx.Done():
-		return Status{}, ctx.Err()
+	case <-bounded.Done():
+		if ctx.Err() != nil {
+			return Status{}, ctx.Err()
+		}
+		return Status{}, context.DeadlineExceeded
 	}
 	defer func() { <-a.sem }()
-	qctx, cancel := context.WithTimeout(ctx, timeout)
+	qctx, cancel := context.WithTimeout(bounded, timeout)
 	defer cancel()
 	return a.q(qctx, path)
+}
+
+// readFallback reads Fallback's rows of the subtree at path, within
+// FallbackGrace past the deadline when there is one.
+func (a *assembler) readFallback(ctx context.Context, path string) (Status, error) {
+	if !a.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, a.deadline.Add(FallbackGrace))
+		defer cancel()
+	}
+	return a.fallback(ctx, path)
 }
 
 // expand replaces, concurrently, every child supervisor record of st (and
@@ -243,7 +280,7 @@ func (a *assembler) fillFromFallback(ctx context.Context, c *Status) {
 	if a.fallback == nil {
 		return
 	}
-	fb, err := a.fallback(ctx, c.Path)
+	fb, err := a.readFallback(ctx, c.Path)
 	if err != nil {
 		c.Stale += "; no rows below it: " + err.Error()
 		return

@@ -262,3 +262,58 @@ func TestAssembleKeepsTheRecordOfAWorkerThatCannotAnswer(t *testing.T) {
 	require.Equal(t, "running", press.State, "its record")
 	require.Contains(t, press.Stale, "did not answer in time", "marked stale: --exact asked for its own row")
 }
+
+// Issue 25: `starter status` every 10 s during a 4,000-worker apply took
+// 10.01 s once or twice in eleven calls: the root's query may take 10 s
+// and each supervisor's 5 s more, one after the other. With a Deadline no
+// query runs past it, whatever its own timeout: a slow root still answers,
+// and the supervisors that had not answered by then keep their records,
+// stale, with the fallback's rows below them.
+func TestAssembleEndsItsQueriesAtTheDeadline_Issue25(t *testing.T) {
+	slowRoot := make(chan struct{})
+	q := func(ctx context.Context, path string) (Status, error) {
+		switch path {
+		case "plant":
+			<-slowRoot // answers late, within its own timeout
+		case "plant/line-1":
+			<-ctx.Done() // never answers
+			return Status{}, fmt.Errorf("query %s: %w", path, ctx.Err())
+		}
+		return query(answers())(ctx, path)
+	}
+	var fallbackCtxDeadline time.Time
+	fallback := func(ctx context.Context, path string) (Status, error) {
+		fallbackCtxDeadline, _ = ctx.Deadline()
+		return Status{Path: path, Kind: spec.KindSupervisor, Children: []Status{{Path: path + "/press", Kind: "stub", State: "running"}}}, nil
+	}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	time.AfterFunc(100*time.Millisecond, func() { close(slowRoot) })
+	st, err := Assemble(context.Background(), "plant", q, Options{
+		RootTimeout: time.Minute, QueryTimeout: time.Minute, Fallback: fallback, Deadline: deadline})
+	require.NoError(t, err)
+	require.False(t, time.Now().Before(deadline), "line-1's query waited for the deadline")
+	require.Less(t, time.Until(deadline), time.Duration(0))
+	require.WithinDuration(t, deadline.Add(FallbackGrace), fallbackCtxDeadline, time.Millisecond,
+		"the fallback's read is bounded too")
+	require.Equal(t, []string{"plant/line-1/press", "plant/office"}, st.Leaves(), "the root's answer, the fallback's rows below line-1")
+	line, _ := st.Find("plant/line-1")
+	require.Contains(t, line.Stale, "did not answer in time")
+	require.Equal(t, []string{"plant/line-1"}, st.Unanswered())
+
+	// A deadline already past: the root is not asked, its rows are the
+	// fallback's, all stale.
+	st, err = Assemble(context.Background(), "plant", query(answers()), Options{
+		Fallback: fallback, Deadline: time.Now().Add(-time.Second)})
+	require.NoError(t, err)
+	require.Contains(t, st.Stale, "did not answer in time")
+	require.Equal(t, []string{"plant/press"}, st.Leaves())
+}
+
+// A deadline never cuts an assembly whose queries all answer: every row is
+// fresh, none stale.
+func TestAssembleWithADeadlineItMeets(t *testing.T) {
+	st, err := Assemble(context.Background(), "plant", query(answers()), Options{Deadline: time.Now().Add(time.Minute)})
+	require.NoError(t, err)
+	require.Empty(t, st.StaleNodes())
+	require.Equal(t, []string{"plant/line-1/press", "plant/line-1/saw", "plant/office"}, st.Leaves())
+}
