@@ -44,6 +44,7 @@ type options struct {
 	poolSize, workflowCache         int
 	workflowPollers, actionPollers  int
 	pollerScaling                   string
+	actionPollerScaling             string
 	eagerActions                    bool
 	policy, trustedKeys             string
 	guard                           *admission.Guard
@@ -60,7 +61,8 @@ func main() {
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
 	flag.IntVar(&o.workflowPollers, "workflow-pollers", 10, "the most workflow-task polls this process holds open on each of its two workflow queues, the shared one and its own sticky one (>= 2)")
-	flag.IntVar(&o.actionPollers, "action-pollers", 2, "the most polls for actions this process holds open on each of its activity queues (the pool's, its host's, the control queue's; >= 1; a poll waits for a free slot; a host cut off from the server loses as many tasks as it has polls open, until they expire)")
+	flag.IntVar(&o.actionPollers, "action-pollers", 8, "the most polls for actions this process holds open on each of its activity queues (the pool's, its host's, the control queue's; >= 1; a poll waits for a free slot; a host cut off from the server loses as many tasks as it has polls open, until they expire)")
+	flag.StringVar(&o.actionPollerScaling, "action-poller-scaling", pollerAutoscaling, "how many action polls are open: autoscaling (from 2, down to 1 while the queue is idle, up to --action-pollers while it has a backlog, as the server suggests) or fixed (--action-pollers all the time)")
 	flag.StringVar(&o.pollerScaling, "workflow-poller-scaling", pollerAutoscaling, "how workflow pollers are shared between the shared queue and the sticky one: autoscaling (each queue keeps at least one poll open, more as its backlog asks) or fixed (the SDK's mixed pollers, which poll only the sticky queue while it has a backlog and can starve the shared one: docs/operations.md, \"Workflow pollers\")")
 	flag.DurationVar(&o.stickyTimeout, "sticky-timeout", 2*time.Second, "how long a workflow task waits on this process's sticky queue before any worker may take it (replaying the history): a killed worker's workflows wait this long for their next task, on the failover path of a fleet (docs/fleet.md); the SDK's default is 5s")
 	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
@@ -97,6 +99,10 @@ func main() {
 	}
 	if o.actionPollers < 1 {
 		fmt.Fprintf(os.Stderr, "worker: --action-pollers must be >= 1, not %d\n", o.actionPollers)
+		os.Exit(2)
+	}
+	if o.actionPollerScaling != pollerAutoscaling && o.actionPollerScaling != pollerFixed {
+		fmt.Fprintf(os.Stderr, "worker: --action-poller-scaling %q: use %s or %s\n", o.actionPollerScaling, pollerAutoscaling, pollerFixed)
 		os.Exit(2)
 	}
 	if o.pollerScaling != pollerAutoscaling && o.pollerScaling != pollerFixed {
@@ -249,7 +255,7 @@ func run(o options) error {
 		Identity: workerIdentity(),
 	}
 	setWorkflowPollers(&opts, o.pollerScaling, o.workflowPollers)
-	setActionPollers(&opts, o.actionPollers)
+	setActionPollers(&opts, o.actionPollerScaling, o.actionPollers)
 	w := worker.New(c, workflows.TaskQueue, opts)
 	w.RegisterWorkflow(workflows.WorkerWorkflow)
 	w.RegisterWorkflow(workflows.SupervisorWorkflow)

@@ -43,18 +43,33 @@ func setWorkflowPollers(opts *worker.Options, scaling string, max int) {
 // open on each of its activity queues (the shared pool's, its host's, the
 // control queue's).
 //
-// The SDK's default is 2. A poll hands out one task and is then sent
-// again; on a loaded server a round trip takes tens of milliseconds, so two
-// polls start a few dozen actions a second however many slots are free:
-// during a rolling update of 1,000 stub workers (10 groups of 100,
+// The SDK's default is 2 fixed polls. A poll hands out one task and is then
+// sent again; on a loaded server a round trip takes tens of milliseconds,
+// so two polls start a few dozen actions a second however many slots are
+// free: during a rolling update of 1,000 stub workers (10 groups of 100,
 // maxParallel 5 each) on the dev server, the pool's slots in use stayed at
 // 1 to 3 of 10 while each restart waited 660 ms (median) between scheduled
-// and started. Polls never exceed the free slots (the SDK reserves a slot
-// before each poll). The default stays the SDK's 2: a host cut off from
-// the server (no reset) keeps its polls registered there until they
-// expire, and each one swallows a task of the shared pool until then
-// (with 8, integration/netns_test.go's rollout over the pool saw restarts
-// run out of attempts).
-func setActionPollers(opts *worker.Options, n int) {
-	opts.MaxConcurrentActivityTaskPollers = n
+// and started; with 8 polls, 81 ms. Polls never exceed the free slots (the
+// SDK reserves a slot before each poll).
+//
+// But a host cut off from the server (no reset) keeps its polls registered
+// there until they expire, and each one swallows a task of the shared pool
+// until then: with 8 fixed polls, integration/netns_test.go's rollout over
+// the pool saw restarts run out of attempts. Autoscaling polls (the
+// default) start at 2, rise to max while the queue has a backlog, and fall
+// by one for each poll that waited or came back empty (the server's
+// suggestions and its autoscaling capability; 1.29 sends both): a busy
+// host holds up to max, an idle one 1 per queue within about a minute (the
+// server's long poll). A/B on the bench's update of 1,000 (-only update):
+// fixed 2, 25.5 s; autoscaling up to 8, 17.0 and 16.4 s.
+func setActionPollers(opts *worker.Options, scaling string, max int) {
+	if scaling == pollerFixed {
+		opts.MaxConcurrentActivityTaskPollers = max
+		return
+	}
+	opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
+		InitialNumberOfPollers: min(2, max),
+		MinimumNumberOfPollers: 1,
+		MaximumNumberOfPollers: max,
+	})
 }
