@@ -209,8 +209,6 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 	}
 	var bar *progressbar.ProgressBar
 	lastLine := ""
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
 	last, lastTotal, took := -1, -1, false
 	lastProgress, lastReport := time.Now(), time.Now()
 	for {
@@ -218,7 +216,9 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 		// No visibility listing below a node that does not answer: its
 		// workers count as not there yet, and a listing of the whole tree
 		// twice a second would load the server the tree is starting on.
+		asked := time.Now()
 		st, err := assembleTree(ctx, c, root, treestatus.Options{})
+		pause := waitPause(time.Since(asked))
 		waiting := ""
 		switch {
 		case err != nil:
@@ -303,9 +303,19 @@ func waitDesired(ctx context.Context, c client.Client, namespace, root string, p
 		select {
 		case <-ctx.Done():
 			return failure("stopped waiting for %s: %v (%s)", root, ctx.Err(), waiting)
-		case <-tick.C:
+		case <-time.After(pause):
 		}
 	}
+}
+
+// waitPause is how long apply --wait rests between two assemblies of the
+// tree, the last of which took took: at least half a second, and as long as
+// the assembly took, so that its queries hold the tree's supervisors at most
+// half the time. A supervisor answers a query between its workflow tasks:
+// at 4,000 workers the 41 queries of an assembly took seconds, and asked
+// back to back they competed with the very starts they wait for.
+func waitPause(took time.Duration) time.Duration {
+	return max(500*time.Millisecond, took)
 }
 
 // waitReportEvery is how often apply --wait says what it waits for while

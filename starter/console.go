@@ -299,7 +299,7 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 }
 
 func (s *consoleSource) Status(ctx context.Context, path string) (treestatus.Status, error) {
-	st, err := sizedStatus(ctx, s.c, path, "auto", time.Time{})
+	st, err := sizedStatus(ctx, s.c, path, "auto", treestatus.Options{})
 	if err == nil && st.Kind == spec.KindProcess {
 		// A process service's panel shows its usage and notify status.
 		sts := []treestatus.Status{st}

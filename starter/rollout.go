@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/term"
 
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -245,7 +246,7 @@ func printRollout(out io.Writer, st workflows.RolloutStatus, output string) erro
 // (its targets filled in here) and returns its ID and how many it targets.
 func startRollout(ctx context.Context, cl client.Client, namespace string, in workflows.RolloutInput, warn io.Writer) (string, int, error) {
 	path, op, chunk := in.Path, in.Op, in.Chunk
-	st, err := treeStatus(ctx, cl, path, false, time.Time{})
+	st, err := treeStatus(ctx, cl, path, false, treestatus.Options{})
 	if err != nil {
 		return "", 0, err
 	}

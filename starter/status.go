@@ -56,13 +56,15 @@ func statusCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			collect := func(ctx context.Context) ([]workflows.Status, error) {
-				return collectTrees(ctx, c, g.namespace, a, exact, queryDeadline(time.Now(), timeout))
+				queries, fallback := statusBounds(time.Now(), timeout)
+				return collectTrees(ctx, c, g.namespace, a, exact, queries, fallback)
 			}
 			out := cmd.OutOrStdout()
 			if watch {
 				return watchStatus(cmd.Context(), out, cmd.ErrOrStderr(), collect, output, interval, strings.Join(append([]string{"starter status"}, a...), " "))
 			}
-			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, queryDeadline(began, timeout))
+			queries, fallback := statusBounds(began, timeout)
+			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, queries, fallback)
 			if err != nil {
 				return err
 			}
@@ -106,16 +108,21 @@ func statusCmd(g *globals) *cobra.Command {
 // (issue 25: calls during a 4,000-worker apply took past 10 s).
 const defaultStatusTimeout = 8 * time.Second
 
-// queryDeadline is when the queries of a status begun at began and bounded
-// by timeout must end: a quarter of it, at most 2 s, is left for the
-// fallback's rows (treestatus.FallbackGrace), usage and the queue's health.
-func queryDeadline(began time.Time, timeout time.Duration) time.Time {
-	return began.Add(timeout - min(2*time.Second, timeout/4))
+// statusBounds says when the queries of a status begun at began and
+// bounded by timeout must end (five eighths of it, from 8 s up 3 s before
+// its end), and when the visibility reads below the nodes that did not
+// answer must (half a second before its end at most, a sixteenth of it
+// when shorter), leaving the rest to usage and the queue's health. A root
+// that does not answer is read whole from visibility, pages of a thousand
+// rows each: at 4,000 workers under load, 1 s was not enough for it.
+func statusBounds(began time.Time, timeout time.Duration) (queries, fallback time.Time) {
+	return began.Add(timeout - min(3*time.Second, timeout*3/8)), began.Add(timeout - min(500*time.Millisecond, timeout/16))
 }
 
 // collectTrees assembles the tree at paths[0], or every running tree when
-// paths is empty; no query runs past deadline (none when zero).
-func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, deadline time.Time) ([]workflows.Status, error) {
+// paths is empty; no query runs past deadline, no visibility read past
+// fallback (no bound when zero).
+func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, deadline, fallback time.Time) ([]workflows.Status, error) {
 	if len(paths) == 0 {
 		roots, err := listRoots(ctx, c, namespace)
 		if err != nil {
@@ -125,7 +132,7 @@ func collectTrees(ctx context.Context, c client.Client, namespace string, paths 
 	}
 	sts := []workflows.Status{}
 	for _, p := range paths {
-		st, err := sizedStatus(ctx, c, p, exact, deadline)
+		st, err := sizedStatus(ctx, c, p, exact, treestatus.Options{Deadline: deadline, FallbackDeadline: fallback})
 		if err != nil {
 			return nil, err
 		}
@@ -190,18 +197,18 @@ func noAnswer(ctx context.Context, err error) bool {
 }
 
 // sizedStatus assembles the subtree at path from its supervisors, then,
-// when exact says so, asks every worker too (auto: up to exactUpTo); no
-// query runs past deadline (none when zero).
-func sizedStatus(ctx context.Context, c client.Client, path, exact string, deadline time.Time) (workflows.Status, error) {
+// when exact says so, asks every worker too (auto: up to exactUpTo), within
+// bounds' deadlines.
+func sizedStatus(ctx context.Context, c client.Client, path, exact string, bounds treestatus.Options) (workflows.Status, error) {
 	if exact == "true" {
-		return treeStatus(ctx, c, path, true, deadline)
+		return treeStatus(ctx, c, path, true, bounds)
 	}
-	st, err := treeStatus(ctx, c, path, false, deadline)
+	st, err := treeStatus(ctx, c, path, false, bounds)
 	if err != nil || exact == "false" || st.Stale != "" {
 		return st, err // a root that did not answer would not answer twice
 	}
 	if _, total := st.AtDesired(); total <= exactUpTo {
-		return treeStatus(ctx, c, path, true, deadline)
+		return treeStatus(ctx, c, path, true, bounds)
 	}
 	return st, nil
 }
@@ -209,9 +216,11 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string, deadl
 // treeStatus assembles the status of the subtree at path, down to the
 // leaves, from parallel queries of its supervisors, and with leaves of its
 // workers too (internal/treestatus says how fresh each row is); the rows
-// below a node that does not answer are visibility's.
-func treeStatus(ctx context.Context, c client.Client, path string, leaves bool, deadline time.Time) (workflows.Status, error) {
-	return assembleTree(ctx, c, path, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path), Deadline: deadline})
+// below a node that does not answer are visibility's. Only bounds'
+// Deadline and FallbackDeadline are used.
+func treeStatus(ctx context.Context, c client.Client, path string, leaves bool, bounds treestatus.Options) (workflows.Status, error) {
+	return assembleTree(ctx, c, path, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path),
+		Deadline: bounds.Deadline, FallbackDeadline: bounds.FallbackDeadline})
 }
 
 // assembleTree is treeStatus with the assembly's options as given.

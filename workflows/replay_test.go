@@ -21,7 +21,7 @@ import (
 // again (history-reported-*), recorded once starts were reported by their
 // activities (a slow start's report overtaken by the workflow's own). A
 // change to workflow logic that is not behind workflow.GetVersion fails here; re-run it on every SDK upgrade, and record anew (the script)
-// when a change is meant to break old histories (as round 2 did).
+// when a change is meant to break old histories (none may: docs/upgrading.md).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/history-*.json")
 	require.NoError(t, err)

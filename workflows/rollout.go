@@ -21,9 +21,9 @@ import (
 // the wanted state (succeeded), when its action failed, it ended again or
 // its host is unreachable (failed), or when its action budget passed
 // (timeout). The next chunk starts when every target of the chunk has
-// answered, so never more than Chunk targets are in flight. (Round 1 sent
-// each target a signal and had it signal back: three times the history
-// events per target.)
+// answered, so never more than Chunk targets are in flight. (A signal to
+// each target and one back would cost three times the history events per
+// target.)
 //
 // With FailFast, no chunk starts after a failure: the targets left are
 // skipped. A `cancel` signal (starter rollout cancel, or Ctrl-C of a waiting

@@ -54,14 +54,15 @@ type Options struct {
 	Fallback Query
 	// Deadline, when set, is the moment no query runs past: a query still
 	// unanswered then (or still waiting for a slot) is a node that did not
-	// answer, its row stale, whatever its own timeout. Fallback's reads get
-	// FallbackGrace beyond it. The caller's whole answer is then bounded
-	// (`starter status --timeout`), however slow the tree's workflows are.
-	Deadline time.Time
+	// answer, its row stale, whatever its own timeout. Fallback's reads end
+	// at FallbackDeadline (when zero, FallbackGrace after Deadline). The
+	// caller's whole answer is then bounded (`starter status --timeout`),
+	// however slow the tree's workflows are.
+	Deadline, FallbackDeadline time.Time
 }
 
 // FallbackGrace is how long past Options.Deadline a Fallback read may
-// take: what the rows below a node that did not answer cost.
+// take when Options.FallbackDeadline is not set.
 const FallbackGrace = time.Second
 
 // DefaultLeafTimeout is how long a worker's query may take before its row
@@ -103,7 +104,10 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		parallel = DefaultParallel
 	}
 	a := &assembler{q: q, sem: make(chan struct{}, parallel), leaves: o.Leaves, leafTimeout: o.LeafTimeout,
-		queryTimeout: o.QueryTimeout, fallback: o.Fallback, deadline: o.Deadline}
+		queryTimeout: o.QueryTimeout, fallback: o.Fallback, deadline: o.Deadline, fallbackDeadline: o.FallbackDeadline}
+	if a.fallbackDeadline.IsZero() && !a.deadline.IsZero() {
+		a.fallbackDeadline = a.deadline.Add(FallbackGrace)
+	}
 	rootTimeout := o.RootTimeout
 	if rootTimeout <= 0 {
 		rootTimeout = DefaultRootTimeout
@@ -176,11 +180,13 @@ type assembler struct {
 	queryTimeout time.Duration
 	fallback     Query
 	deadline     time.Time
-	sem          chan struct{}
-	wg           sync.WaitGroup
-	mu           sync.Mutex
-	err          error
-	cancel       context.CancelFunc
+	// fallbackDeadline ends the fallback's reads (zero: no end).
+	fallbackDeadline time.Time
+	sem              chan struct{}
+	wg               sync.WaitGroup
+	mu               sync.Mutex
+	err              error
+	cancel           context.CancelFunc
 }
 
 // query runs one query when a slot is free, its time counted from then
@@ -211,12 +217,12 @@ func (a *assembler) query(ctx context.Context, path string, timeout time.Duratio
 	return a.q(qctx, path)
 }
 
-// readFallback reads Fallback's rows of the subtree at path, within
-// FallbackGrace past the deadline when there is one.
+// readFallback reads Fallback's rows of the subtree at path, by the
+// fallback's deadline when there is one.
 func (a *assembler) readFallback(ctx context.Context, path string) (Status, error) {
-	if !a.deadline.IsZero() {
+	if !a.fallbackDeadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, a.deadline.Add(FallbackGrace))
+		ctx, cancel = context.WithDeadline(ctx, a.fallbackDeadline)
 		defer cancel()
 	}
 	return a.fallback(ctx, path)

@@ -301,10 +301,12 @@ func TestAssembleEndsItsQueriesAtTheDeadline_Issue25(t *testing.T) {
 	require.Equal(t, []string{"plant/line-1"}, st.Unanswered())
 
 	// A deadline already past: the root is not asked, its rows are the
-	// fallback's, all stale.
+	// fallback's, all stale, read by their own deadline.
+	fallbackBy := time.Now().Add(time.Minute)
 	st, err = Assemble(context.Background(), "plant", query(answers()), Options{
-		Fallback: fallback, Deadline: time.Now().Add(-time.Second)})
+		Fallback: fallback, Deadline: time.Now().Add(-time.Second), FallbackDeadline: fallbackBy})
 	require.NoError(t, err)
+	require.True(t, fallbackBy.Equal(fallbackCtxDeadline), "the fallback's read ends at FallbackDeadline")
 	require.Contains(t, st.Stale, "did not answer in time")
 	require.Equal(t, []string{"plant/press"}, st.Leaves())
 }
