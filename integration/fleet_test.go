@@ -259,7 +259,13 @@ children:
 			require.Equal(t, "f1", c.Host)
 		}
 	}
-	require.Equal(t, workflows.HostDrained, hostsUp()["f1"].State)
+	// drain --wait ends on the supervisors' word; the host's own record
+	// says drained once their next subscriptions reach it, a few tasks
+	// later (a CI run read "draining" right after the command).
+	eventually(t, 30*time.Second, func() (bool, string) {
+		st := hostsUp()["f1"].State
+		return st == workflows.HostDrained, "f1 is " + st
+	})
 	r = on("undrain", "f1")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, workflows.HostUp, hostsUp()["f1"].State)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,16 +69,20 @@ func statusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// What is left of --timeout reads usage and the queue's health.
+			// What is left of --timeout reads the queue's health (one
+			// quick call, first: it says why nodes may not have answered)
+			// and usage (which waits for hosts).
 			rest, cancel := context.WithDeadline(cmd.Context(), began.Add(timeout))
 			defer cancel()
+			var health bytes.Buffer
+			warnQueueHealth(rest, c, g.namespace, &health)
 			if usage {
 				for _, w := range addHostViews(rest, c, g.namespace, sts) {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 				}
 			}
 			warnStale(cmd.ErrOrStderr(), sts)
-			warnQueueHealth(rest, c, g.namespace, cmd.ErrOrStderr())
+			_, _ = cmd.ErrOrStderr().Write(health.Bytes())
 			if output == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -124,7 +129,13 @@ func statusBounds(began time.Time, timeout time.Duration) (queries, fallback tim
 // fallback (no bound when zero).
 func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, deadline, fallback time.Time) ([]workflows.Status, error) {
 	if len(paths) == 0 {
-		roots, err := listRoots(ctx, c, namespace)
+		lctx := ctx
+		if !fallback.IsZero() {
+			var cancel context.CancelFunc
+			lctx, cancel = context.WithDeadline(ctx, fallback)
+			defer cancel()
+		}
+		roots, err := listRoots(lctx, c, namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -207,10 +218,16 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string, bound
 	if err != nil || exact == "false" || st.Stale != "" {
 		return st, err // a root that did not answer would not answer twice
 	}
-	if _, total := st.AtDesired(); total <= exactUpTo {
-		return treeStatus(ctx, c, path, true, bounds)
+	if _, total := st.AtDesired(); total > exactUpTo {
+		return st, nil
 	}
-	return st, nil
+	ex, err := treeStatus(ctx, c, path, true, bounds)
+	if err != nil || ex.Stale != "" {
+		// The deadline came before the root answered twice: the first
+		// pass's answer is fresher than visibility's.
+		return st, nil
+	}
+	return ex, nil
 }
 
 // treeStatus assembles the status of the subtree at path, down to the

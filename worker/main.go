@@ -316,7 +316,7 @@ func run(o options) error {
 
 	zl.Info("steward worker starting", zap.String("address", o.conn.Address), zap.String("namespace", namespace),
 		zap.String("taskQueue", workflows.TaskQueue), zap.String("hostTaskQueue", workflows.HostTaskQueue(o.host)),
-		zap.Int("poolSize", o.poolSize), zap.String("build", buildinfo.ID()), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers), zap.Int("actionPollers", o.actionPollers))
+		zap.Int("poolSize", o.poolSize), zap.String("build", buildinfo.ID()), zap.String("workflowPollerScaling", o.pollerScaling), zap.Int("workflowPollers", o.workflowPollers), zap.String("actionPollerScaling", o.actionPollerScaling), zap.Int("actionPollers", o.actionPollers))
 	// Run returns on SIGINT or SIGTERM, after stopping the worker gracefully.
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		return err

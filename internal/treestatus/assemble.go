@@ -123,7 +123,10 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		if !noAnswer(err) || ctx.Err() != nil || a.fallback == nil {
 			return Status{}, err
 		}
-		fb, ferr := a.readFallback(ctx, root)
+		// A root has no record of its own to show: its rows are read
+		// from Fallback whatever FallbackDeadline says (bounded by ctx
+		// alone), rather than no answer at all.
+		fb, ferr := a.fallback(ctx, root)
 		if ferr != nil {
 			return Status{}, errors.Join(err, ferr)
 		}
