@@ -151,8 +151,12 @@ func (n *notifier) take(msg []byte) {
 		}
 	}
 	if ready {
-		n.once.Do(func() { close(n.ready) })
+		// The frame first: a start that waits on ready, then a reload that
+		// drains the frames, must find this READY queued, not have it
+		// arrive after the drain and end the reload's wait at once (CI:
+		// TestReloadWaitsForANotifyServicesFrame returned in 0.7 ms).
 		n.frame("READY")
+		n.once.Do(func() { close(n.ready) })
 	}
 }
 
