@@ -32,11 +32,7 @@ func setWorkflowPollers(opts *worker.Options, scaling string, max int) {
 		opts.MaxConcurrentWorkflowTaskPollers = max
 		return
 	}
-	opts.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
-		InitialNumberOfPollers: min(5, max),
-		MinimumNumberOfPollers: 1,
-		MaximumNumberOfPollers: max,
-	})
+	opts.WorkflowTaskPollerBehavior = scalingPolls(5, max)
 }
 
 // setActionPollers sets how many polls for actions this process holds
@@ -67,8 +63,14 @@ func setActionPollers(opts *worker.Options, scaling string, max int) {
 		opts.MaxConcurrentActivityTaskPollers = max
 		return
 	}
-	opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
-		InitialNumberOfPollers: min(2, max),
+	opts.ActivityTaskPollerBehavior = scalingPolls(2, max)
+}
+
+// scalingPolls is the SDK's autoscaling poller behaviour from
+// min(initial, max) polls, between 1 and max.
+func scalingPolls(initial, max int) worker.PollerBehavior {
+	return worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
+		InitialNumberOfPollers: min(initial, max),
 		MinimumNumberOfPollers: 1,
 		MaximumNumberOfPollers: max,
 	})
