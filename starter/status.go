@@ -117,9 +117,9 @@ const defaultStatusTimeout = 8 * time.Second
 // bounded by timeout must end (five eighths of it, from 8 s up 3 s before
 // its end), and when the visibility reads below the nodes that did not
 // answer must (half a second before its end at most, a sixteenth of it
-// when shorter), leaving the rest to usage and the queue's health. A root
-// that does not answer is read whole from visibility, pages of a thousand
-// rows each: at 4,000 workers under load, 1 s was not enough for it.
+// when shorter), leaving the rest to usage and the queue's health. (A root
+// that does not answer is read whole from visibility whatever the second
+// bound: treestatus.Assemble.)
 func statusBounds(began time.Time, timeout time.Duration) (queries, fallback time.Time) {
 	return began.Add(timeout - min(3*time.Second, timeout*3/8)), began.Add(timeout - min(500*time.Millisecond, timeout/16))
 }
