@@ -105,6 +105,10 @@ type Activities struct {
 	// Signal sends a workflow a signal (client.SignalWorkflow): the
 	// supervisors' hand-outs (HandOut).
 	Signal func(ctx context.Context, workflowID, name string, arg any) error
+	// Update, when set, sends a workflow an Update and waits for its
+	// outcome (client.UpdateWorkflow to its completed stage): the
+	// hand-outs' way to a worker (HandOut; nil: they signal).
+	Update func(ctx context.Context, workflowID, updateID, name string, arg any) error
 	// Report, when set, sends a succeeded action's OnSuccess report to the
 	// supervisor (a Reporter's Report); an error leaves the report to the
 	// workflow.
@@ -250,7 +254,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 		if a.completesAfterReport(req) && a.beginReport() {
 			stop()
 			a.observe(ctx, req.Spec.Kind, began, nil)
-			a.completeAfterReport(info.TaskToken, info.HeartbeatTimeout, req.OnSuccess, res)
+			a.completeAfterReport(info.TaskToken, info.HeartbeatTimeout, time.Since(began), req.OnSuccess, res)
 			return ActionResult{}, activity.ErrResultPending
 		}
 		// Still heartbeating: a slow signal must not time the attempt out

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -72,6 +74,9 @@ func (a *Activities) HandOut(ctx context.Context, req HandOutRequest) ([]Undeliv
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if a.byUpdate(ctx, req.Signal, d) {
+				return
+			}
 			err := a.signalWithRetries(ctx, d.Path, req.Signal, d.Update)
 			if err != nil {
 				mu.Lock()
@@ -88,6 +93,38 @@ func (a *Activities) HandOut(ctx context.Context, req HandOutRequest) ([]Undeliv
 	}
 	slices.SortFunc(out, func(x, y Undelivered) int { return order[x.Path] - order[y.Path] })
 	return out, nil
+}
+
+// byUpdate hands a worker its spec by the Update of the signal's name
+// (workflows.UpdateSpec) and reports whether it arrived. A worker takes
+// an Update for less of the server's work than a signal (the workflows
+// package says why); a supervisor child has no such Update and is
+// signalled. Whatever did not arrive goes as the signal: the worker's
+// code may predate the Update (an older worker process polls too), the
+// worker refused the spec (its signal rejects and counts it), its task is
+// failing, or it did not answer within updateWait. The Update's ID names
+// the spec, so a hand-out tried again (its task failed after it) is the
+// same Update, applied once.
+func (a *Activities) byUpdate(ctx context.Context, name string, d Delivery) bool {
+	if a.Update == nil || d.Update.Spec.Kind == spec.KindSupervisor {
+		return false
+	}
+	uctx, cancel := context.WithTimeout(ctx, updateWait)
+	defer cancel()
+	err := a.Update(uctx, d.Path, specUpdateID(d), name, d.Update)
+	return err == nil
+}
+
+// updateWait bounds a hand-out's wait for a worker to take its spec Update
+// (one workflow task of the worker's) before it signals instead.
+const updateWait = 3 * time.Second
+
+// specUpdateID names a delivery's spec: its generation and a digest of
+// the spec.
+func specUpdateID(d Delivery) string {
+	b, _ := json.Marshal(d.Update)
+	sum := sha256.Sum256(b)
+	return fmt.Sprintf("spec/%d/%x", d.Update.Generation, sum[:8])
 }
 
 func (a *Activities) signalWithRetries(ctx context.Context, path, signal string, arg any) error {

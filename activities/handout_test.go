@@ -57,3 +57,50 @@ func TestHandOut_WithoutASenderFails(t *testing.T) {
 	_, err := (&Activities{}).HandOut(context.Background(), HandOutRequest{Signal: "spec", Deliveries: []Delivery{{Path: "t/a"}}})
 	require.ErrorContains(t, err, "Activities.Signal unset")
 }
+
+// A worker gets its spec by the Update of the signal's name, under an ID
+// that names the spec (the same spec handed out again is the same Update);
+// a supervisor child, and a worker whose Update failed (its code predates
+// the Update, it refused the spec, it did not answer), get the signal.
+func TestHandOut_WorkersByUpdateTheRestBySignal(t *testing.T) {
+	var mu sync.Mutex
+	updated, signalled := map[string]string{}, map[string]bool{}
+	a := &Activities{
+		Update: func(_ context.Context, id, updateID, name string, arg any) error {
+			require.Equal(t, "spec", name)
+			mu.Lock()
+			defer mu.Unlock()
+			if id == "t/old" {
+				return errors.New("unknown update spec")
+			}
+			updated[id] = updateID
+			return nil
+		},
+		Signal: func(_ context.Context, id, name string, arg any) error {
+			mu.Lock()
+			defer mu.Unlock()
+			signalled[id] = true
+			return nil
+		},
+	}
+	worker := func(gen int64) spec.Update {
+		return spec.Update{Generation: gen, Spec: spec.Node{Name: "w", Kind: spec.KindStub}}
+	}
+	req := HandOutRequest{Signal: "spec", Deliveries: []Delivery{
+		{Path: "t/a", Update: worker(3)},
+		{Path: "t/old", Update: worker(3)},
+		{Path: "t/group", Update: spec.Update{Generation: 3, Spec: spec.Node{Name: "group", Kind: spec.KindSupervisor}}},
+	}}
+	missed, err := a.HandOut(context.Background(), req)
+	require.NoError(t, err)
+	require.Empty(t, missed)
+	require.Equal(t, map[string]bool{"t/old": true, "t/group": true}, signalled)
+	require.Len(t, updated, 1)
+	require.Regexp(t, `^spec/3/[0-9a-f]{16}$`, updated["t/a"])
+
+	again := specUpdateID(Delivery{Path: "t/a", Update: worker(3)})
+	require.Equal(t, updated["t/a"], again, "the same spec, the same Update")
+	other := worker(3)
+	other.Spec.Stub = &spec.Stub{Delay: spec.Duration(1)}
+	require.NotEqual(t, again, specUpdateID(Delivery{Path: "t/a", Update: other}), "another spec, another Update")
+}

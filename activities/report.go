@@ -13,6 +13,9 @@ import (
 // few hundred bytes: at most about 100 KB a signal).
 const MaxReportsPerSignal = 200
 
+// ReportGather is the worker's Reporter.Gather.
+const ReportGather = 20 * time.Millisecond
+
 // reportTimeout bounds one signal to a supervisor.
 const reportTimeout = 10 * time.Second
 
@@ -29,6 +32,12 @@ const reportTimeout = 10 * time.Second
 // workflow.
 type Reporter struct {
 	Send func(ctx context.Context, parent string, r treestatus.ChildReport) error
+	// Gather is how long a report that finds no signal on its way waits
+	// for others to the same supervisor before its signal leaves (0: it
+	// leaves at once). The actions a supervisor hands out together end
+	// within milliseconds of each other: gathered, their reports cost it
+	// one signal and one workflow task where each would cost one.
+	Gather time.Duration
 
 	mu     sync.Mutex
 	queues map[string][]queuedReport // by parent; present while a sender runs
@@ -71,6 +80,9 @@ func (p *Reporter) Report(ctx context.Context, parent string, r treestatus.Child
 
 // send sends parent's queued reports, a batch a signal, until none waits.
 func (p *Reporter) send(parent string) {
+	if p.Gather > 0 {
+		time.Sleep(p.Gather)
+	}
 	for {
 		p.mu.Lock()
 		q := p.queues[parent]

@@ -48,21 +48,44 @@ func (a *Activities) beginReport() bool {
 }
 
 // completeAfterReport sends the report in the background and then
-// completes the activity with res (Reported set).
-// It heartbeats at once and then as the action did (a third of its
-// heartbeat timeout).
-func (a *Activities) completeAfterReport(token []byte, hb time.Duration, on *SuccessReport, res ActionResult) {
+// completes the activity with res (Reported set), heartbeating meanwhile
+// every third of its heartbeat timeout hb. The action ran for ran.
+//
+// The first beat is sent at once only if the action ran long enough that
+// the server's last heartbeat may be old (heartbeatDue). An action that
+// ended within a third of hb has had one heartbeat only, the one sent
+// (synchronously: the SDK never holds back the first) as it began; the
+// ticker's first beat, a third of hb from now, comes within two thirds of
+// hb of it. Under a rolling update of stub workers the beat at once was
+// one RPC of every ten the server took, each a write of the worker's
+// workflow (docs/benchmarks.md).
+func (a *Activities) completeAfterReport(token []byte, hb, ran time.Duration, on *SuccessReport, res ActionResult) {
 	go func() {
 		defer a.reporting.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), ReportWait+30*time.Second)
 		defer cancel()
 		beat := func() { _ = a.Heartbeat(ctx, token, res.Attempt) }
-		beat()
-		stop := every(ctx, max(hb/3, 50*time.Millisecond), beat)
+		stop := func() {}
+		if hb > 0 {
+			if heartbeatDue(hb, ran) {
+				beat()
+			}
+			stop = every(ctx, max(hb/3, 50*time.Millisecond), beat)
+		}
 		res.Reported = a.reportSuccess(ctx, on, res)
 		stop()
 		a.complete(ctx, token, res)
 	}()
+}
+
+// heartbeatDue says whether an action that ran for ran, with heartbeat
+// timeout hb, must beat at once when it hands its completion to the
+// background: its beats after the first may have been held back by the
+// SDK (it sends at most one per most of hb), so the server's last may be
+// nearly hb old. One that ran less than a third of hb never beat after its
+// first.
+func heartbeatDue(hb, ran time.Duration) bool {
+	return hb > 0 && ran >= hb/3
 }
 
 // complete completes the activity, trying again while the server is busy.

@@ -115,3 +115,54 @@ func TestReportAsync_AStoppingWorkerReportsBeforeReturning(t *testing.T) {
 	require.Len(t, reports, 1)
 	require.Len(t, done, 0, "not completed by token")
 }
+
+// The beat at once when a succeeded action hands its completion to the
+// background: only for an action that ran a third of its heartbeat timeout
+// or more (one that ended sooner has had only its first heartbeat, which
+// the SDK sends at once). Under a rolling update it was one RPC of every
+// ten the server took.
+func TestReportAsync_AShortActionDoesNotBeatAgainAtOnce(t *testing.T) {
+	const hb = 30 * time.Second // the ticker's first beat is 10 s away: never within the test
+	for _, tc := range []struct {
+		ran   time.Duration
+		beats int
+	}{
+		{ran: 0, beats: 0},
+		{ran: hb/3 - time.Millisecond, beats: 0},
+		{ran: hb / 3, beats: 1},
+		{ran: time.Minute, beats: 1},
+	} {
+		f, _, done := asyncFixture(t, nil)
+		var beats, atReport int
+		f.acts.Heartbeat = func(context.Context, []byte, ...any) error { beats++; return nil }
+		f.acts.Report = func(context.Context, string, treestatus.ChildReport) error { atReport = beats; return nil }
+		require.True(t, f.acts.beginReport())
+		f.acts.completeAfterReport([]byte("token"), hb, tc.ran, &SuccessReport{Parent: "steward/shop"}, ActionResult{Attempt: 1})
+		WaitReports(f.acts)
+		c := <-done
+		require.True(t, c.res.Reported)
+		require.Equal(t, tc.beats, atReport, "beats before the report, for an action that ran %s", tc.ran)
+	}
+}
+
+// A report that takes its time still heartbeats every third of the
+// heartbeat timeout, whether or not it beat at once.
+func TestReportAsync_ASlowReportKeepsHeartbeating(t *testing.T) {
+	f, _, done := asyncFixture(t, nil)
+	beats := make(chan struct{}, 100)
+	f.acts.Heartbeat = func(context.Context, []byte, ...any) error { beats <- struct{}{}; return nil }
+	f.acts.Report = func(ctx context.Context, _ string, _ treestatus.ChildReport) error {
+		for range 2 {
+			select {
+			case <-beats:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	require.True(t, f.acts.beginReport())
+	f.acts.completeAfterReport([]byte("token"), 150*time.Millisecond, 0, &SuccessReport{Parent: "steward/shop"}, ActionResult{Attempt: 1})
+	WaitReports(f.acts)
+	require.True(t, (<-done).res.Reported, "two beats came while the report waited")
+}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
@@ -218,11 +219,21 @@ func run(o options) error {
 		Signal: func(ctx context.Context, workflowID, name string, arg any) error {
 			return c.SignalWorkflow(ctx, workflowID, "", name, arg)
 		},
+		Update: func(ctx context.Context, workflowID, updateID, name string, arg any) error {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+				WorkflowID: workflowID, UpdateID: updateID, UpdateName: name, Args: []any{arg},
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+			})
+			if err != nil {
+				return err
+			}
+			return h.Get(ctx, nil)
+		},
 		Guard: o.guard, Log: func(msg string, kv ...any) { zl.Sugar().Warnw(msg, kv...) }}
 	announceGuard(zl, o.guard, o.host)
 	reporter := &activities.Reporter{Send: func(ctx context.Context, parent string, r treestatus.ChildReport) error {
 		return c.SignalWorkflow(ctx, parent, "", workflows.SignalChild, r)
-	}}
+	}, Gather: activities.ReportGather}
 	acts.Report = reporter.Report
 	// A succeeded action gives its slot back before its report goes out,
 	// and completes by its task token (activities/report_async.go).

@@ -148,7 +148,9 @@ type workerRun struct {
 	// The rollout update (worker_rollout.go): calls carries operations from
 	// the handler to the loop, outcomes the loop's answers back; watch is
 	// the operation in progress.
-	calls    workflow.Channel
+	calls workflow.Channel
+	// specs carries the specs that came by Update (UpdateSpec) to the loop.
+	specs    workflow.Channel
 	outcomes map[int64]activities.RolloutOutcome
 	callSeq  int64
 	watch    *RolloutWatch
@@ -187,6 +189,9 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		return nil, err
 	}
 	if err := w.setupRolloutUpdate(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.setupSpecUpdate(ctx); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -233,6 +238,7 @@ func (w *workerRun) loop() error {
 			})
 		}
 		sel.AddReceive(specCh, func(c workflow.ReceiveChannel, _ bool) { w.onSpec(receiveRaw(ctx, c)) })
+		sel.AddReceive(w.specs, func(workflow.ReceiveChannel, bool) { w.receiveSpecs() })
 		sel.AddReceive(exitCh, func(c workflow.ReceiveChannel, _ bool) { w.onExit(receiveRaw(ctx, c)) })
 		sel.AddReceive(superviseCh, func(c workflow.ReceiveChannel, _ bool) { w.onSupervise(receiveRaw(ctx, c)) })
 		sel.AddReceive(w.calls, func(c workflow.ReceiveChannel, _ bool) {
@@ -287,7 +293,7 @@ func (w *workerRun) loop() error {
 		w.afterEvent()
 		// No update waits for this loop (its outcome is settled, so its
 		// handler ends): continueAsNew waits for the handlers to return.
-		if w.flight == nil && w.watch == nil && w.calls.Len() == 0 && w.shouldContinueAsNew() && ctx.Err() == nil {
+		if w.flight == nil && w.watch == nil && w.calls.Len() == 0 && w.specs.Len() == 0 && w.shouldContinueAsNew() && ctx.Err() == nil {
 			if done, err := w.continueAsNew(signalled...); done {
 				return err
 			}

@@ -44,7 +44,8 @@ func (w *workerRun) continueAsNew(chans ...workflow.ReceiveChannel) (done bool, 
 }
 
 // drain takes every signal waiting on chans: desired, restart, spec, exit,
-// supervise and (version 3) reload, in that order.
+// supervise and (version 3) reload, in that order, and then every spec
+// that came by Update.
 func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 	// A pretend flight makes every handler record instead of tick.
 	w.flight = &inflight{action: tick.None, cancelled: true}
@@ -71,6 +72,9 @@ func (w *workerRun) drain(chans ...workflow.ReceiveChannel) {
 				}
 				raw = converter.RawValue{}
 			}
+		}
+		if w.receiveSpecs() {
+			got = true
 		}
 		if !got {
 			return

@@ -94,18 +94,29 @@ func (w *workerRun) onReload() (honoured bool) {
 
 func (w *workerRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
-	if err == nil && u.Spec.Name != w.node.Name {
-		err = fmt.Errorf("spec.name %q does not match this worker (%q)", u.Spec.Name, w.node.Name)
-	}
 	if err == nil {
-		if ps := spec.ValidateWorker(u.Spec); len(ps) > 0 {
-			err = ps
-		}
+		err = w.checkSpec(u)
 	}
 	if err != nil {
 		w.reject(SignalSpec, err)
 		return
 	}
+	w.applySpec(u)
+}
+
+// checkSpec says why a spec is not for this worker (nil: it is).
+func (w *workerRun) checkSpec(u spec.Update) error {
+	if u.Spec.Name != w.node.Name {
+		return fmt.Errorf("spec.name %q does not match this worker (%q)", u.Spec.Name, w.node.Name)
+	}
+	if ps := spec.ValidateWorker(u.Spec); len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
+// applySpec makes a checked spec the worker's.
+func (w *workerRun) applySpec(u spec.Update) {
 	recordPropagation(w.ctx, u)
 	old := w.node
 	w.in.Spec = u.Spec

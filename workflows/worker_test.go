@@ -379,13 +379,7 @@ func TestBadSignalPayloadsAreRejectedCountedAndTheWorkflowGoesOn(t *testing.T) {
 
 func TestSpecChange_RestartsOnlyWhenTheDriverChanged(t *testing.T) {
 	env := newEnv(t)
-	var restarts atomic.Int32
-	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
-	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
-			restarts.Add(1)
-			return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil
-		})
+	restarts := countRestarts(env)
 	timeoutsOnly := stubNode("w", nil)
 	timeoutsOnly.Timeouts = &spec.Timeouts{Start: spec.Dur(5 * time.Second)}
 	newDriver := stubNode("w", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
@@ -595,4 +589,17 @@ func hostSubscriptions(env *testsuite.TestWorkflowEnvironment) []activities.Host
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]activities.HostSubscribeRequest(nil), l.reqs...)
+}
+
+// countRestarts mocks a start (instance i1) and counts the restarts
+// (instance i2) of the worker under test.
+func countRestarts(env *testsuite.TestWorkflowEnvironment) *atomic.Int32 {
+	var restarts atomic.Int32
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Instance: "i1"}, nil)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.ActionRequest) (activities.ActionResult, error) {
+			restarts.Add(1)
+			return activities.ActionResult{Attempt: 1, Instance: "i2"}, nil
+		})
+	return &restarts
 }
