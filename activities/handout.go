@@ -44,6 +44,9 @@ type HandOutRequest struct {
 type Delivery struct {
 	Path   string      `json:"path"`
 	Update spec.Update `json:"update"`
+	// ByUpdate: the child takes its spec by the Update of the signal's
+	// name (a worker run of code version 6 on: workflows.UpdateSpec).
+	ByUpdate bool `json:"byUpdate,omitempty"`
 }
 
 // Undelivered is a child whose spec did not arrive, and why (its workflow
@@ -95,18 +98,17 @@ func (a *Activities) HandOut(ctx context.Context, req HandOutRequest) ([]Undeliv
 	return out, nil
 }
 
-// byUpdate hands a worker its spec by the Update of the signal's name
-// (workflows.UpdateSpec) and reports whether it arrived. A worker takes
-// an Update for less of the server's work than a signal (the workflows
-// package says why); a supervisor child has no such Update and is
-// signalled. Whatever did not arrive goes as the signal: the worker's
-// code may predate the Update (an older worker process polls too), the
+// byUpdate hands a child its spec by the Update of the signal's name
+// (workflows.UpdateSpec) when its delivery says it takes one, and reports
+// whether it arrived. A worker takes an Update for less of the server's
+// work than a signal (the workflows package says why); a supervisor child
+// has no such Update. Whatever did not arrive goes as the signal: the
 // worker refused the spec (its signal rejects and counts it), its task is
 // failing, or it did not answer within updateWait. The Update's ID names
 // the spec, so a hand-out tried again (its task failed after it) is the
 // same Update, applied once.
 func (a *Activities) byUpdate(ctx context.Context, name string, d Delivery) bool {
-	if a.Update == nil || d.Update.Spec.Kind == spec.KindSupervisor {
+	if a.Update == nil || !d.ByUpdate || d.Update.Spec.Kind == spec.KindSupervisor {
 		return false
 	}
 	uctx, cancel := context.WithTimeout(ctx, updateWait)

@@ -58,10 +58,11 @@ func TestHandOut_WithoutASenderFails(t *testing.T) {
 	require.ErrorContains(t, err, "Activities.Signal unset")
 }
 
-// A worker gets its spec by the Update of the signal's name, under an ID
-// that names the spec (the same spec handed out again is the same Update);
-// a supervisor child, and a worker whose Update failed (its code predates
-// the Update, it refused the spec, it did not answer), get the signal.
+// A worker whose delivery says so gets its spec by the Update of the
+// signal's name, under an ID that names the spec (the same spec handed out
+// again is the same Update); a worker whose delivery does not (its code
+// predates the Update), a supervisor child, and a worker whose Update
+// failed (it refused the spec, it did not answer) get the signal.
 func TestHandOut_WorkersByUpdateTheRestBySignal(t *testing.T) {
 	var mu sync.Mutex
 	updated, signalled := map[string]string{}, map[string]bool{}
@@ -87,14 +88,15 @@ func TestHandOut_WorkersByUpdateTheRestBySignal(t *testing.T) {
 		return spec.Update{Generation: gen, Spec: spec.Node{Name: "w", Kind: spec.KindStub}}
 	}
 	req := HandOutRequest{Signal: "spec", Deliveries: []Delivery{
-		{Path: "t/a", Update: worker(3)},
-		{Path: "t/old", Update: worker(3)},
-		{Path: "t/group", Update: spec.Update{Generation: 3, Spec: spec.Node{Name: "group", Kind: spec.KindSupervisor}}},
+		{Path: "t/a", Update: worker(3), ByUpdate: true},
+		{Path: "t/old", Update: worker(3), ByUpdate: true},
+		{Path: "t/v5", Update: worker(3)},
+		{Path: "t/group", Update: spec.Update{Generation: 3, Spec: spec.Node{Name: "group", Kind: spec.KindSupervisor}}, ByUpdate: true},
 	}}
 	missed, err := a.HandOut(context.Background(), req)
 	require.NoError(t, err)
 	require.Empty(t, missed)
-	require.Equal(t, map[string]bool{"t/old": true, "t/group": true}, signalled)
+	require.Equal(t, map[string]bool{"t/old": true, "t/v5": true, "t/group": true}, signalled)
 	require.Len(t, updated, 1)
 	require.Regexp(t, `^spec/3/[0-9a-f]{16}$`, updated["t/a"])
 

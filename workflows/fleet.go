@@ -215,7 +215,7 @@ func (s *supervisorRun) replace() {
 		if lost {
 			u.Lost = from
 		}
-		s.signalSpec(rec.Path, u)
+		s.signalSpec(*rec, u)
 	}
 	s.policies = nil
 	if len(targets) > 0 {

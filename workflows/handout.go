@@ -41,20 +41,24 @@ import (
 // activity.
 func (s *supervisorRun) handsOut() bool { return s.in.Version >= 5 }
 
-// signalSpec sends a child its spec signal: queued for the next hand-out,
-// or (version 4 and older) at once by a command.
-func (s *supervisorRun) signalSpec(path string, u spec.Update) {
+// signalSpec sends a child its spec: queued for the next hand-out, or
+// (version 4 and older) at once by a signal command. A hand-out gives it to
+// a worker whose run takes the spec Update (worker code version 6 on, as
+// its last report says) by that Update, and to any other child by signal.
+func (s *supervisorRun) signalSpec(rec ChildRecord, u spec.Update) {
+	path := rec.Path
 	if !s.handsOut() {
 		s.out.add(workflow.SignalExternalWorkflow(s.ctx, path, "", SignalSpec, u))
 		return
 	}
+	byUpdate := !rec.Status.IsSupervisor() && rec.Status.CodeVersion >= specUpdateVersion
 	for i, d := range s.handout {
 		if d.Path == path {
-			s.handout[i].Update = u // the newer spec goes, the older never
+			s.handout[i].Update, s.handout[i].ByUpdate = u, byUpdate // the newer spec goes, the older never
 			return
 		}
 	}
-	s.handout = append(s.handout, activities.Delivery{Path: path, Update: u})
+	s.handout = append(s.handout, activities.Delivery{Path: path, Update: u, ByUpdate: byUpdate})
 }
 
 // anyPending reports whether a signal waits on any of the channels (nil

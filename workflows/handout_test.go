@@ -17,14 +17,34 @@ import (
 // never handed out after a newer one.
 func TestHandOut_AQueuedSpecIsReplacedByANewerOne(t *testing.T) {
 	s := supervisorRun{in: SupervisorInput{Version: 5}}
-	s.signalSpec("root/a", spec.Update{Generation: 2})
-	s.signalSpec("root/b", spec.Update{Generation: 2})
-	s.signalSpec("root/a", spec.Update{Generation: 3, Lost: "h1"})
+	a, b := ChildRecord{Path: "root/a"}, ChildRecord{Path: "root/b"}
+	s.signalSpec(a, spec.Update{Generation: 2})
+	s.signalSpec(b, spec.Update{Generation: 2})
+	s.signalSpec(a, spec.Update{Generation: 3, Lost: "h1"})
 	require.Len(t, s.handout, 2)
 	require.Equal(t, "root/a", s.handout[0].Path)
 	require.EqualValues(t, 3, s.handout[0].Update.Generation)
 	require.Equal(t, "h1", s.handout[0].Update.Lost)
 	require.Equal(t, "root/b", s.handout[1].Path)
+}
+
+// A hand-out gives a worker its spec by Update only once the worker's
+// report says its code takes it (version 6); a worker of version 5, one
+// that never reported, and a supervisor child get the signal.
+func TestHandOut_ByUpdateOnlyToWorkersThatTakeIt(t *testing.T) {
+	s := supervisorRun{in: SupervisorInput{Version: 5}}
+	rec := func(path, kind string, version int) ChildRecord {
+		return ChildRecord{Path: path, Status: Status{Kind: kind, CodeVersion: version}}
+	}
+	s.signalSpec(rec("root/new", spec.KindStub, specUpdateVersion), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/old", spec.KindStub, specUpdateVersion-1), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/unheard", spec.KindStub, 0), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/group", spec.KindSupervisor, specUpdateVersion), spec.Update{Generation: 2})
+	by := map[string]bool{}
+	for _, d := range s.handout {
+		by[d.Path] = d.ByUpdate
+	}
+	require.Equal(t, map[string]bool{"root/new": true, "root/old": false, "root/unheard": false, "root/group": false}, by)
 }
 
 // What a hand-out could not deliver goes as a command (the server then

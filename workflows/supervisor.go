@@ -551,7 +551,7 @@ func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflo
 		rec.Status.Reason = "adopted"
 		rec.SeenTerminations = unseenTerminations
 		if s.handsOut() {
-			s.signalSpec(rec.Path, s.specUpdate(s.childNode(c))) // in order with the hand-outs
+			s.signalSpec(*rec, s.specUpdate(s.childNode(c))) // in order with the hand-outs
 		} else {
 			s.out.add(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 		}
@@ -760,7 +760,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 func (s *supervisorRun) sendSpec(rec ChildRecord, n spec.Node) {
 	u := s.specUpdate(n)
 	u.Generation = rec.WantGeneration
-	s.signalSpec(rec.Path, u)
+	s.signalSpec(rec, u)
 }
 
 func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {

@@ -96,9 +96,13 @@ import (
 //	  the instance is stopped on its old host, or left there as a stale
 //	  copy stopped once that host is back; version 4 restarted it on the
 //	  new host's queue.
+//	worker 6: takes its spec by the `spec` Update too
+//	  (worker_spec_update.go), and a supervisor's hand-out uses it once
+//	  the worker's report says version 6; version 5 refuses the Update as
+//	  unknown and gets its spec by signal.
 const (
 	SupervisorVersion = 5
-	WorkerVersion     = 5
+	WorkerVersion     = 6
 	RolloutVersion    = 2
 )
 

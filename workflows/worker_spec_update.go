@@ -29,6 +29,18 @@ import (
 // timed out went again as a signal, and a newer spec may have come since).
 // No history written before this handler has a spec Update, so this rule
 // changes the replay of none.
+//
+// Version: a run of worker code version 6 or later takes the Update (an
+// older one refuses it as unknown, as the code that began it would), and
+// its supervisor hands a worker its spec by Update only once the worker's
+// report says it runs such code (ChildRecord.Status.CodeVersion). A worker
+// process of an older build cannot replay a history with a spec Update,
+// and it runs no task of a version-6 run (checkVersion): while a fleet's
+// worker processes are replaced, its runs of version 5 go on by signal.
+
+// specUpdateVersion is the first worker code version that takes the spec
+// Update.
+const specUpdateVersion = 6
 
 // UpdateSpec is the Update a worker takes its spec by (payload
 // spec.Update), the name of the signal it replaces.
@@ -38,9 +50,12 @@ const UpdateSpec = SignalSpec
 // supervisor hands a child one spec at a time; more block the handler).
 const specUpdateBuffer = 16
 
-// setupSpecUpdate registers the spec Update handler.
+// setupSpecUpdate registers the spec Update handler (version 6 on).
 func (w *workerRun) setupSpecUpdate(ctx workflow.Context) error {
 	w.specs = workflow.NewBufferedChannel(ctx, specUpdateBuffer)
+	if w.in.Version < specUpdateVersion {
+		return nil
+	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSpec,
 		func(ctx workflow.Context, u spec.Update) error {
 			w.specs.Send(ctx, u)
