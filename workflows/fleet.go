@@ -290,8 +290,13 @@ func (s *supervisorRun) sendSubscription(host string, sub HostSubscription) work
 	s.carry.HostSeq++
 	sub.Seq = s.carry.HostSeq
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
-		TaskQueue:           ControlQueue,
-		StartToCloseTimeout: 30 * time.Second,
+		TaskQueue: ControlQueue,
+		// One SignalWithStart: an attempt that takes 10 s was lost, most
+		// likely to a poll of a worker process cut off from the server,
+		// which the server still counts open (CI: a drain's subscription
+		// waited 31 s for its retry after a host came back, and the host
+		// read `draining` that long). Timeouts are not part of replay.
+		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 		Summary:             "subscribe " + s.in.Path + " to host " + host,
 	})
