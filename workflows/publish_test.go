@@ -17,7 +17,10 @@ import (
 )
 
 // reports records what a workflow signals its parent, with the workflow
-// time of each report.
+// time of each report, in the order of their numbers: the test
+// environment calls a signal's mock on a goroutine of its own, so two
+// reports sent in one workflow task may reach it in either order
+// (TestVersions_SuccessReportIsNotStale failed in CI on that).
 type reports struct {
 	mu  sync.Mutex
 	env *testsuite.TestWorkflowEnvironment
@@ -35,7 +38,12 @@ func recordReports(env *testsuite.TestWorkflowEnvironment, parent string) *repor
 		func(_, _, _, _ string, arg any) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.got = append(r.got, timedReport{env.Now(), arg.(ChildReport)})
+			rep := timedReport{env.Now(), arg.(ChildReport)}
+			i := len(r.got)
+			for rep.Seq != 0 && i > 0 && r.got[i-1].Seq > rep.Seq {
+				i--
+			}
+			r.got = append(r.got[:i], append([]timedReport{rep}, r.got[i:]...)...)
 			return nil
 		})
 	return r
