@@ -299,7 +299,7 @@ func run(o options) error {
 		f         func() error
 	}{
 		{"cost", "events and workflow tasks per action", func() error { return costPerAction(ctx, c, res) }},
-		{"throughput", "throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics) }},
+		{"throughput", "throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics, rawMetricsURL) }},
 		{"latency", "signal to action", func() error { return latency(ctx, c, o, res) }},
 		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
@@ -321,16 +321,11 @@ func run(o options) error {
 			return
 		}
 		tickRead = true
-		res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds", "")
-		res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", "")
+		res["raw_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), taskLatency, "")
+		res["tick_p99_ms"] = p99ms(scraper(stewardMetrics), taskLatency, "")
 		res["tick_ratio_p99"] = ratio(res["tick_p99_ms"], res["raw_tick_p99_ms"])
-		// The raw entity (a workflow that waits for signals and runs an
-		// activity on each) is the fair peer of a steward worker; the raw
-		// no-op loop's tasks do almost nothing.
-		res["raw_entity_tick_p99_ms"] = p99ms(scraper(rawMetricsURL), "temporal_workflow_task_execution_latency_seconds", `workflow_type="RawOnSignal"`)
-		res["tick_ratio_p99_entity"] = ratio(res["tick_p99_ms"], res["raw_entity_tick_p99_ms"])
 		for _, wt := range []string{"WorkerWorkflow", "SupervisorWorkflow", "RolloutWorkflow"} {
-			res["tick_p99_ms_"+wt] = p99ms(scraper(stewardMetrics), "temporal_workflow_task_execution_latency_seconds", `workflow_type="`+wt+`"`)
+			res["tick_p99_ms_"+wt] = p99ms(scraper(stewardMetrics), taskLatency, `workflow_type="`+wt+`"`)
 		}
 		// Tasks of workflows not in the worker's cache replay their whole
 		// history (the worker's --workflow-cache).
@@ -537,7 +532,7 @@ func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) 
 
 // ---- scenarios ----
 
-func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL string) error {
+func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL, rawMetricsURL string) error {
 	// Raw: 10 workflows x 200 activities. The server's CPU per action says
 	// what each side costs the server (the bottleneck here).
 	serverPid := o.serverPid
@@ -565,10 +560,12 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	}
 	began = time.Now()
 	cpu0 = cpuSeconds(serverPid)
+	entityTicks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="RawOnSignal"`)
 	if err := driveEntities(ctx, c, entities, rounds, pool); err != nil {
 		return err
 	}
 	entSecs := time.Since(began).Seconds()
+	res["raw_entity_tick_p99_ms"] = entityTicks()
 	rawEntity := float64(rounds*o.fleet) / entSecs
 	res["raw_entity_throughput"] = round(rawEntity)
 	res["raw_entity_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
@@ -582,6 +579,11 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	stop := sampling(250*time.Millisecond, stewardPoolUtilization(metricsURL))
 	began = time.Now()
 	cpu0 = cpuSeconds(serverPid)
+	// The workflow task p99 of this load alone, beside the raw entities'
+	// under theirs: every steward task (worker, supervisor, rollout), and
+	// the workers' (the tick, the entity's peer).
+	stewardTicks := histogramWindow(scraper(metricsURL), taskLatency, "")
+	workerTicks := histogramWindow(scraper(metricsURL), taskLatency, `workflow_type="WorkerWorkflow"`)
 	for i := range rounds {
 		id := workflows.RolloutID("bench-fleet")
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue,
@@ -600,6 +602,9 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	}
 	samples := stop()
 	secs := time.Since(began).Seconds()
+	res["tick_p99_ms_throughput"] = stewardTicks()
+	res["tick_p99_ms_throughput_WorkerWorkflow"] = workerTicks()
+	res["tick_ratio_p99_entity"] = ratio(res["tick_p99_ms_throughput"], res["raw_entity_tick_p99_ms"])
 	steward := float64(rounds*len(targets)) / secs
 	res["steward_action_throughput"] = round(steward)
 	res["steward_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*len(targets)))
@@ -1106,6 +1111,11 @@ type family struct {
 
 type bucket struct{ le, count float64 }
 
+// taskLatency is the SDK's workflow task histogram: a task's time in the
+// worker, from its poll's answer to its completion (local activities it
+// waits for included).
+const taskLatency = "temporal_workflow_task_execution_latency_seconds"
+
 // scraper returns a function reading a /metrics page into families.
 func scraper(url string) func() ([]family, error) {
 	return func() ([]family, error) {
@@ -1172,6 +1182,12 @@ func sumOf(get func() ([]family, error), name, label string) float64 {
 // label set that contains label ("" for all), from its cumulative buckets.
 func p99ms(get func() ([]family, error), name, label string) float64 {
 	fs, _ := get()
+	return quantileMs(cumulative(fs, name, label), 0.99)
+}
+
+// cumulative sums a histogram's cumulative bucket counts (by upper bound)
+// over every label set that contains label.
+func cumulative(fs []family, name, label string) map[float64]float64 {
 	les := map[float64]float64{}
 	for _, f := range fs {
 		if f.name != name+"_bucket" || !strings.Contains(f.labels, label) {
@@ -1188,22 +1204,44 @@ func p99ms(get func() ([]family, error), name, label string) float64 {
 		}
 		les[le] += f.value
 	}
+	return les
+}
+
+// histogramWindow reads a histogram now; its end reads it again and
+// estimates the 99th percentile, in ms, of what was observed in between
+// (the difference of the two readings): a figure of one step alone.
+func histogramWindow(get func() ([]family, error), name, label string) (end func() float64) {
+	fs, _ := get()
+	before := cumulative(fs, name, label)
+	return func() float64 {
+		fs, _ := get()
+		les := cumulative(fs, name, label)
+		for le, n := range before {
+			les[le] -= n
+		}
+		return quantileMs(les, 0.99)
+	}
+}
+
+// quantileMs is the q quantile, in ms, of cumulative bucket counts whose
+// bounds are in seconds, linear within the bucket it falls in, as
+// Prometheus' histogram_quantile.
+func quantileMs(les map[float64]float64, q float64) float64 {
 	var bs []bucket
 	for le, n := range les {
 		bs = append(bs, bucket{le, n})
 	}
 	sort.Slice(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
-	if len(bs) == 0 || bs[len(bs)-1].count == 0 {
+	if len(bs) == 0 || bs[len(bs)-1].count <= 0 {
 		return math.NaN()
 	}
-	want := 0.99 * bs[len(bs)-1].count
+	want := q * bs[len(bs)-1].count
 	prevLe, prevN := 0.0, 0.0
 	for _, b := range bs {
 		if b.count >= want {
 			if math.IsInf(b.le, 1) {
 				return round(prevLe * 1000)
 			}
-			// Linear within the bucket, as Prometheus' histogram_quantile.
 			frac := (want - prevN) / math.Max(b.count-prevN, 1e-9)
 			return round((prevLe + frac*(b.le-prevLe)) * 1000)
 		}

@@ -43,14 +43,26 @@ var promSafe = tally.SanitizeOptions{
 	ReplacementCharacter: tally.DefaultReplacementCharacter,
 }
 
+// LatencyBuckets are the histograms' upper bounds, in seconds: a quarter
+// of a millisecond apart from 1 to 2 ms, a half up to 4 ms, coarser above.
+// A workflow task takes 1 to 5 ms; tally's default bounds (1, 2, 5, 10 ms,
+// ...) put most tasks in two buckets, and a p99 read from them could not
+// tell 2.1 ms from 4.9.
+var LatencyBuckets = []float64{
+	0.0005, 0.001, 0.00125, 0.0015, 0.00175, 0.002, 0.0025, 0.003, 0.0035, 0.004,
+	0.005, 0.006, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
+	0.2, 0.5, 1, 2, 5, 10, 30, 60,
+}
+
 // NewMetrics builds the registry and the SDK's metrics handler.
 func NewMetrics(onError func(error)) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reporter := tallyprom.NewReporter(tallyprom.Options{
-		Registerer:       reg,
-		DefaultTimerType: tallyprom.HistogramTimerType,
-		OnRegisterError:  onError,
+		Registerer:              reg,
+		DefaultTimerType:        tallyprom.HistogramTimerType,
+		DefaultHistogramBuckets: LatencyBuckets,
+		OnRegisterError:         onError,
 	})
 	scope, closer := tally.NewRootScope(tally.ScopeOptions{
 		CachedReporter:  reporter,

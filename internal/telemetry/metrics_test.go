@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,17 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// scrape reads the /metrics page served on addr.
+func scrape(t *testing.T, addr net.Addr) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr.String() + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
 // The registry serves the SDK handler's metrics with no prefix and keeps
 // label values (paths) readable; Close stops the server and leaks nothing.
 func TestMetricsServeWhatTheHandlerRecords(t *testing.T) {
@@ -24,16 +36,30 @@ func TestMetricsServeWhatTheHandlerRecords(t *testing.T) {
 	m.Handler.WithTags(map[string]string{"path": "plant/line-1"}).Gauge("steward_child_count").Update(3)
 	m.Handler.Counter("steward_supervisor_give_ups_total").Inc(2)
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr.String() + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(b), `steward_child_count{path="plant/line-1"} 3`) &&
-			strings.Contains(string(b), "steward_supervisor_give_ups_total 2")
+		got := scrape(t, addr)
+		return strings.Contains(got, `steward_child_count{path="plant/line-1"} 3`) &&
+			strings.Contains(got, "steward_supervisor_give_ups_total 2")
 	}, 10*time.Second, 50*time.Millisecond)
 	m.Close()
+}
+
+// A workflow task's time (1 to 5 ms) falls in buckets fine enough to tell
+// 1.3 ms from 1.9: tally's default bounds were 1, 2 and 5 ms.
+func TestLatencyHistogramsTellMillisecondsApart(t *testing.T) {
+	m := NewMetrics(func(err error) { t.Error(err) })
+	defer m.Close()
+	addr, err := m.Serve("127.0.0.1:0")
+	require.NoError(t, err)
+	timer := m.Handler.Timer("temporal_workflow_task_execution_latency")
+	timer.Record(1300 * time.Microsecond)
+	timer.Record(1900 * time.Microsecond)
+	require.Eventually(t, func() bool {
+		got := scrape(t, addr)
+		return strings.Contains(got, `temporal_workflow_task_execution_latency_seconds_bucket{le="0.00125"} 0`) &&
+			strings.Contains(got, `temporal_workflow_task_execution_latency_seconds_bucket{le="0.0015"} 1`) &&
+			strings.Contains(got, `temporal_workflow_task_execution_latency_seconds_bucket{le="0.00175"} 1`) &&
+			strings.Contains(got, `temporal_workflow_task_execution_latency_seconds_bucket{le="0.002"} 2`)
+	}, 10*time.Second, 50*time.Millisecond)
 }
 
 // Each service's last sample is exported at scrape time; one that left
@@ -45,16 +71,9 @@ func TestServiceUsageExportsTheLastSamples(t *testing.T) {
 	m.Registry.MustRegister(ServiceUsage{Host: "db1", Samples: func() map[string]treestatus.Usage { return samples }})
 	addr, err := m.Serve("127.0.0.1:0")
 	require.NoError(t, err)
-	scrape := func() string {
-		resp, err := http.Get("http://" + addr.String() + "/metrics")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
-	got := scrape()
+	got := scrape(t, addr)
 	require.Contains(t, got, `steward_service_cpu_seconds_total{host="db1",path="web/api"} 12.5`)
 	require.Contains(t, got, `steward_service_memory_bytes{host="db1",path="web/api"} 1.048576e+06`)
 	samples = map[string]treestatus.Usage{}
-	require.NotContains(t, scrape(), `path="web/api"`)
+	require.NotContains(t, scrape(t, addr), `path="web/api"`)
 }
