@@ -87,6 +87,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -334,10 +335,18 @@ func run(o options) error {
 	}
 	// The shared workflow queue's backlog age through every step (issue
 	// 25: a starved queue's oldest task waited minutes).
+	// Each step's largest age too, to name the step that holds the goal.
+	var backlogMu sync.Mutex
+	backlogStep, backlogByStep := "", map[string]float64{}
 	stopBacklog := sampling(2*time.Second, func() (float64, bool) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		h, err := telemetry.DescribeQueue(qctx, c, ns, workflows.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil {
+			backlogMu.Lock()
+			backlogByStep[backlogStep] = max(backlogByStep[backlogStep], round(h.BacklogAge.Seconds()))
+			backlogMu.Unlock()
+		}
 		return h.BacklogAge.Seconds(), err == nil
 	})
 	for _, s := range steps {
@@ -347,6 +356,9 @@ func run(o options) error {
 		if s.key == "kill" {
 			readTicks()
 		}
+		backlogMu.Lock()
+		backlogStep = s.key
+		backlogMu.Unlock()
 		if err := step(s.name, s.f); err != nil {
 			return err
 		}
@@ -354,6 +366,7 @@ func run(o options) error {
 	readTicks()
 	if ages := stopBacklog(); len(ages) > 0 {
 		res["max_workflow_backlog_age_seconds"] = round(slices.Max(ages))
+		res["max_workflow_backlog_age_seconds_by_step"] = backlogByStep
 	}
 	if o.serverPid == 0 { // not measured: missing, not zero
 		for k := range res {
