@@ -338,6 +338,7 @@ func run(o options) error {
 	// Each step's largest age too, to name the step that holds the goal.
 	var backlogMu sync.Mutex
 	backlogStep, backlogByStep := "", map[string]float64{}
+	ticksByStep := map[string]float64{}
 	stopBacklog := sampling(2*time.Second, func() (float64, bool) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -359,9 +360,23 @@ func run(o options) error {
 		backlogMu.Lock()
 		backlogStep = s.key
 		backlogMu.Unlock()
+		// Each step's workflow task p99 (the worker process of the kill
+		// step is a new one: its histograms start again).
+		var ticks func() float64
+		if s.key != "kill" {
+			ticks = histogramWindow(scraper(stewardMetrics), taskLatency, "")
+		}
 		if err := step(s.name, s.f); err != nil {
 			return err
 		}
+		if p := ticks; p != nil {
+			if v := p(); !math.IsNaN(v) {
+				ticksByStep[s.key] = v
+			}
+		}
+	}
+	if len(ticksByStep) > 0 {
+		res["tick_p99_ms_by_step"] = ticksByStep
 	}
 	readTicks()
 	if ages := stopBacklog(); len(ages) > 0 {
