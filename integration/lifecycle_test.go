@@ -261,8 +261,10 @@ children:
 // Issue 25: `starter status` must answer in bounded time, however its
 // workflows fare. With no worker process at all, no query can be answered:
 // `status --timeout 3s` still answers (exit 0) within its time, the root
-// marked stale and the rows below it from visibility; a new worker and the
-// same command answer fresh again.
+// marked stale with its row and its children's from visibility (one read
+// of the root's direct children), a child supervisor that does not answer
+// either with the rows below it from visibility; a new worker and the same
+// command answer fresh again.
 func TestStatusAnswersWithinItsTimeoutWhenNoWorkflowCanAnswer_Issue25(t *testing.T) {
 	needServer(t)
 	r := starter(t, "apply", "-f", writeSpec(t, `
@@ -290,7 +292,10 @@ children:
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	var st workflows.Status
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
-	require.Contains(t, st.Stale, "did not answer in time: rows from visibility")
+	require.Contains(t, st.Stale, "did not answer in time: its row from visibility")
+	group, ok := st.Find("it-statusbudget/group")
+	require.True(t, ok, "the root's child from visibility: %+v", st)
+	require.Contains(t, group.Stale, "did not answer in time: row from visibility")
 	require.ElementsMatch(t, []string{"it-statusbudget/a", "it-statusbudget/group/b"}, st.Leaves())
 	require.Contains(t, r.stderr, "did not answer")
 	// Without the bound the root's query alone waits 10 s

@@ -236,8 +236,16 @@ func sizedStatus(ctx context.Context, c client.Client, path, exact string, bound
 // below a node that does not answer are visibility's. Only bounds'
 // Deadline and FallbackDeadline are used.
 func treeStatus(ctx context.Context, c client.Client, path string, leaves bool, bounds treestatus.Options) (workflows.Status, error) {
-	return assembleTree(ctx, c, path, treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path),
-		Deadline: bounds.Deadline, FallbackDeadline: bounds.FallbackDeadline})
+	o := treestatus.Options{Leaves: leaves, Fallback: visibilityFallback(c, path), RootFallback: visibilityChildren(c),
+		Deadline: bounds.Deadline, FallbackDeadline: bounds.FallbackDeadline}
+	if !o.Deadline.IsZero() {
+		// A root that does not answer within half of the queries' time is
+		// shown from visibility, and the other half asks its children
+		// (at 10,000 workers, a root whose task waited in the queue left
+		// its children no time, and no rows at all).
+		o.RootTimeout = max(time.Until(o.Deadline)/2, time.Millisecond)
+	}
+	return assembleTree(ctx, c, path, o)
 }
 
 // assembleTree is treeStatus with the assembly's options as given.

@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,38 +58,13 @@ func visibilityFallback(c client.Client, root string) treestatus.Query {
 // know spec order). It is treestatus.Assemble's fallback for a node that
 // does not answer its query: a starved task queue, a worker that is gone.
 func visibilitySubtree(ctx context.Context, c client.Client, path string) (treestatus.Status, error) {
-	rows := map[string]treestatus.Status{}
-	var token []byte
-	for len(rows) < visibilityLimit {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			NextPageToken: token, PageSize: 1000,
-			Query: fmt.Sprintf("ExecutionStatus = 'Running' AND TaskQueue = '%s' AND (WorkflowId = '%s' OR WorkflowId STARTS_WITH '%s/')",
-				workflows.TaskQueue, path, path),
-		})
-		if err != nil {
-			return treestatus.Status{}, fmt.Errorf("visibility of %s: %w", path, err)
-		}
-		for _, e := range resp.GetExecutions() {
-			id := e.GetExecution().GetWorkflowId()
-			fields := e.GetSearchAttributes().GetIndexedFields()
-			rows[id] = treestatus.Status{Path: id, Kind: keyword(fields, workflows.SearchKind.GetName()),
-				State: keyword(fields, workflows.SearchState.GetName()), Children: []treestatus.Status{}}
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			break
-		}
+	rows, err := visibilityRows(ctx, c, path, fmt.Sprintf("WorkflowId = '%s' OR WorkflowId STARTS_WITH '%s/'", path, path))
+	if err != nil {
+		return treestatus.Status{}, err
 	}
-	root, ok := rows[path]
-	if !ok {
-		root = treestatus.Status{Path: path, Kind: spec.KindSupervisor, Children: []treestatus.Status{}}
-	}
+	root := rowAt(rows, path)
 	below := map[string][]string{} // parent path -> children's paths
-	paths := make([]string, 0, len(rows))
-	for p := range rows {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(rows)) {
 		if p == path {
 			continue
 		}
@@ -104,6 +80,61 @@ func visibilitySubtree(ctx context.Context, c client.Client, path string) (trees
 	}
 	nest(&root)
 	return root, nil
+}
+
+// visibilityChildren is treestatus.Assemble's RootFallback: what the
+// server's visibility store knows of the workflow at path and of its
+// direct children (their parent is path), in one small read where
+// visibilitySubtree reads the whole tree. Children are by path.
+func visibilityChildren(c client.Client) treestatus.Query {
+	return func(ctx context.Context, path string) (treestatus.Status, error) {
+		rows, err := visibilityRows(ctx, c, path, fmt.Sprintf("WorkflowId = '%s' OR ParentWorkflowId = '%s'", path, path))
+		if err != nil {
+			return treestatus.Status{}, err
+		}
+		top := rowAt(rows, path)
+		delete(rows, path)
+		for _, p := range slices.Sorted(maps.Keys(rows)) {
+			top.Children = append(top.Children, rows[p])
+		}
+		return top, nil
+	}
+}
+
+// rowAt is visibility's row of path, or an empty supervisor's when it has
+// none (the root of what was asked about).
+func rowAt(rows map[string]treestatus.Status, path string) treestatus.Status {
+	if st, ok := rows[path]; ok {
+		return st
+	}
+	return treestatus.Status{Path: path, Kind: spec.KindSupervisor, Children: []treestatus.Status{}}
+}
+
+// visibilityRows lists the running steward workflows that where says
+// (at most visibilityLimit), each as a row of its path, kind and state.
+// about names the read in an error.
+func visibilityRows(ctx context.Context, c client.Client, about, where string) (map[string]treestatus.Status, error) {
+	rows := map[string]treestatus.Status{}
+	var token []byte
+	for len(rows) < visibilityLimit {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			NextPageToken: token, PageSize: 1000,
+			Query: fmt.Sprintf("ExecutionStatus = 'Running' AND TaskQueue = '%s' AND (%s)", workflows.TaskQueue, where),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("visibility of %s: %w", about, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			id := e.GetExecution().GetWorkflowId()
+			fields := e.GetSearchAttributes().GetIndexedFields()
+			rows[id] = treestatus.Status{Path: id, Kind: keyword(fields, workflows.SearchKind.GetName()),
+				State: keyword(fields, workflows.SearchState.GetName()), Children: []treestatus.Status{}}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	return rows, nil
 }
 
 // nearestAncestor is the closest ancestor of p that visibility listed,

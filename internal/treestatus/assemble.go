@@ -52,6 +52,16 @@ type Options struct {
 	// the rows below a supervisor that does not answer, and a root that
 	// does not answer. Its rows are marked Stale by Assemble.
 	Fallback Query
+	// RootFallback, when set, says what is known of a path and of its
+	// direct children without asking them (visibility: one small read, by
+	// FallbackDeadline). A root that does not answer is then shown from
+	// it, and its children are asked as if the root had answered: only the
+	// root's own row, and those of children that do not answer either, are
+	// stale; when it fails too, so does the assembly. Without it, the
+	// root's whole subtree is Fallback's, read by ctx alone: at 10,000
+	// workers a read of that size did not end within `starter status
+	// --timeout`, and the command failed after 12 s.
+	RootFallback Query
 	// Deadline, when set, is the moment no query runs past: a query still
 	// unanswered then (or still waiting for a slot) is a node that did not
 	// answer, its row stale, whatever its own timeout. Fallback's reads end
@@ -119,6 +129,21 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		a.queryTimeout = DefaultQueryTimeout
 	}
 	st, err := a.query(ctx, root, rootTimeout)
+	if err != nil && noAnswer(err) && ctx.Err() == nil && o.RootFallback != nil {
+		// One small read, by the fallback's deadline: the caller's answer
+		// stays within its bound.
+		top, ferr := a.read(ctx, o.RootFallback, root)
+		if ferr == nil {
+			for i := range top.Children {
+				top.Children[i].Stale = BelowStale
+				top.Children[i].Children = nil // its own answer, or Fallback's, says what is below
+			}
+			top.Stale = noAnswerReason(err) + ": its row from visibility"
+			st, err = top, nil
+		} else {
+			return Status{}, errors.Join(err, ferr) // a whole read would not end sooner
+		}
+	}
 	if err != nil {
 		if !noAnswer(err) || ctx.Err() != nil || a.fallback == nil {
 			return Status{}, err
@@ -153,6 +178,16 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 // staleReason is a Stale mark for a node whose query failed.
 func staleReason(err error) string {
 	return noAnswerReason(err) + ": row from its supervisor's record"
+}
+
+// staleReasonOf is staleReason for a row marked before it was asked: a row
+// visibility gave (a child of a root that did not answer) stays
+// visibility's.
+func staleReasonOf(err error, before string) string {
+	if before == BelowStale {
+		return noAnswerReason(err) + ": row from visibility"
+	}
+	return staleReason(err)
 }
 
 func noAnswerReason(err error) string {
@@ -223,12 +258,17 @@ func (a *assembler) query(ctx context.Context, path string, timeout time.Duratio
 // readFallback reads Fallback's rows of the subtree at path, by the
 // fallback's deadline when there is one.
 func (a *assembler) readFallback(ctx context.Context, path string) (Status, error) {
+	return a.read(ctx, a.fallback, path)
+}
+
+// read asks q about path by the fallback's deadline when there is one.
+func (a *assembler) read(ctx context.Context, q Query, path string) (Status, error) {
 	if !a.fallbackDeadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, a.fallbackDeadline)
 		defer cancel()
 	}
-	return a.fallback(ctx, path)
+	return q(ctx, path)
 }
 
 // expand replaces, concurrently, every child supervisor record of st (and
@@ -255,10 +295,10 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 			case err != nil && ctx.Err() != nil:
 				return // the assembly ends: Assemble says so
 			case err != nil && !c.IsSupervisor():
-				c.Stale = staleReason(err) // keep the record: the worker cannot answer now
+				c.Stale = staleReasonOf(err, c.Stale) // keep the record: the worker cannot answer now
 				return
 			case err != nil && noAnswer(err):
-				c.Stale = staleReason(err)
+				c.Stale = staleReasonOf(err, c.Stale)
 				a.fillFromFallback(ctx, c)
 				return
 			case err != nil:

@@ -159,6 +159,67 @@ func TestAssembleAtARootThatDoesNotAnswer(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
+// Regression (issue 25, 10,000 workers): a root whose task waited in the
+// queue did not answer, the read of its whole subtree from visibility did
+// not end either, and `starter status` failed after 12 s. With a
+// RootFallback the root's row and its children's come from one small
+// read, by FallbackDeadline, and the children are asked as usual: only
+// the rows that did not answer are stale.
+func TestAssembleAtARootThatDoesNotAnswerAsksItsChildren(t *testing.T) {
+	m := answers()
+	q := func(ctx context.Context, path string) (Status, error) {
+		switch path {
+		case "plant":
+			<-ctx.Done() // its task waits in the queue
+			return Status{}, fmt.Errorf("query %s: %w", path, ctx.Err())
+		case "plant/line-2":
+			return Status{}, fmt.Errorf("unavailable: %w", ErrNoAnswer)
+		}
+		return query(m)(ctx, path)
+	}
+	var rootReadBy time.Time
+	rootFallback := func(ctx context.Context, path string) (Status, error) {
+		require.Equal(t, "plant", path)
+		rootReadBy, _ = ctx.Deadline()
+		return Status{Path: "plant", Kind: spec.KindSupervisor, State: "running", Children: []Status{
+			{Path: "plant/line-1", Kind: spec.KindSupervisor, State: "running", Children: []Status{{Path: "plant/line-1/x"}}},
+			{Path: "plant/line-2", Kind: spec.KindSupervisor, State: "running"},
+			{Path: "plant/office", Kind: "stub", State: "running"},
+		}}, nil
+	}
+	fallback := func(_ context.Context, path string) (Status, error) {
+		require.Equal(t, "plant/line-2", path, "only the child that did not answer is read whole")
+		return Status{Path: path, Kind: spec.KindSupervisor, Children: []Status{{Path: path + "/drill", Kind: "stub", State: "running"}}}, nil
+	}
+	fallbackBy := time.Now().Add(time.Minute)
+	st, err := Assemble(context.Background(), "plant", q, Options{RootTimeout: 50 * time.Millisecond,
+		RootFallback: rootFallback, Fallback: fallback, FallbackDeadline: fallbackBy})
+	require.NoError(t, err)
+	require.True(t, fallbackBy.Equal(rootReadBy), "the root's read ends at FallbackDeadline")
+	require.Equal(t, "did not answer in time: its row from visibility", st.Stale)
+	line1, _ := st.Find("plant/line-1")
+	require.Empty(t, line1.Stale, "line-1 answered")
+	require.Equal(t, "one_for_all", line1.Strategy, "its own answer")
+	require.Equal(t, []string{"plant/line-1/press", "plant/line-1/saw"}, line1.Leaves(), "its own children, not visibility's")
+	line2, _ := st.Find("plant/line-2")
+	require.Equal(t, "did not answer (unavailable: the workflow did not answer): row from visibility", line2.Stale)
+	office, _ := st.Find("plant/office")
+	require.Equal(t, BelowStale, office.Stale, "a worker's row is visibility's, not asked")
+	require.Equal(t, []string{"plant", "plant/line-2"}, st.Unanswered())
+	require.Equal(t, []string{"plant", "plant/line-2", "plant/line-2/drill", "plant/office"}, st.StaleNodes())
+
+	// A RootFallback that fails: the assembly fails, naming both, without
+	// the whole read (it would not end sooner).
+	_, err = Assemble(context.Background(), "plant", q, Options{RootTimeout: 50 * time.Millisecond,
+		RootFallback: func(context.Context, string) (Status, error) { return Status{}, errors.New("visibility unavailable") },
+		Fallback: func(context.Context, string) (Status, error) {
+			t.Error("the whole subtree was read")
+			return Status{}, nil
+		}})
+	require.ErrorContains(t, err, "visibility unavailable")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
 // A supervisor's query that fails other than by not answering (its answer
 // cannot be decoded: no key) fails the assembly: nothing else would read
 // better.
