@@ -57,15 +57,13 @@ func statusCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			collect := func(ctx context.Context) ([]workflows.Status, error) {
-				queries, fallback := statusBounds(time.Now(), timeout)
-				return collectTrees(ctx, c, g.namespace, a, exact, queries, fallback)
+				return collectTrees(ctx, c, g.namespace, a, exact, statusBounds(time.Now(), timeout))
 			}
 			out := cmd.OutOrStdout()
 			if watch {
 				return watchStatus(cmd.Context(), out, cmd.ErrOrStderr(), collect, output, interval, strings.Join(append([]string{"starter status"}, a...), " "))
 			}
-			queries, fallback := statusBounds(began, timeout)
-			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, queries, fallback)
+			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, statusBounds(began, timeout))
 			if err != nil {
 				return err
 			}
@@ -114,25 +112,25 @@ func statusCmd(g *globals) *cobra.Command {
 const defaultStatusTimeout = 8 * time.Second
 
 // statusBounds says when the queries of a status begun at began and
-// bounded by timeout must end (five eighths of it, from 8 s up 3 s before
-// its end), and when the visibility reads below the nodes that did not
-// answer must (half a second before its end at most, a sixteenth of it
-// when shorter), leaving the rest to usage and the queue's health. (A root
-// that does not answer is read whole from visibility whatever the second
-// bound: treestatus.Assemble.)
-func statusBounds(began time.Time, timeout time.Duration) (queries, fallback time.Time) {
-	return began.Add(timeout - min(3*time.Second, timeout*3/8)), began.Add(timeout - min(500*time.Millisecond, timeout/16))
+// bounded by timeout must end (Deadline: five eighths of it, from 8 s up
+// 3 s before its end), and when the visibility reads must (FallbackDeadline:
+// half a second before its end at most, a sixteenth of it when shorter),
+// those below the nodes that did not answer and a root's own, leaving the
+// rest to usage and the queue's health.
+func statusBounds(began time.Time, timeout time.Duration) treestatus.Options {
+	return treestatus.Options{Deadline: began.Add(timeout - min(3*time.Second, timeout*3/8)),
+		FallbackDeadline: began.Add(timeout - min(500*time.Millisecond, timeout/16))}
 }
 
 // collectTrees assembles the tree at paths[0], or every running tree when
-// paths is empty; no query runs past deadline, no visibility read past
-// fallback (no bound when zero).
-func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, deadline, fallback time.Time) ([]workflows.Status, error) {
+// paths is empty; no query runs past bounds.Deadline, no visibility read
+// past bounds.FallbackDeadline (no bound when zero).
+func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, bounds treestatus.Options) ([]workflows.Status, error) {
 	if len(paths) == 0 {
 		lctx := ctx
-		if !fallback.IsZero() {
+		if !bounds.FallbackDeadline.IsZero() {
 			var cancel context.CancelFunc
-			lctx, cancel = context.WithDeadline(ctx, fallback)
+			lctx, cancel = context.WithDeadline(ctx, bounds.FallbackDeadline)
 			defer cancel()
 		}
 		roots, err := listRoots(lctx, c, namespace)
@@ -143,7 +141,7 @@ func collectTrees(ctx context.Context, c client.Client, namespace string, paths 
 	}
 	sts := []workflows.Status{}
 	for _, p := range paths {
-		st, err := sizedStatus(ctx, c, p, exact, treestatus.Options{Deadline: deadline, FallbackDeadline: fallback})
+		st, err := sizedStatus(ctx, c, p, exact, bounds)
 		if err != nil {
 			return nil, err
 		}

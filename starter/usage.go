@@ -179,7 +179,7 @@ and with -o json, one sample is printed.`,
 			defer stop()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			sample := func() ([]topRow, []string, error) {
-				sts, err := collectTrees(ctx, c, g.namespace, a, "false", time.Time{}, time.Time{})
+				sts, err := collectTrees(ctx, c, g.namespace, a, "false", treestatus.Options{})
 				if err != nil {
 					return nil, nil, err
 				}
