@@ -369,8 +369,8 @@ func run(o options) error {
 		if err := step(s.name, s.f); err != nil {
 			return err
 		}
-		if p := ticks; p != nil {
-			if v := p(); !math.IsNaN(v) {
+		if ticks != nil {
+			if v := ticks(); !math.IsNaN(v) {
 				ticksByStep[s.key] = v
 			}
 		}

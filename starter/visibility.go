@@ -68,7 +68,8 @@ func visibilitySubtree(ctx context.Context, c client.Client, path string) (trees
 		if p == path {
 			continue
 		}
-		below[nearestAncestor(p, path, rows)] = append(below[nearestAncestor(p, path, rows)], p)
+		up := nearestAncestor(p, path, rows)
+		below[up] = append(below[up], p)
 	}
 	var nest func(st *treestatus.Status)
 	nest = func(st *treestatus.Status) {

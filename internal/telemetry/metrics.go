@@ -45,7 +45,7 @@ var promSafe = tally.SanitizeOptions{
 
 // LatencyBuckets are the histograms' upper bounds, in seconds: a quarter
 // of a millisecond apart from 1 to 2 ms, a half up to 4 ms, coarser above.
-// A workflow task takes 1 to 5 ms; tally's default bounds (1, 2, 5, 10 ms,
+// A workflow task takes 0.3 to 5 ms; tally's default bounds (1, 2, 5, 10 ms,
 // ...) put most tasks in two buckets, and a p99 read from them could not
 // tell 2.1 ms from 4.9.
 var LatencyBuckets = []float64{

@@ -133,16 +133,15 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		// One small read, by the fallback's deadline: the caller's answer
 		// stays within its bound.
 		top, ferr := a.read(ctx, o.RootFallback, root)
-		if ferr == nil {
-			for i := range top.Children {
-				top.Children[i].Stale = BelowStale
-				top.Children[i].Children = nil // its own answer, or Fallback's, says what is below
-			}
-			top.Stale = noAnswerReason(err) + ": its row from visibility"
-			st, err = top, nil
-		} else {
+		if ferr != nil {
 			return Status{}, errors.Join(err, ferr) // a whole read would not end sooner
 		}
+		for i := range top.Children {
+			top.Children[i].Stale = BelowStale
+			top.Children[i].Children = nil // its own answer, or Fallback's, says what is below
+		}
+		top.Stale = noAnswerReason(err) + ": its row from visibility"
+		st, err = top, nil
 	}
 	if err != nil {
 		if !noAnswer(err) || ctx.Err() != nil || a.fallback == nil {
