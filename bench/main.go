@@ -305,7 +305,7 @@ func run(o options) error {
 		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
 		{"apply", "apply and idle", func() error { return applyAndIdle(ctx, c, o, res, wcmd.Process.Pid) }},
-		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid) }},
+		{"scale", "scale", func() error { return scale(ctx, c, o, res, wcmd.Process.Pid, scraper(stewardMetrics)) }},
 		{"upgrade", "upgrade from the last release", func() error { return upgradeStep(ctx, c, o, res, swapWorker) }},
 		{"update", "rolling updates: a change of 1,000 workers, a bad change reverted", func() error { return updateStep(ctx, c, o, res) }},
 		{"failover", "fleets: a host's loss to its instances running elsewhere", func() error { return failoverStep(ctx, c, o, res) }},
@@ -1204,6 +1204,18 @@ func sumOf(get func() ([]family, error), name, label string) float64 {
 		}
 	}
 	return total
+}
+
+// maxOf is the largest value of a metric over its label sets.
+func maxOf(get func() ([]family, error), name string) float64 {
+	fs, _ := get()
+	most := 0.0
+	for _, f := range fs {
+		if f.name == name {
+			most = max(most, f.value)
+		}
+	}
+	return most
 }
 
 // p99ms estimates a histogram's 99th percentile, in ms, summed over every

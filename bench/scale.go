@@ -24,8 +24,13 @@ import (
 // waits until all run; assembles the root's status both ways; reports the
 // largest history event of the root and of one group and the worker's
 // memory; restarts every worker by one rollout at chunk 200; and measures
-// the CPU of the worker and the server over o.idleFor with all of it idle.
-func scale(ctx context.Context, c client.Client, o options, res Result, workerPid int) error {
+// the CPU of the worker and the server over o.idleFor with all of it idle,
+// with what the worker's garbage collector did meanwhile (its Go metrics,
+// read from workerMetrics): at idle most of the worker's CPU is the
+// collector marking the workflows it keeps in its cache, once every two
+// minutes at least (Go's forced collection), so the cycles it ran and the
+// live objects it marked say why the idle CPU grows with the workers.
+func scale(ctx context.Context, c client.Client, o options, res Result, workerPid int, workerMetrics func() ([]family, error)) error {
 	// Other trees first, as on an operator's server (issue 25: the
 	// starvation showed after a 100-worker tree was rolled out twice).
 	small := writeFleet("bench-scale-small", 100, 100)
@@ -121,9 +126,17 @@ func scale(ctx context.Context, c client.Client, o options, res Result, workerPi
 	time.Sleep(10 * time.Second) // let the rollout's last tasks settle
 	serverPid := o.serverPid
 	w0, s0 := cpuSeconds(workerPid), cpuSeconds(serverPid)
+	gc0 := sumOf(workerMetrics, "go_gc_duration_seconds_count", "")
 	time.Sleep(o.idleFor)
 	w1, s1 := cpuSeconds(workerPid), cpuSeconds(serverPid)
 	res["scale_idle_worker_cpu_percent"] = round(100 * (w1 - w0) / o.idleFor.Seconds())
+	res["scale_idle_worker_gc_cycles"] = sumOf(workerMetrics, "go_gc_duration_seconds_count", "") - gc0
+	res["scale_idle_worker_heap_objects"] = sumOf(workerMetrics, "go_memstats_heap_objects", "")
+	// The SDK reports its cache's size under every workflow type it saw.
+	if cached := maxOf(workerMetrics, "temporal_sticky_cache_size"); cached > 0 {
+		res["scale_idle_worker_cached_workflows"] = cached
+		res["scale_idle_worker_heap_objects_per_cached_workflow"] = round(res["scale_idle_worker_heap_objects"].(float64) / cached)
+	}
 	if serverPid > 0 {
 		res["scale_idle_server_cpu_percent"] = round(100 * (s1 - s0) / o.idleFor.Seconds())
 	}
