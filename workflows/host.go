@@ -263,6 +263,7 @@ func (h *hostRun) stop() {
 }
 
 func (h *hostRun) onLiveness(f workflow.Future) {
+	releaseContext(h.cancel)
 	now := workflow.Now(h.ctx)
 	if !h.leasing {
 		var info activities.HostInfo

@@ -41,11 +41,26 @@ func (d *deadline) stop() {
 }
 
 // fired reports whether f is this timer (a replaced one may still fire),
-// and forgets it.
+// and forgets it, releasing its context (releaseContext).
 func (d *deadline) fired(f workflow.Future) bool {
 	if f == nil || f != d.fut {
 		return false
 	}
+	releaseContext(d.cancel)
 	d.fut, d.cancel, d.at = nil, nil, time.Time{}
 	return true
+}
+
+// releaseContext cancels the context of a timer or activity whose future
+// is ready, which the SDK keeps among its parent's children until it is
+// cancelled: a run would otherwise hold one more context (and what hangs
+// on it, about twenty objects) for every timer that fired and every action
+// that ended, until it continues as new; a worker kept in the worker's
+// cache pays for them at every garbage collection. The future being ready,
+// the SDK sends no cancel command (it cancels a timer or an activity only
+// while not done), so histories replay as before.
+func releaseContext(cancel workflow.CancelFunc) {
+	if cancel != nil {
+		cancel()
+	}
 }

@@ -276,6 +276,7 @@ func (w *workerRun) loop() error {
 					return
 				}
 				w.observeTimer = nil
+				releaseContext(w.observeCancel)
 				if fut.Get(ctx, nil) == nil {
 					w.tickIfIdle(tick.Snapshot{Event: tick.EventReconcile})
 				}

@@ -21,6 +21,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 	var res activities.ActionResult
 	err := fut.Get(w.ctx, &res)
 	w.flight = nil
+	releaseContext(f.cancel)
 	r := tick.Result{Action: f.action, Instance: res.Instance, Observed: tick.Observation(res.Observed)}
 	attempts := int(res.Attempt)
 	switch {
