@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 
 	"github.com/steward-sh/steward/internal/driver"
@@ -97,7 +96,6 @@ func (c Config) Options() (client.Options, error) {
 	if codec != nil {
 		opts.DataConverter = codec.DataConverter()
 	}
-	opts.ExternalStorage = payloadVisitingInline
 	switch c.Compression {
 	case "", CompressionGzip:
 	case CompressionNone:
@@ -106,18 +104,6 @@ func (c Config) Options() (client.Options, error) {
 		return client.Options{}, fmt.Errorf("gRPC compression %q: want %q or %q", c.Compression, CompressionGzip, CompressionNone)
 	}
 	return opts, nil
-}
-
-// payloadVisitingInline configures no external payload storage (steward
-// stores none) and one storage operation per message. The SDK (v1.50) walks
-// every payload of every workflow task it receives and of every completion
-// it sends, for external storage, whether or not any is configured; with the
-// default of 8 operations per message it starts a goroutine per payload to
-// do so, which cost more CPU than steward's workflow code itself (a profile
-// of a worker under a rollout: 0.48 s of 0.86 s in the walk was growing
-// those goroutines' stacks). With 1 the walk runs on the caller's goroutine.
-var payloadVisitingInline = converter.ExternalStorage{
-	Concurrency: converter.ExternalStorageConcurrency{MaxOperationsPerMessage: 1},
 }
 
 // Dial connects as c says. metrics may be nil. It returns the namespace it

@@ -80,17 +80,3 @@ func TestConfigCompression(t *testing.T) {
 	_, err = Config{Compression: "zstd"}.Options()
 	require.EqualError(t, err, `gRPC compression "zstd": want "gzip" or "none"`)
 }
-
-// Every client visits payloads inline (no goroutine per payload), stores
-// none externally, and the SDK takes that configuration (it panics at
-// construction on one it refuses).
-func TestConfigVisitsPayloadsInline(t *testing.T) {
-	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
-	opts, err := Config{}.Options()
-	require.NoError(t, err)
-	require.Empty(t, opts.ExternalStorage.Drivers)
-	require.Equal(t, 1, opts.ExternalStorage.Concurrency.MaxOperationsPerMessage)
-	c, err := client.NewLazyClient(opts)
-	require.NoError(t, err)
-	c.Close()
-}
