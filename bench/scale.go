@@ -26,10 +26,10 @@ import (
 // memory; restarts every worker by one rollout at chunk 200; and measures
 // the CPU of the worker and the server over o.idleFor with all of it idle,
 // with what the worker's garbage collector did meanwhile (its Go metrics,
-// read from workerMetrics): at idle most of the worker's CPU is the
-// collector marking the workflows it keeps in its cache, once every two
-// minutes at least (Go's forced collection), so the cycles it ran and the
-// live objects it marked say why the idle CPU grows with the workers.
+// read from workerMetrics): at 4,000 workers most of the idle worker's CPU
+// was the collector marking the workflows it keeps in its cache (Go forces
+// a collection every two minutes), so the cycles it ran and the live
+// objects it marks are read beside the CPU (docs/benchmarks.md).
 func scale(ctx context.Context, c client.Client, o options, res Result, workerPid int, workerMetrics func() ([]family, error)) error {
 	// Other trees first, as on an operator's server (issue 25: the
 	// starvation showed after a 100-worker tree was rolled out twice).
