@@ -3,8 +3,9 @@
 # of its own (free ports), drives it through starts with retries, crashes,
 # group restarts, a give-up and its cooldown, a manual restart, stop/start,
 # a rollout, a child workflow terminated by hand, a re-applied spec and a
-# delete, and (scripts/testdata/record-ops.yaml) a supervisor through the
-# operator's stop, start and restart; it writes each workflow's history to
+# delete, (scripts/testdata/record-ops.yaml) a supervisor through the
+# operator's stop, start and restart, and (record-window.yaml) a supervisor
+# that starts more children than its start window; it writes each workflow's history to
 # workflows/testdata (STEWARD_RECORD_OUT: another directory).
 # Usage: make build temporal-cli && scripts/record-histories.sh
 set -euo pipefail
@@ -31,6 +32,7 @@ pids+=($!)
 s() { bin/starter --address "$addr" "$@"; }
 t() { bin/temporal --address "$addr" "$@"; }
 s apply -f scripts/testdata/record-ops.yaml --wait
+s apply -f scripts/testdata/record-window.yaml --wait # the start window (supervisor version 6)
 s stop ops; sleep 3; s start ops; sleep 3; s restart ops; sleep 3
 s stop ops/sub; sleep 2; s start ops/sub; sleep 2
 s apply -f scripts/testdata/record.yaml
@@ -57,6 +59,7 @@ show rec/chain chain
 show rec/chain/y y
 show rollout:rec/chain rollout
 show ops ops
+show win window
 show ops/sub ops-sub
 s delete rec
 sleep 5

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
@@ -40,6 +41,10 @@ type ChildRecord struct {
 	SeenTerminations int `json:"seenTerminations,omitempty"`
 	// ReportSeq is the newest report applied; older ones are stale.
 	ReportSeq int64 `json:"reportSeq,omitempty"`
+	// StartedAt is when this supervisor started the child's workflow, until
+	// the child's first report: while set (for supervise.SlotHold at most)
+	// the child holds a slot of the start window (supervisor version 6).
+	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
 // unseenTerminations: an adopted child's terminations are not known yet.

@@ -48,8 +48,10 @@ func (s *supervisorRun) siblings() []supervise.Sibling {
 		deps[c.Name] = c.DependsOn
 	}
 	out := make([]supervise.Sibling, len(s.carry.Children))
+	now := workflow.Now(s.ctx)
 	for i, r := range s.carry.Children {
 		out[i] = sibling(r, deps[r.Name], slices.Contains(s.carry.Removing, r.Path))
+		out[i].Starting = supervise.HoldsSlot(r.Lifecycle, r.StartedAt, now)
 		// Version 4: a child applying its spec is not up (a worker of
 		// version 5 reports a new generation at its restart's end).
 		out[i].Applying = s.in.Version >= 4 && r.WantGeneration > r.Status.Generation
@@ -128,7 +130,7 @@ func (s *supervisorRun) release() {
 	if s.shuttingDown || !slices.ContainsFunc(s.carry.Children, func(r ChildRecord) bool { return r.Lifecycle.Waits() }) {
 		return // nothing waits: the common case, after every event
 	}
-	steps, after := supervise.Release(s.siblings(), s.carry.Desired == spec.DesiredRunning, supervise.Blocked(s.carry.Memory))
+	steps, after := supervise.Release(s.siblings(), s.carry.Desired == spec.DesiredRunning, supervise.Blocked(s.carry.Memory), s.window())
 	// The queued marks first, as the order leaves them: a child started
 	// below checks its dependencies (earlier in start order) by them.
 	for i, a := range after {
@@ -136,6 +138,7 @@ func (s *supervisorRun) release() {
 			r.Lifecycle = a.Lifecycle
 		}
 	}
+	var starts []int // version 6 on: started together, after the signals
 	for _, st := range steps {
 		rec := &s.carry.Children[st.Index]
 		switch st.Kind {
@@ -144,11 +147,30 @@ func (s *supervisorRun) release() {
 		case supervise.RunChild:
 			s.out.add(workflow.SignalExternalWorkflow(s.ctx, rec.Path, "", SignalDesired, spec.DesiredRunning))
 		case supervise.StartChild:
-			want := rec.WantGeneration
-			s.carry.Children[st.Index] = s.startChildren([]spec.Node{*rec.Node})[0]
-			s.carry.Children[st.Index].WantGeneration = max(want, s.carry.Children[st.Index].WantGeneration)
+			if s.window() > 0 {
+				starts = append(starts, st.Index)
+				continue
+			}
+			s.startDeferred([]int{st.Index}) // one at a time, each awaited, as version 5 did
 		case supervise.Wait:
 			rec.Status.Reason = st.Reason
 		}
+	}
+	if len(starts) > 0 {
+		s.startDeferred(starts)
+	}
+}
+
+// startDeferred starts the deferred children at the indexes given, in one
+// batch (one workflow task awaits them all), each with the node it kept.
+func (s *supervisorRun) startDeferred(at []int) {
+	nodes := make([]spec.Node, len(at))
+	for k, i := range at {
+		nodes[k] = *s.carry.Children[i].Node
+	}
+	for k, rec := range s.startChildren(nodes) {
+		i := at[k]
+		rec.WantGeneration = max(s.carry.Children[i].WantGeneration, rec.WantGeneration)
+		s.carry.Children[i] = rec
 	}
 }

@@ -19,7 +19,9 @@ import (
 // start and restart (history-ops*, recorded by the code before dependsOn
 // and notify, which must replay them unchanged); the group and a worker
 // again (history-reported-*), recorded once starts were reported by their
-// activities (a slow start's report overtaken by the workflow's own). A
+// activities (a slow start's report overtaken by the workflow's own); a
+// supervisor of version 6 that starts more children than its start window
+// (history-window). A
 // change to workflow logic that is not behind workflow.GetVersion fails here; re-run it on every SDK upgrade, and record anew (the script)
 // when a change is meant to break old histories (none may: docs/upgrading.md).
 func TestReplayRecordedHistories(t *testing.T) {

@@ -200,6 +200,9 @@ type supervisorRun struct {
 
 	// The one timer of a plan's backoff or step, or of a cooldown.
 	wake deadline
+	// slotWake: when a slot of the start window frees by itself, while
+	// children wait for one (window.go).
+	slotWake deadline
 	// fleetWake: when a worker's host will have been lost past its
 	// reschedule.after (fleet.go).
 	fleetWake deadline
@@ -246,8 +249,11 @@ func (s *supervisorRun) loop() error {
 	s.notes.resend(ctx, s.carry.Notifications)
 	s.carry.Notifications = nil
 	if s.in.Carry == nil {
-		s.carry.Children = s.startChildren(s.full.Children)
+		s.carry.Children = s.startOrDefer(s.full.Children)
 		s.in.Spec, s.policies = pruneSpec(s.full), nil
+		if s.window() > 0 {
+			s.release() // the start window's first children
+		}
 		s.tellRevisions(s.in.Request, true)
 		s.subscribeHosts()
 	} else {
@@ -257,6 +263,7 @@ func (s *supervisorRun) loop() error {
 	s.advance()
 	s.handOut()
 	s.armWake()
+	s.armSlots()
 	s.publish()
 
 	cancelled := false
@@ -273,6 +280,9 @@ func (s *supervisorRun) loop() error {
 		}
 		if hostCh != nil {
 			sel.AddReceive(hostCh, func(c workflow.ReceiveChannel, _ bool) { s.onHost(receiveRaw(ctx, c)) })
+		}
+		if t := s.slotWake.fut; t != nil {
+			sel.AddFuture(t, func(f workflow.Future) { s.slotWake.fired(f) }) // release() looks again
 		}
 		if t := s.fleetWake.fut; t != nil {
 			sel.AddFuture(t, func(f workflow.Future) {
@@ -325,6 +335,7 @@ func (s *supervisorRun) loop() error {
 			s.handOut()
 		}
 		s.armWake()
+		s.armSlots()
 		s.armCheck()
 		s.gauges()
 		s.publish()
@@ -525,6 +536,9 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 			SearchPath.ValueSet(path), SearchKind.ValueSet(kind), SearchState.ValueSet("stopped")),
 	})
 	parent := workflow.GetInfo(s.ctx).WorkflowExecution.ID
+	if s.window() > 0 {
+		rec.StartedAt = workflow.Now(s.ctx) // it holds a slot until it reports
+	}
 	if node.IsSupervisor() {
 		in := SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: SupervisorVersion,
 			ReportSubtree: s.reportsSubtree(c.Name)}
@@ -548,6 +562,7 @@ func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflo
 		rec.Run = exec.RunID
 		s.futures[rec.Path] = fut
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+		rec.StartedAt = time.Time{} // running already: not starting
 		rec.Status.Reason = "adopted"
 		rec.SeenTerminations = unseenTerminations
 		if s.handsOut() {
@@ -556,6 +571,7 @@ func (s *supervisorRun) awaitStarted(rec *ChildRecord, fut workflow.ChildWorkflo
 			s.out.add(workflow.SignalExternalWorkflow(dctx, rec.Path, "", SignalSpec, s.specUpdate(s.childNode(c))))
 		}
 	default:
+		rec.StartedAt = time.Time{}
 		rec.Status.State, rec.Status.Reason = "failed", "could not start workflow: "+err.Error()
 		s.log.Error("could not start child", "path", rec.Path, "error", err.Error())
 	}
@@ -738,7 +754,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		s.carry.Children[j] = rec
 	}
 	s.handOut() // before the new children's starts are awaited
-	for k, rec := range s.startChildren(added) {
+	for k, rec := range s.startOrDefer(added) {
 		s.carry.Children[addedAt[k]] = rec
 	}
 	if s.updates() {
@@ -892,6 +908,7 @@ func (s *supervisorRun) apply(r ChildReport) {
 			rec.Run = r.Run // adopted: its run is known from its first report
 		}
 		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
+		rec.StartedAt = time.Time{} // started: its slot of the window is free
 		rec.Status = narrowRecord(r.Status)
 		if r.Ended {
 			rec.step(supervise.ReportedEnd)

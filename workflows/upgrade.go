@@ -96,12 +96,19 @@ import (
 //	  the instance is stopped on its old host, or left there as a stale
 //	  copy stopped once that host is back; version 4 restarted it on the
 //	  new host's queue.
+//	supervisor 6: starts its children through the start window
+//	  (startwindow.go, internal/supervise's window.go): at most
+//	  supervise.StartWindow at once, each until its first report; the
+//	  others wait as deferred, and those the window lets go in one
+//	  release start in one batch. Version 5 starts every child in its
+//	  first task (and every child of an apply's additions at once), and
+//	  the deferred children a release lets go one after the other.
 //	worker 6: takes its spec by the `spec` Update too
 //	  (worker_spec_update.go), and a supervisor's hand-out uses it once
 //	  the worker's report says version 6; version 5 refuses the Update as
 //	  unknown and gets its spec by signal.
 const (
-	SupervisorVersion = 5
+	SupervisorVersion = 6
 	WorkerVersion     = 6
 	RolloutVersion    = 2
 )

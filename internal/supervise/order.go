@@ -43,6 +43,9 @@ type Sibling struct {
 	// worker restarting for it reports the new generation at the
 	// restart's end): it is not up, whatever it last said.
 	Applying bool
+	// Starting: its workflow was started and has not reported yet: it
+	// holds a slot of the start window (window.go, HoldsSlot).
+	Starting bool
 }
 
 // Gone: the child's workflow is not there to be asked anything.
@@ -129,10 +132,12 @@ type OrderStep struct {
 // order. running: the supervisor is to run; blocked: a plan of the core
 // (a group restart, a give-up, a hold) is in progress, or the supervisor
 // failed or is held, and nothing waiting for dependencies starts (a child
-// waiting only for a removed run of its path still does). It returns the
-// steps to carry out, in order, and the siblings as they are after them
-// (a started child: up to its first report, not up).
-func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
+// waiting only for a removed run of its path still does). window is the
+// start window's size (StartWindow; 0: none, before version 6): a deferred
+// child starts only into a free slot. It returns the steps to carry out,
+// in order, and the siblings as they are after them (a started child: up
+// to its first report, not up, and starting).
+func Release(sibs []Sibling, running, blocked bool, window int) ([]OrderStep, []Sibling) {
 	sibs = slices.Clone(sibs)
 	if !slices.ContainsFunc(sibs, func(c Sibling) bool { return c.Lifecycle.Waits() }) {
 		return nil, sibs // nothing waits: the common case, after every event
@@ -146,6 +151,7 @@ func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
 		}
 	}
 	restartsDown := RestartsDown(sibs)
+	slots := newWindow(window, sibs)
 	for j := range sibs {
 		c := &sibs[j]
 		switch {
@@ -157,9 +163,13 @@ func Release(sibs []Sibling, running, blocked bool) ([]OrderStep, []Sibling) {
 				steps = append(steps, OrderStep{Kind: Wait, Index: j, Reason: WaitingReason(w)})
 				continue
 			}
+			if !slots.take() {
+				steps = append(steps, OrderStep{Kind: Wait, Index: j, Reason: WindowReason})
+				continue
+			}
 			steps = append(steps, OrderStep{Kind: StartChild, Index: j})
 			*c = Sibling{Name: c.Name, DependsOn: c.DependsOn, Supervisor: c.Supervisor, State: "stopped",
-				Lifecycle: Step(Deferred, WorkflowStarted)}
+				Lifecycle: Step(Deferred, WorkflowStarted), Starting: window > 0}
 		case c.Lifecycle.startQueued():
 			if blocked || (c.Lifecycle == RestartStart && !restartsDown) {
 				continue

@@ -87,7 +87,7 @@ func TestRelease(t *testing.T) {
 			}(), running: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			steps, _ := Release(c.sibs, c.running, c.blocked)
+			steps, _ := Release(c.sibs, c.running, c.blocked, 0)
 			require.Equal(t, c.steps, steps)
 		})
 	}
@@ -97,7 +97,7 @@ func TestRelease(t *testing.T) {
 // or start sent is no longer queued. The input is not changed.
 func TestReleaseLeavesTheSiblingsAsItsStepsDo(t *testing.T) {
 	in := chain(up, deferredOn("db"), Sibling{State: "stopped", Lifecycle: HeldStart})
-	_, after := Release(in, true, false)
+	_, after := Release(in, true, false, 0)
 	require.Equal(t, Deferred, in[1].Lifecycle, "the input is left as it was")
 	require.Equal(t, Live, after[1].Lifecycle)
 	require.False(t, after[1].Up(), "started, not yet running")

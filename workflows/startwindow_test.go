@@ -1,0 +1,125 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
+)
+
+// wideTree is a root of n stub workers w00, w01, ...
+func wideTree(n int) spec.Node {
+	kids := make([]spec.Node, n)
+	for i := range kids {
+		kids[i] = stubNode(fmt.Sprintf("w%02d", i), nil)
+	}
+	return tree("root", kids...)
+}
+
+// waitingForASlot counts the children that wait for the start window.
+func waitingForASlot(st Status) int {
+	n := 0
+	for _, c := range st.Children {
+		if c.Reason == supervise.WindowReason {
+			n++
+		}
+	}
+	return n
+}
+
+// slowStarts mocks every start to take 10 s (a child reports at its
+// start's end) and records the starts that ended.
+func slowStarts(env *testsuite.TestWorkflowEnvironment) *calls {
+	var starts calls
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).After(10 * time.Second).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		starts.add(r.Path)
+		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
+	})
+	return &starts
+}
+
+// starting counts the children started that have not reported running.
+func starting(st Status) int {
+	n := 0
+	for _, c := range st.Children {
+		if c.State != "running" && c.Reason != supervise.WindowReason {
+			n++
+		}
+	}
+	return n
+}
+
+// A supervisor has at most StartWindow children starting at once: the
+// others wait, and start as the first report; every child runs in the end.
+// (A tree of 10,000 workers put 10,000 first tasks in the workflow queue at
+// once: the queue's oldest task waited two minutes, every other tree's
+// tasks behind it.)
+func TestStartWindow_TenThousandFirstTasksAtOnce_StartsAWindowAtATime(t *testing.T) {
+	env := newEnv(t)
+	starts := slowStarts(env)
+	n := 2*supervise.StartWindow + 5 // two windows and some
+	var early, mid Status
+	var startedEarly, startedMid int
+	at(env, 5*time.Second, func() { early, startedEarly = query(t, env), len(starts.get()) })
+	at(env, 15*time.Second, func() { mid, startedMid = query(t, env), len(starts.get()) })
+	var final Status
+	at(env, 2*time.Minute, func() { final = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: wideTree(n), Generation: 1, Version: SupervisorVersion})
+
+	require.Equal(t, 0, startedEarly, "no start has ended yet")
+	require.Equal(t, n-supervise.StartWindow, waitingForASlot(early), "a window's worth starts first")
+	require.Equal(t, supervise.StartWindow, startedMid, "the first window's starts ended")
+	require.Less(t, waitingForASlot(mid), waitingForASlot(early), "the next children started as the first reported")
+	require.LessOrEqual(t, starting(mid), supervise.StartWindow, "never more than a window starting")
+	require.Equal(t, "stopped", childState(mid, fmt.Sprintf("w%02d", n-1)).State)
+	require.Len(t, starts.get(), n, "every child started once")
+	at, total := final.AtDesired()
+	require.Equal(t, n, at)
+	require.Equal(t, n, total)
+	require.Equal(t, 0, waitingForASlot(final))
+}
+
+// A child that never reports holds its slot for SlotHold at most: the rest
+// of the tree still starts.
+func TestStartWindow_ChildrenThatNeverReport_HoldTheirSlotsForSlotHoldOnly(t *testing.T) {
+	env := newEnv(t)
+	// The first window's starts never end (within the test).
+	first := fmt.Sprintf("root/w%02d", supervise.StartWindow)
+	env.OnActivity(activities.StartName, mock.Anything, mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path < first })).
+		After(time.Hour).Return(activities.ActionResult{Attempt: 1}, nil)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1}, nil)
+	var held, after Status
+	at(env, supervise.SlotHold-5*time.Second, func() { held = query(t, env) })
+	at(env, supervise.SlotHold+30*time.Second, func() { after = query(t, env) })
+	endAt(env, 2*supervise.SlotHold)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: wideTree(supervise.StartWindow + 5), Generation: 1, Version: SupervisorVersion})
+
+	require.Equal(t, 5, waitingForASlot(held), "held by a window of children that have not reported")
+	require.Equal(t, 0, waitingForASlot(after), "their slots freed after SlotHold")
+	for i := supervise.StartWindow; i < supervise.StartWindow+5; i++ {
+		require.Equal(t, "running", childState(after, fmt.Sprintf("w%02d", i)).State)
+	}
+}
+
+// Version 5 (the old branch): every child starts in the first task.
+func TestStartWindow_Version5StartsEveryChildAtOnce(t *testing.T) {
+	env := newEnv(t)
+	starts := slowStarts(env)
+	var early Status
+	var startedEarly int
+	at(env, 11*time.Second, func() { early, startedEarly = query(t, env), len(starts.get()) })
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: wideTree(2*supervise.StartWindow + 5), Generation: 1, Version: 5})
+
+	require.Equal(t, 2*supervise.StartWindow+5, startedEarly)
+	require.Equal(t, 0, waitingForASlot(early))
+}
