@@ -123,3 +123,28 @@ func TestStartWindow_Version5StartsEveryChildAtOnce(t *testing.T) {
 	require.Equal(t, 2*supervise.StartWindow+5, startedEarly)
 	require.Equal(t, 0, waitingForASlot(early))
 }
+
+// A run carried over continue-as-new with children an apply added as the
+// last run ended (deferred, no slot held) starts them at once, though no
+// report will come and no slot frees: the run looks at its children as it
+// begins (the closed check's timer, set for now), and that task releases
+// them.
+func TestStartWindow_CarriedDeferredChildrenStartWithoutAnEvent(t *testing.T) {
+	env := newEnv(t)
+	root := wideTree(3)
+	carry := SupervisorCarry{Desired: spec.DesiredRunning}
+	for _, c := range root.Children {
+		c := c
+		carry.Children = append(carry.Children, ChildRecord{Name: c.Name, Path: "root/" + c.Name, Digest: "d", WantGeneration: 1,
+			Lifecycle: supervise.Deferred, Node: &c,
+			Status: Status{Path: "root/" + c.Name, Kind: spec.KindStub, State: "stopped", Desired: spec.DesiredRunning, Reason: supervise.WindowReason}})
+	}
+	var st Status
+	at(env, 30*time.Second, func() { st = query(t, env) })
+	endAt(env, time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: &carry, Version: SupervisorVersion})
+
+	for _, c := range root.Children {
+		require.Equal(t, "running", childState(st, c.Name).State, c.Name)
+	}
+}
