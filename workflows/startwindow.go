@@ -35,19 +35,11 @@ func (s *supervisorRun) startOrDefer(nodes []spec.Node) []ChildRecord {
 	}
 	recs := make([]ChildRecord, len(nodes))
 	for i, c := range nodes {
-		node := s.childNode(c)
-		path := s.childPath(c.Name)
-		kind := node.Kind
-		if node.IsSupervisor() {
-			kind = spec.KindSupervisor
+		recs[i], _ = s.newRecord(c, supervise.WindowReason)
+		if slices.Contains(s.carry.Removing, recs[i].Path) {
+			recs[i].Status.Reason = removedRunReason
 		}
-		reason := supervise.WindowReason
-		if slices.Contains(s.carry.Removing, path) {
-			reason = "waiting for the removed run to end"
-		}
-		recs[i] = ChildRecord{Name: c.Name, Path: path, Digest: s.childDigest(c), WantGeneration: s.in.Generation,
-			Lifecycle: supervise.Deferred, Node: &c,
-			Status: Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: reason}}
+		recs[i].Lifecycle, recs[i].Node = supervise.Deferred, &c
 	}
 	return recs
 }

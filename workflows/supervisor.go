@@ -499,20 +499,31 @@ func (s *supervisorRun) startChildren(nodes []spec.Node) []ChildRecord {
 	return recs
 }
 
-// initiateChild starts one child workflow without waiting for it.
-func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildWorkflowFuture) {
+// removedRunReason is the reason of a child whose path's removed run is
+// still stopping.
+const removedRunReason = "waiting for the removed run to end"
+
+// newRecord is the record of child c before its workflow starts (stopped,
+// for reason), and the node handed to it.
+func (s *supervisorRun) newRecord(c spec.Node, reason string) (ChildRecord, spec.Node) {
 	node := s.childNode(c)
 	path := s.childPath(c.Name)
-	rec := ChildRecord{Name: c.Name, Path: path, Digest: s.childDigest(c), WantGeneration: s.in.Generation}
 	kind := node.Kind
 	if node.IsSupervisor() {
 		kind = spec.KindSupervisor
 	}
-	rec.Status = Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: "starting workflow"}
+	return ChildRecord{Name: c.Name, Path: path, Digest: s.childDigest(c), WantGeneration: s.in.Generation,
+		Status: Status{Path: path, Kind: kind, State: "stopped", Desired: node.Resolved().Desired, Reason: reason}}, node
+}
+
+// initiateChild starts one child workflow without waiting for it.
+func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildWorkflowFuture) {
+	rec, node := s.newRecord(c, "starting workflow")
+	path, kind := rec.Path, rec.Status.Kind
 	if slices.Contains(s.carry.Removing, path) {
 		// A removed run of this path is still stopping: start after it ends.
 		rec.Lifecycle, rec.Node = supervise.Deferred, &c
-		rec.Status.Reason = "waiting for the removed run to end"
+		rec.Status.Reason = removedRunReason
 		return rec, nil
 	}
 	if w := s.waitingFor(c.DependsOn); len(w) > 0 {
