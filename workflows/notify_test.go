@@ -1,8 +1,12 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,14 +42,37 @@ func (l *notifyLog) notify(_ context.Context, t activities.NotificationTask) err
 	return nil
 }
 
+// events are the delivered notifications' events in the order the workflow
+// sent them (the number in their idempotency key): two notifications sent
+// close together are two activities that may complete in either order.
 func (l *notifyLog) events() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []string
-	for _, t := range l.delivered {
+	for _, t := range l.sent() {
 		out = append(out, t.Notification.Event)
 	}
 	return out
+}
+
+// sent are the delivered notifications in the order the workflow sent them.
+func (l *notifyLog) sent() []activities.NotificationTask {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sent := slices.Clone(l.delivered)
+	slices.SortStableFunc(sent, func(a, b activities.NotificationTask) int { return cmp.Compare(sentSeq(a.Key), sentSeq(b.Key)) })
+	return sent
+}
+
+// sentSeq is the sequence number in an idempotency key "path/seq/event".
+func sentSeq(key string) int {
+	parts := strings.Split(key, "/")
+	if len(parts) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // A worker that fails notifies "failed"; once running again, "recovered".

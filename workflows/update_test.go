@@ -323,10 +323,9 @@ func TestUpdate_NotifiesUpdateFailedThenReverted(t *testing.T) {
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: withHook(0), Generation: 1, Version: SupervisorVersion})
 
 	require.Equal(t, []string{spec.EventUpdateFailed, spec.EventReverted}, notes.events())
-	notes.mu.Lock()
-	defer notes.mu.Unlock()
-	require.Equal(t, "root", notes.delivered[0].Notification.Path)
-	require.Contains(t, notes.delivered[0].Notification.Reason, "a ")
+	failed := notes.sent()[0].Notification
+	require.Equal(t, "root", failed.Path)
+	require.Contains(t, failed.Reason, "a ")
 }
 
 // Version 4 of a supervisor reports its update's state to its parent, not
