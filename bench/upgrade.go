@@ -76,27 +76,44 @@ func upgradeStep(ctx context.Context, c client.Client, o options, res Result, sw
 }
 
 // workerRows is every worker of the tree at root as it answers for itself
-// (`starter status --exact true`).
+// (`starter status --exact true`). A row marked stale (its node, or a
+// supervisor above it, did not answer in time: right after an upgrade the
+// workflow queue still holds the new runs' tasks) is a record or
+// visibility's, with no instance or restart count to compare: status is
+// asked again, up to five times, and only the workers' own answers are
+// kept; a worker that never answered counts as restarted.
 func workerRows(o options, root string) (map[string]workflows.Status, error) {
-	out, err := starterRun(o, 5*time.Minute, "status", root, "--exact", "true", "-o", "json")
-	if err != nil {
-		return nil, err
-	}
-	var st workflows.Status
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		return nil, err
-	}
 	rows := map[string]workflows.Status{}
-	var walk func(s workflows.Status)
-	walk = func(s workflows.Status) {
-		if !s.IsSupervisor() {
-			rows[s.Path] = s
+	for attempt := 1; attempt <= 5; attempt++ {
+		out, err := starterRun(o, 5*time.Minute, "status", root, "--exact", "true", "-o", "json")
+		if err != nil {
+			return nil, err
 		}
-		for _, ch := range s.Children {
-			walk(ch)
+		var st workflows.Status
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			return nil, err
 		}
+		stale := 0
+		var walk func(s workflows.Status)
+		walk = func(s workflows.Status) {
+			switch {
+			case s.IsSupervisor():
+			case s.Stale != "":
+				stale++
+			default:
+				rows[s.Path] = s
+			}
+			for _, ch := range s.Children {
+				walk(ch)
+			}
+		}
+		walk(st)
+		if stale == 0 {
+			break
+		}
+		fmt.Fprintf(os.Stderr, "bench: %d rows of %s stale: asking again\n", stale, root)
+		time.Sleep(5 * time.Second)
 	}
-	walk(st)
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("upgrade: no workers under %s", root)
 	}

@@ -4,8 +4,9 @@
 # group restarts, a give-up and its cooldown, a manual restart, stop/start,
 # a rollout, a child workflow terminated by hand, a re-applied spec and a
 # delete, (scripts/testdata/record-ops.yaml) a supervisor through the
-# operator's stop, start and restart, and (record-window.yaml) a supervisor
-# that starts more children than its start window; it writes each workflow's history to
+# operator's stop, start and restart, (record-window.yaml) a supervisor
+# that starts more children than its start window, and (record-groups.yaml)
+# a root of more groups than its window; it writes each workflow's history to
 # workflows/testdata (STEWARD_RECORD_OUT: another directory).
 # Usage: make build temporal-cli && scripts/record-histories.sh
 set -euo pipefail
@@ -33,6 +34,7 @@ s() { bin/starter --address "$addr" "$@"; }
 t() { bin/temporal --address "$addr" "$@"; }
 s apply -f scripts/testdata/record-ops.yaml --wait
 s apply -f scripts/testdata/record-window.yaml --wait # the start window (supervisor version 6)
+s apply -f scripts/testdata/record-groups.yaml --wait # groups hold their slots until their subtrees started (version 7)
 s stop ops; sleep 3; s start ops; sleep 3; s restart ops; sleep 3
 s stop ops/sub; sleep 2; s start ops/sub; sleep 2
 s apply -f scripts/testdata/record.yaml
@@ -60,6 +62,7 @@ show rec/chain/y y
 show rollout:rec/chain rollout
 show ops ops
 show win window
+show grp groups
 show ops/sub ops-sub
 s delete rec
 sleep 5

@@ -51,7 +51,7 @@ func (s *supervisorRun) siblings() []supervise.Sibling {
 	now := workflow.Now(s.ctx)
 	for i, r := range s.carry.Children {
 		out[i] = sibling(r, deps[r.Name], slices.Contains(s.carry.Removing, r.Path))
-		out[i].Starting = supervise.HoldsSlot(r.Lifecycle, r.StartedAt, now)
+		out[i].Starting = supervise.HoldsSlot(r.Lifecycle, s.slot(r), now)
 		// Version 4: a child applying its spec is not up (a worker of
 		// version 5 reports a new generation at its restart's end).
 		out[i].Applying = s.in.Version >= 4 && r.WantGeneration > r.Status.Generation

@@ -21,7 +21,9 @@ import (
 // again (history-reported-*), recorded once starts were reported by their
 // activities (a slow start's report overtaken by the workflow's own); a
 // supervisor of version 6 that starts more children than its start window
-// (history-window). A
+// (history-window); a root of version 7 with more groups than its window,
+// each group holding its slot until its subtree has started
+// (history-groups). A
 // change to workflow logic that is not behind workflow.GetVersion fails here; re-run it on every SDK upgrade, and record anew (the script)
 // when a change is meant to break old histories (none may: docs/upgrading.md).
 func TestReplayRecordedHistories(t *testing.T) {

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -17,6 +16,45 @@ import (
 // dependency order's release starts them as slots free, with those that
 // wait for their dependencies. A supervisor of version 5 or older starts
 // every child in its first task, as it always did.
+
+// holdsForSubtree reports whether a child supervisor holds its slot until
+// its subtree has started (version 7), not until its first report.
+func (s *supervisorRun) holdsForSubtree() bool { return s.in.Version >= 7 }
+
+// slot is the child's hold on the window.
+func (s *supervisorRun) slot(r ChildRecord) supervise.Slot {
+	if s.holdsForSubtree() && r.isSupervisor() {
+		return supervise.Slot{At: r.StartedAt, Hold: supervise.SubtreeHold}
+	}
+	return supervise.Slot{At: r.StartedAt, Hold: supervise.SlotHold}
+}
+
+// startedBy reports whether the child's report r frees its slot: any
+// report, but, from version 7, a running child supervisor's only once its
+// subtree has started (one that is stopped, failed or restarting its
+// children frees it: it starts nothing of the window's now).
+func (s *supervisorRun) startedBy(r Status) bool {
+	return !s.holdsForSubtree() || !r.IsSupervisor() || r.SubtreeStarted || r.State != "running"
+}
+
+// noteSubtreeStarted records, once, that this supervisor's whole subtree
+// has started (version 7): every child up (or desired stopped and down) at
+// the generation it was handed, and each child supervisor's subtree
+// started. Its record says so from then on (Status.SubtreeStarted), and
+// its parent frees its slot of the window. It never goes back: the
+// window paces a tree's start, not what happens to it later.
+func (s *supervisorRun) noteSubtreeStarted() {
+	if !s.holdsForSubtree() || s.carry.SubtreeStarted || s.ownState() != "running" {
+		return
+	}
+	for _, r := range s.carry.Children {
+		settled := isUp(r) || (r.Status.Desired == spec.DesiredStopped && isDown(r))
+		if !settled || r.WantGeneration > r.Status.Generation || (r.isSupervisor() && isUp(r) && !r.Status.SubtreeStarted) {
+			return
+		}
+	}
+	s.carry.SubtreeStarted = true
+}
 
 // window is the start window's size for this run: 0 (none) before version 6.
 func (s *supervisorRun) window() int {
@@ -60,10 +98,10 @@ func (s *supervisorRun) armSlots() {
 	if s.slotWake.fut != nil {
 		return
 	}
-	var held []time.Time
+	var held []supervise.Slot
 	for _, r := range s.carry.Children {
 		if r.Lifecycle == supervise.Live {
-			held = append(held, r.StartedAt)
+			held = append(held, s.slot(r))
 		}
 	}
 	if at := supervise.SlotFreeAt(held, workflow.Now(s.ctx)); !at.IsZero() {

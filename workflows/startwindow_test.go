@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func wideTree(n int) spec.Node {
 func waitingForASlot(st Status) int {
 	n := 0
 	for _, c := range st.Children {
-		if c.Reason == supervise.WindowReason {
+		if strings.HasPrefix(c.Reason, supervise.WindowReason) { // a supervisor's row adds its count
 			n++
 		}
 	}
@@ -146,5 +147,76 @@ func TestStartWindow_CarriedDeferredChildrenStartWithoutAnEvent(t *testing.T) {
 
 	for _, c := range root.Children {
 		require.Equal(t, "running", childState(st, c.Name).State, c.Name)
+	}
+}
+
+// groupsOfOne is a root of n supervisors g00, g01, ..., each of one stub
+// worker.
+func groupsOfOne(n int) spec.Node {
+	kids := make([]spec.Node, n)
+	for i := range kids {
+		kids[i] = tree(fmt.Sprintf("g%02d", i), stubNode("w", nil))
+	}
+	return tree("root", kids...)
+}
+
+// A root of many groups had every group starting within seconds (each
+// freed its slot with its first report, from its first task), so a
+// 10,000-worker tree of 100 groups had 100 windows of first tasks waiting
+// at once, and the workflow queue's oldest task waited 55 s. From version
+// 7 a group holds its slot of the root's window until its whole subtree
+// has started (its record's SubtreeStarted); the groups after it wait.
+func TestStartWindow_GroupsHoldTheirSlotUntilTheirSubtreeStarted(t *testing.T) {
+	for _, tc := range []struct {
+		version int
+		waiting int // groups waiting for a slot while the first window's starts run
+	}{
+		{version: SupervisorVersion, waiting: 5},
+		{version: 6, waiting: 0},
+	} {
+		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
+			env := newEnv(t)
+			starts := slowStarts(env)
+			n := supervise.StartWindow + 5
+			var early, final Status
+			at(env, 5*time.Second, func() { early = query(t, env) })
+			at(env, 2*time.Minute, func() { final = query(t, env) })
+			endAt(env, 3*time.Minute)
+			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: groupsOfOne(n), Generation: 1, Version: tc.version})
+
+			require.Equal(t, tc.waiting, waitingForASlot(early), "groups waiting while the first window's workers start")
+			require.Len(t, starts.get(), n, "every worker started once")
+			for i := range n {
+				g := childState(final, fmt.Sprintf("g%02d", i))
+				require.Equal(t, "running", g.State, g.Path)
+				require.True(t, g.SubtreeStarted, "%s's record says its subtree started (the groups run this code, version 7)", g.Path)
+			}
+			require.Equal(t, 0, waitingForASlot(final))
+		})
+	}
+}
+
+// A group whose worker never runs (its start fails for good) never has its
+// subtree started: it holds its slot of the root's window for SubtreeHold
+// at most, and the groups after it start then.
+func TestStartWindow_AGroupThatNeverStartsWhole_HoldsItsSlotForSubtreeHoldOnly(t *testing.T) {
+	env := newEnv(t)
+	// The first window's workers never end their starts (within the test).
+	first := fmt.Sprintf("root/g%02d", supervise.StartWindow)
+	env.OnActivity(activities.StartName, mock.Anything, mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path < first })).
+		After(time.Hour).Return(activities.ActionResult{Attempt: 1}, nil)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1}, nil)
+	var held, after Status
+	at(env, supervise.SubtreeHold-30*time.Second, func() { held = query(t, env) })
+	at(env, supervise.SubtreeHold+time.Minute, func() { after = query(t, env) })
+	endAt(env, supervise.SubtreeHold+2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: groupsOfOne(supervise.StartWindow + 5), Generation: 1, Version: SupervisorVersion})
+
+	require.Equal(t, 5, waitingForASlot(held), "held past SlotHold by groups whose worker is still starting")
+	require.Equal(t, 0, waitingForASlot(after), "their slots freed after SubtreeHold")
+	for i := supervise.StartWindow; i < supervise.StartWindow+5; i++ {
+		g := childState(after, fmt.Sprintf("g%02d", i))
+		require.Equal(t, "running", g.State, g.Path)
+		require.True(t, g.SubtreeStarted, g.Path)
 	}
 }

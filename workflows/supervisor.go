@@ -87,6 +87,9 @@ type SupervisorCarry struct {
 	HostSeq int64 `json:"hostSeq,omitempty"`
 	// ReplaceAfterUpdate: a move waits for the update in progress.
 	ReplaceAfterUpdate bool `json:"replaceAfterUpdate,omitempty"`
+	// SubtreeStarted: its whole subtree has started once (version 7,
+	// startwindow.go's noteSubtreeStarted).
+	SubtreeStarted bool `json:"subtreeStarted,omitempty"`
 }
 
 // childStopWait bounds how long a deleted supervisor waits for each child to
@@ -919,7 +922,9 @@ func (s *supervisorRun) apply(r ChildReport) {
 			rec.Run = r.Run // adopted: its run is known from its first report
 		}
 		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
-		rec.StartedAt = time.Time{} // started: its slot of the window is free
+		if s.startedBy(r.Status) {
+			rec.StartedAt = time.Time{} // started: its slot of the window is free
+		}
 		rec.Status = narrowRecord(r.Status)
 		if r.Ended {
 			rec.step(supervise.ReportedEnd)
@@ -955,6 +960,7 @@ func (s *supervisorRun) own() Status {
 	if s.in.ReportSubtree {
 		st.Subtree = s.subtree()
 	}
+	st.SubtreeStarted = s.carry.SubtreeStarted
 	if s.updates() {
 		st.Revision, st.Update = s.carry.Revision, s.updateStatus()
 	}
@@ -1034,6 +1040,7 @@ func (s *supervisorRun) publish() {
 			Path: s.in.Path, State: state, Reason: reason, Time: s.carry.Since, Generation: s.in.Generation}, s.lastState)
 		s.lastState = state
 	}
+	s.noteSubtreeStarted()
 	st := s.status()
 	s.upsertState(st.State)
 	s.report(false)

@@ -107,8 +107,13 @@ import (
 //	  (worker_spec_update.go), and a supervisor's hand-out uses it once
 //	  the worker's report says version 6; version 5 refuses the Update as
 //	  unknown and gets its spec by signal.
+//	supervisor 7: a child supervisor holds its slot of the start window
+//	  until its whole subtree has started (its record's SubtreeStarted),
+//	  for supervise.SubtreeHold at most, and its own record says when its
+//	  subtree has (startwindow.go); version 6 frees a child supervisor's
+//	  slot at its first report and never says it.
 const (
-	SupervisorVersion = 6
+	SupervisorVersion = 7
 	WorkerVersion     = 6
 	RolloutVersion    = 2
 )

@@ -91,10 +91,20 @@ func TestReleaseStartWindowAfterDependencies(t *testing.T) {
 // supervisor whose children wait looks again.
 func TestHoldsSlotAndSlotFreeAt(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	require.True(t, HoldsSlot(Live, t0, t0.Add(time.Second)))
-	require.False(t, HoldsSlot(Live, time.Time{}, t0), "reported, adopted, or started before version 6")
-	require.False(t, HoldsSlot(Live, t0, t0.Add(SlotHold)), "held for SlotHold at most")
-	require.False(t, HoldsSlot(Closed, t0, t0), "a closed child holds nothing")
-	require.Equal(t, t0.Add(SlotHold), SlotFreeAt([]time.Time{{}, t0.Add(time.Second), t0}, t0.Add(2*time.Second)))
-	require.True(t, SlotFreeAt([]time.Time{{}, t0}, t0.Add(SlotHold)).IsZero(), "nothing held")
+	worker := func(at time.Time) Slot { return Slot{At: at, Hold: SlotHold} }
+	require.True(t, HoldsSlot(Live, worker(t0), t0.Add(time.Second)))
+	require.False(t, HoldsSlot(Live, worker(time.Time{}), t0), "reported, adopted, or started before version 6")
+	require.False(t, HoldsSlot(Live, worker(t0), t0.Add(SlotHold)), "held for SlotHold at most")
+	require.False(t, HoldsSlot(Closed, worker(t0), t0), "a closed child holds nothing")
+	require.Equal(t, t0.Add(SlotHold), SlotFreeAt([]Slot{worker(time.Time{}), worker(t0.Add(time.Second)), worker(t0)}, t0.Add(2*time.Second)))
+	require.True(t, SlotFreeAt([]Slot{worker(time.Time{}), worker(t0)}, t0.Add(SlotHold)).IsZero(), "nothing held")
+
+	// Version 7: a child supervisor holds its slot until its subtree has
+	// started, SubtreeHold at most; the first slot to free is the earliest
+	// of either kind.
+	group := Slot{At: t0, Hold: SubtreeHold}
+	require.True(t, HoldsSlot(Live, group, t0.Add(SlotHold)), "a group holds past SlotHold")
+	require.False(t, HoldsSlot(Live, group, t0.Add(SubtreeHold)), "for SubtreeHold at most")
+	require.Equal(t, t0.Add(SubtreeHold), SlotFreeAt([]Slot{group, worker(t0)}, t0.Add(SlotHold)))
+	require.Equal(t, t0.Add(time.Second).Add(SlotHold), SlotFreeAt([]Slot{group, worker(t0.Add(time.Second))}, t0.Add(2*time.Second)))
 }

@@ -90,6 +90,10 @@ type Status struct {
 	// worker up or completed), "stopped" (every worker down) or
 	// "changing"; empty for other supervisors.
 	Subtree string `json:"subtree,omitempty"`
+	// SubtreeStarted, in a supervisor's record (code version 7 on): its
+	// whole subtree has started once (every worker below it up or
+	// completed). Its parent's start window holds a slot for it until then.
+	SubtreeStarted bool `json:"subtreeStarted,omitempty"`
 	// RecentRestarts is how many restarts a supervisor counts in its
 	// current intensity period.
 	RecentRestarts int `json:"recentRestarts,omitempty"`
