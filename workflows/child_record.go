@@ -45,6 +45,9 @@ type ChildRecord struct {
 	// the child's first report: while set (for supervise.SlotHold at most)
 	// the child holds a slot of the start window (supervisor version 6).
 	StartedAt time.Time `json:"startedAt,omitzero"`
+	// UntilStarted: a child supervisor started with ReportStarted, whose
+	// slot is held until its record says SubtreeStarted (version 7).
+	UntilStarted bool `json:"untilStarted,omitempty"`
 }
 
 // unseenTerminations: an adopted child's terminations are not known yet.

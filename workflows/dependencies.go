@@ -168,7 +168,16 @@ func (s *supervisorRun) startDeferred(at []int) {
 	for k, i := range at {
 		nodes[k] = *s.carry.Children[i].Node
 	}
-	for k, rec := range s.startChildren(nodes) {
+	waiting := 0
+	for _, r := range s.carry.Children {
+		if r.Lifecycle == supervise.Deferred {
+			waiting++
+		}
+	}
+	s.othersWait = waiting > len(at)
+	started := s.startChildren(nodes)
+	s.othersWait = false
+	for k, rec := range started {
 		i := at[k]
 		rec.WantGeneration = max(s.carry.Children[i].WantGeneration, rec.WantGeneration)
 		s.carry.Children[i] = rec

@@ -17,43 +17,70 @@ import (
 // wait for their dependencies. A supervisor of version 5 or older starts
 // every child in its first task, as it always did.
 
-// holdsForSubtree reports whether a child supervisor holds its slot until
-// its subtree has started (version 7), not until its first report.
-func (s *supervisorRun) holdsForSubtree() bool { return s.in.Version >= 7 }
+// holdUntilStarted says whether a child supervisor started now holds its
+// slot until its whole subtree has started (version 7): when the children
+// started now leave siblings waiting for the window (holding the slot
+// paces them; with nobody waiting it would cost the child a report for
+// nothing), or when this supervisor's own slot waits for its subtree
+// (its started-ness needs its child supervisors').
+func (s *supervisorRun) holdUntilStarted() bool {
+	return s.in.Version >= 7 && (s.othersWait || s.in.ReportStarted)
+}
 
 // slot is the child's hold on the window.
 func (s *supervisorRun) slot(r ChildRecord) supervise.Slot {
-	if s.holdsForSubtree() && r.isSupervisor() {
+	if r.UntilStarted {
 		return supervise.Slot{At: r.StartedAt, Hold: supervise.SubtreeHold}
 	}
 	return supervise.Slot{At: r.StartedAt, Hold: supervise.SlotHold}
 }
 
-// startedBy reports whether the child's report r frees its slot: any
-// report, but, from version 7, a running child supervisor's only once its
-// subtree has started (one that is stopped, failed or restarting its
-// children frees it: it starts nothing of the window's now).
-func (s *supervisorRun) startedBy(r Status) bool {
-	return !s.holdsForSubtree() || !r.IsSupervisor() || r.SubtreeStarted || r.State != "running"
+// startedBy reports whether the report r of the child rec frees its slot:
+// any report, but a child supervisor's that holds it until its subtree has
+// started (version 7) only once it says so, or once it is not running (a
+// child supervisor stopped, failed or restarting its children starts
+// nothing of the window's now).
+func (s *supervisorRun) startedBy(rec ChildRecord, r Status) bool {
+	return !rec.UntilStarted || r.SubtreeStarted || r.State != "running"
 }
 
 // noteSubtreeStarted records, once, that this supervisor's whole subtree
-// has started (version 7): every child up (or desired stopped and down) at
-// the generation it was handed, and each child supervisor's subtree
+// has started, for a supervisor whose parent holds its slot until then
+// (ReportStarted, version 7): every child up (or desired stopped and down)
+// at the generation it was handed, and each child supervisor's subtree
 // started. Its record says so from then on (Status.SubtreeStarted), and
-// its parent frees its slot of the window. It never goes back: the
-// window paces a tree's start, not what happens to it later.
+// its parent frees its slot. It never goes back: the window paces a
+// tree's start, not what happens to it later.
 func (s *supervisorRun) noteSubtreeStarted() {
-	if !s.holdsForSubtree() || s.carry.SubtreeStarted || s.ownState() != "running" {
+	if !s.in.ReportStarted || s.carry.SubtreeStarted || s.ownState() != "running" {
 		return
 	}
 	for _, r := range s.carry.Children {
-		settled := isUp(r) || (r.Status.Desired == spec.DesiredStopped && isDown(r))
-		if !settled || r.WantGeneration > r.Status.Generation || (r.isSupervisor() && isUp(r) && !r.Status.SubtreeStarted) {
+		if !subtreeStarted(r) {
 			return
 		}
 	}
 	s.carry.SubtreeStarted = true
+}
+
+// subtreeStarted: the child has started at the generation it was handed: a
+// worker up (or desired stopped and down), a child supervisor running with
+// its own subtree started (its record says so when its slot waited for
+// it) or desired stopped.
+func subtreeStarted(r ChildRecord) bool {
+	if r.WantGeneration > r.Status.Generation {
+		return false
+	}
+	if r.isSupervisor() {
+		if r.Lifecycle.Gone() || r.Lifecycle == supervise.Deferred {
+			return false
+		}
+		if r.Status.Desired == spec.DesiredStopped {
+			return true
+		}
+		return r.Status.State == "running" && (!r.UntilStarted || r.Status.SubtreeStarted)
+	}
+	return isUp(r) || (r.Status.Desired == spec.DesiredStopped && isDown(r))
 }
 
 // window is the start window's size for this run: 0 (none) before version 6.

@@ -165,7 +165,10 @@ func groupsOfOne(n int) spec.Node {
 // 10,000-worker tree of 100 groups had 100 windows of first tasks waiting
 // at once, and the workflow queue's oldest task waited 55 s. From version
 // 7 a group holds its slot of the root's window until its whole subtree
-// has started (its record's SubtreeStarted); the groups after it wait.
+// has started (its record's SubtreeStarted) when it was started while
+// others waited for the window; the groups after it wait. A group started
+// with nobody waiting frees its slot at its first report, and reports
+// nothing more for it.
 func TestStartWindow_GroupsHoldTheirSlotUntilTheirSubtreeStarted(t *testing.T) {
 	for _, tc := range []struct {
 		version int
@@ -189,7 +192,9 @@ func TestStartWindow_GroupsHoldTheirSlotUntilTheirSubtreeStarted(t *testing.T) {
 			for i := range n {
 				g := childState(final, fmt.Sprintf("g%02d", i))
 				require.Equal(t, "running", g.State, g.Path)
-				require.True(t, g.SubtreeStarted, "%s's record says its subtree started (the groups run this code, version 7)", g.Path)
+				// Only a group started while others waited has its slot
+				// held until its subtree started, and says when.
+				require.Equal(t, tc.version >= 7 && i < supervise.StartWindow, g.SubtreeStarted, "%s's record says its subtree started", g.Path)
 			}
 			require.Equal(t, 0, waitingForASlot(final))
 		})
@@ -217,6 +222,30 @@ func TestStartWindow_AGroupThatNeverStartsWhole_HoldsItsSlotForSubtreeHoldOnly(t
 	for i := supervise.StartWindow; i < supervise.StartWindow+5; i++ {
 		g := childState(after, fmt.Sprintf("g%02d", i))
 		require.Equal(t, "running", g.State, g.Path)
-		require.True(t, g.SubtreeStarted, g.Path)
+		require.False(t, g.SubtreeStarted, "%s: started with nobody waiting, its slot is not held for its subtree", g.Path)
+	}
+}
+
+// A supervisor whose slot waits for its subtree has its own child
+// supervisors say when theirs have started, waiting or not: a root of 21
+// supervisors of one group of one worker each sees the first 20 say their
+// subtree started, which needs each one's group to have said so.
+func TestStartWindow_ASubtreeStartedCountsItsGroupsSubtrees(t *testing.T) {
+	env := newEnv(t)
+	slowStarts(env)
+	n := supervise.StartWindow + 1
+	kids := make([]spec.Node, n)
+	for i := range kids {
+		kids[i] = tree(fmt.Sprintf("m%02d", i), tree("g", stubNode("w", nil)))
+	}
+	var final Status
+	at(env, 2*time.Minute, func() { final = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", kids...), Generation: 1, Version: SupervisorVersion})
+
+	for i := range n {
+		m := childState(final, fmt.Sprintf("m%02d", i))
+		require.Equal(t, "running", m.State, m.Path)
+		require.Equal(t, i < supervise.StartWindow, m.SubtreeStarted, m.Path)
 	}
 }

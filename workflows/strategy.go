@@ -138,10 +138,22 @@ func (s *supervisorRun) onWake() { s.decide(supervise.Snapshot{Kind: supervise.W
 
 // armWake keeps exactly one wake timer, for the earlier of supervise.WakeAt
 // and the rolling update's supervise.UpdateWakeAt.
+//
+// From version 7 a timer set for an earlier moment stays when the wake
+// moves later: a rolling update moves it with every worker it counts as
+// updated (each sent worker's healthy deadline, the progress deadline),
+// and each move was a cancelled timer and a new one, two events and a
+// timer task of the server's, in most of the supervisor's tasks during an
+// update. The timer kept may wake the run early; that decides nothing
+// (every deadline of the core and of the update is looked at against the
+// time) and arms the later one.
 func (s *supervisorRun) armWake() {
 	at := supervise.WakeAt(s.carry.Memory)
 	if u := supervise.UpdateWakeAt(s.carry.Update); !u.IsZero() && (at.IsZero() || u.Before(at)) {
 		at = u
+	}
+	if s.in.Version >= 7 && !at.IsZero() && s.wake.fut != nil && !s.wake.at.After(at) {
+		return // the timer set wakes the run first
 	}
 	s.wake.set(s.ctx, at)
 }

@@ -38,6 +38,10 @@ type SupervisorInput struct {
 	// ReportSubtree: its record says how its subtree is (Status.Subtree),
 	// for its supervisor's dependency order (dependencies.go).
 	ReportSubtree bool `json:"reportSubtree,omitempty"`
+	// ReportStarted: its supervisor holds a slot of its start window for
+	// it until its whole subtree has started, and its record says when
+	// (Status.SubtreeStarted; version 7, startwindow.go).
+	ReportStarted bool `json:"reportStarted,omitempty"`
 	// Revision is the tree's revision of the spec a first run is handed
 	// (0 for a root: its first spec is revision 1).
 	Revision int64 `json:"revision,omitempty"`
@@ -167,6 +171,9 @@ type supervisorRun struct {
 	log   log.Logger
 	in    SupervisorInput
 	carry SupervisorCarry
+	// othersWait: the children being started now leave siblings waiting
+	// for the start window (startDeferred sets it for initiateChild).
+	othersWait bool
 	// full is the whole spec this run was handed (input or spec signal),
 	// nil-childed on a run carried over: only it can start a child
 	// supervisor anew. s.in.Spec is its pruned copy, what is carried.
@@ -555,7 +562,8 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	}
 	if node.IsSupervisor() {
 		in := SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: SupervisorVersion,
-			ReportSubtree: s.reportsSubtree(c.Name)}
+			ReportSubtree: s.reportsSubtree(c.Name), ReportStarted: s.holdUntilStarted()}
+		rec.UntilStarted = in.ReportStarted
 		if s.updates() {
 			in.Revision = s.carry.Revision
 		}
@@ -922,7 +930,7 @@ func (s *supervisorRun) apply(r ChildReport) {
 			rec.Run = r.Run // adopted: its run is known from its first report
 		}
 		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
-		if s.startedBy(r.Status) {
+		if s.startedBy(*rec, r.Status) {
 			rec.StartedAt = time.Time{} // started: its slot of the window is free
 		}
 		rec.Status = narrowRecord(r.Status)
@@ -960,7 +968,7 @@ func (s *supervisorRun) own() Status {
 	if s.in.ReportSubtree {
 		st.Subtree = s.subtree()
 	}
-	st.SubtreeStarted = s.carry.SubtreeStarted
+	st.SubtreeStarted = s.in.ReportStarted && s.carry.SubtreeStarted
 	if s.updates() {
 		st.Revision, st.Update = s.carry.Revision, s.updateStatus()
 	}

@@ -384,3 +384,41 @@ func TestVersions_ARefusalFailsAnUpdateFromVersion4(t *testing.T) {
 	require.Empty(t, refusal(4, refused("reload")))
 	require.Empty(t, refusal(4, treestatus.ActionStatus{Name: "restart", Status: "succeeded"}))
 }
+
+// A rolling update moves the supervisor's wake with every worker it counts
+// as updated. Version 6 cancelled its timer and started another each time
+// (two events and a timer task of the server's in most of its tasks);
+// version 7 keeps the timer set for the earlier moment, and the update
+// still ends with every worker updated. (The test environment's listener
+// hears the workers' timers too, the same in both runs: the difference is
+// the supervisor's.)
+func TestUpdate_TheWakeTimerIsNotMovedWithEveryWorkerUpdated(t *testing.T) {
+	cancelledDuring := func(version int) int {
+		env := newEnv(t)
+		mockUpdates(env, -1)
+		var mu sync.Mutex
+		cancelled := 0
+		env.SetOnTimerCanceledListener(func(string) { mu.Lock(); cancelled++; mu.Unlock() })
+		policy := &spec.UpdatePolicy{MaxParallel: parallel(1)}
+		var before int
+		var after Status
+		at(env, time.Minute, func() {
+			mu.Lock()
+			before = cancelled
+			mu.Unlock()
+			env.SignalWorkflow(SignalSpec, spec.Update{Spec: withDelay(time.Millisecond, policy)})
+		})
+		at(env, 5*time.Minute, func() { after = queryOwn(t, env) })
+		endAt(env, 6*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: withDelay(0, policy), Generation: 1, Version: version})
+
+		require.NotNil(t, after.Update, "version %d", version)
+		require.Equal(t, "complete", after.Update.State, "version %d", version)
+		require.Equal(t, 4, after.Update.Updated, "version %d", version)
+		mu.Lock()
+		defer mu.Unlock()
+		return cancelled - before
+	}
+	v7, v6 := cancelledDuring(SupervisorVersion), cancelledDuring(6)
+	require.GreaterOrEqual(t, v6-v7, 3, "version 6 moved its timer with each of the 4 workers updated but the last (%d timers cancelled, version 7: %d)", v6, v7)
+}

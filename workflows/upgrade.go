@@ -111,7 +111,9 @@ import (
 //	  until its whole subtree has started (its record's SubtreeStarted),
 //	  for supervise.SubtreeHold at most, and its own record says when its
 //	  subtree has (startwindow.go); version 6 frees a child supervisor's
-//	  slot at its first report and never says it.
+//	  slot at its first report and never says it. Its wake timer is kept
+//	  when the wake moves later (armWake): version 6 cancels it and starts
+//	  another with each worker a rolling update counts as updated.
 const (
 	SupervisorVersion = 7
 	WorkerVersion     = 6
