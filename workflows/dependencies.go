@@ -72,6 +72,12 @@ func (s *supervisorRun) waitingFor(deps []string) []string {
 // completed, and nothing is queued for it.
 func isUp(r ChildRecord) bool { return sibling(r, nil, false).Up() }
 
+// settled: the child is where it was asked to be, up, or desired stopped
+// and down.
+func settled(r ChildRecord) bool {
+	return isUp(r) || (r.Status.Desired == spec.DesiredStopped && isDown(r))
+}
+
 // isDown: the child runs nothing (a child supervisor: nothing below it).
 func isDown(r ChildRecord) bool { return sibling(r, nil, false).Down() }
 
@@ -99,8 +105,7 @@ func (s *supervisorRun) reportsSubtree(name string) bool {
 func (s *supervisorRun) subtree() string {
 	up, down := s.ownState() == "running", true
 	for _, r := range s.carry.Children {
-		settled := isUp(r) || (r.Status.Desired == spec.DesiredStopped && isDown(r))
-		up = up && settled && r.WantGeneration <= r.Status.Generation
+		up = up && settled(r) && r.WantGeneration <= r.Status.Generation
 		down = down && isDown(r)
 	}
 	switch {

@@ -15,7 +15,9 @@ import (
 // report. Its children wait as deferred (their node kept) and the
 // dependency order's release starts them as slots free, with those that
 // wait for their dependencies. A supervisor of version 5 or older starts
-// every child in its first task, as it always did.
+// every child in its first task, as it always did. From version 7 a child
+// supervisor started while siblings wait holds its slot until its whole
+// subtree has started (internal/supervise's SubtreeHold at most).
 
 // holdUntilStarted says whether a child supervisor started now holds its
 // slot until its whole subtree has started (version 7): when the children
@@ -40,7 +42,7 @@ func (s *supervisorRun) slot(r ChildRecord) supervise.Slot {
 // started (version 7) only once it says so, or once it is not running (a
 // child supervisor stopped, failed or restarting its children starts
 // nothing of the window's now).
-func (s *supervisorRun) startedBy(rec ChildRecord, r Status) bool {
+func startedBy(rec ChildRecord, r Status) bool {
 	return !rec.UntilStarted || r.SubtreeStarted || r.State != "running"
 }
 
@@ -80,7 +82,7 @@ func subtreeStarted(r ChildRecord) bool {
 		}
 		return r.Status.State == "running" && (!r.UntilStarted || r.Status.SubtreeStarted)
 	}
-	return isUp(r) || (r.Status.Desired == spec.DesiredStopped && isDown(r))
+	return settled(r)
 }
 
 // window is the start window's size for this run: 0 (none) before version 6.

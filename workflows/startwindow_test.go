@@ -47,6 +47,16 @@ func slowStarts(env *testsuite.TestWorkflowEnvironment) *calls {
 	return &starts
 }
 
+// firstWindowNeverStarts mocks the starts of the first window's children
+// (paths prefix00 .. below prefix<StartWindow>) to end after the test, the
+// others' at once.
+func firstWindowNeverStarts(env *testsuite.TestWorkflowEnvironment, prefix string) {
+	first := fmt.Sprintf("%s%02d", prefix, supervise.StartWindow)
+	env.OnActivity(activities.StartName, mock.Anything, mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path < first })).
+		After(time.Hour).Return(activities.ActionResult{Attempt: 1}, nil)
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1}, nil)
+}
+
 // starting counts the children started that have not reported running.
 func starting(st Status) int {
 	n := 0
@@ -93,11 +103,7 @@ func TestStartWindow_TenThousandFirstTasksAtOnce_StartsAWindowAtATime(t *testing
 // of the tree still starts.
 func TestStartWindow_ChildrenThatNeverReport_HoldTheirSlotsForSlotHoldOnly(t *testing.T) {
 	env := newEnv(t)
-	// The first window's starts never end (within the test).
-	first := fmt.Sprintf("root/w%02d", supervise.StartWindow)
-	env.OnActivity(activities.StartName, mock.Anything, mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path < first })).
-		After(time.Hour).Return(activities.ActionResult{Attempt: 1}, nil)
-	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1}, nil)
+	firstWindowNeverStarts(env, "root/w")
 	var held, after Status
 	at(env, supervise.SlotHold-5*time.Second, func() { held = query(t, env) })
 	at(env, supervise.SlotHold+30*time.Second, func() { after = query(t, env) })
@@ -206,11 +212,7 @@ func TestStartWindow_GroupsHoldTheirSlotUntilTheirSubtreeStarted(t *testing.T) {
 // at most, and the groups after it start then.
 func TestStartWindow_AGroupThatNeverStartsWhole_HoldsItsSlotForSubtreeHoldOnly(t *testing.T) {
 	env := newEnv(t)
-	// The first window's workers never end their starts (within the test).
-	first := fmt.Sprintf("root/g%02d", supervise.StartWindow)
-	env.OnActivity(activities.StartName, mock.Anything, mock.MatchedBy(func(r activities.ActionRequest) bool { return r.Path < first })).
-		After(time.Hour).Return(activities.ActionResult{Attempt: 1}, nil)
-	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1}, nil)
+	firstWindowNeverStarts(env, "root/g")
 	var held, after Status
 	at(env, supervise.SubtreeHold-30*time.Second, func() { held = query(t, env) })
 	at(env, supervise.SubtreeHold+time.Minute, func() { after = query(t, env) })

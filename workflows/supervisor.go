@@ -930,7 +930,7 @@ func (s *supervisorRun) apply(r ChildReport) {
 			rec.Run = r.Run // adopted: its run is known from its first report
 		}
 		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
-		if s.startedBy(*rec, r.Status) {
+		if startedBy(*rec, r.Status) {
 			rec.StartedAt = time.Time{} // started: its slot of the window is free
 		}
 		rec.Status = narrowRecord(r.Status)
