@@ -211,6 +211,8 @@ func run(o options) error {
 		return err
 	}
 	rawMetricsURL := "http://" + rawAddr.String() + "/metrics"
+	// Its client keeps the SDK's defaults where steward's worker does not
+	// (the payload walk: temporalclient.PayloadVisitInline).
 	rawClient, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Namespace: ns, Compression: o.compression}, quiet{}, rawMetrics.Handler)
 	if err != nil {
 		return err

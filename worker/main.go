@@ -58,6 +58,7 @@ func main() {
 	flag.StringVar(&o.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
 	flag.StringVar(&o.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
 	flag.StringVar(&o.conn.Compression, "grpc-compression", "gzip", "compression of requests to Temporal: gzip or none (none saves CPU on both sides when the server is near)")
+	flag.IntVar(&o.conn.PayloadVisitConcurrency, "payload-visit-concurrency", temporalclient.PayloadVisitInline, "goroutines the SDK may use to walk one workflow task's payloads (for external storage, which steward does not use): 1 walks them on the task's own goroutine; 0 is the SDK's default (a goroutine per payload, 8 at once), slower under load (docs/benchmarks.md)")
 	flag.StringVar(&o.conn.EncryptionKeyFiles, "encryption-key-file", "", "encrypt every payload with AES-256-GCM: key files of 64 hex characters (openssl rand -hex 32), comma-separated, the first encrypts and all decrypt (default: "+temporalclient.EncryptionKeyEnv+")")
 	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
 	flag.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
@@ -112,6 +113,10 @@ func main() {
 	}
 	if c := o.conn.Compression; c != temporalclient.CompressionGzip && c != temporalclient.CompressionNone {
 		fmt.Fprintf(os.Stderr, "worker: --grpc-compression %q: use gzip or none\n", c)
+		os.Exit(2)
+	}
+	if o.conn.PayloadVisitConcurrency < 0 {
+		fmt.Fprintf(os.Stderr, "worker: --payload-visit-concurrency must be >= 0, not %d\n", o.conn.PayloadVisitConcurrency)
 		os.Exit(2)
 	}
 	if _, err := o.conn.Codec(); err != nil {

@@ -80,3 +80,23 @@ func TestConfigCompression(t *testing.T) {
 	_, err = Config{Compression: "zstd"}.Options()
 	require.EqualError(t, err, `gRPC compression "zstd": want "gzip" or "none"`)
 }
+
+// Payload visits: the SDK's default unless a concurrency is set; the
+// worker's (1) walks them on the task's goroutine, and the SDK takes that
+// configuration (it panics at construction on one it refuses); a negative
+// one is refused.
+func TestConfigPayloadVisitConcurrency(t *testing.T) {
+	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
+	opts, err := Config{}.Options()
+	require.NoError(t, err)
+	require.Zero(t, opts.ExternalStorage.Concurrency.MaxOperationsPerMessage, "the SDK's default")
+	opts, err = Config{PayloadVisitConcurrency: PayloadVisitInline}.Options()
+	require.NoError(t, err)
+	require.Empty(t, opts.ExternalStorage.Drivers, "no external storage")
+	require.Equal(t, 1, opts.ExternalStorage.Concurrency.MaxOperationsPerMessage)
+	c, err := client.NewLazyClient(opts)
+	require.NoError(t, err)
+	c.Close()
+	_, err = Config{PayloadVisitConcurrency: -1}.Options()
+	require.EqualError(t, err, "payload visit concurrency -1: want 0 (the SDK's default) or more")
+}
