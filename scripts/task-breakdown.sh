@@ -8,7 +8,8 @@
 #
 #   scripts/task-breakdown.sh [more bench flags, e.g. -worker-args "--payload-visit-concurrency 0"]
 #
-# Needs bin/temporal (make temporal-cli). Writes under a temporary
+# Needs bin/temporal (make temporal-cli) and python3 (a diagnostic, not part
+# of make run or make test). Writes under a temporary
 # directory and prints its path; nothing in the checkout changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -51,15 +51,12 @@ type Config struct {
 	PayloadVisitConcurrency int
 }
 
-// PayloadVisitInline is the worker's PayloadVisitConcurrency. The SDK
-// (v1.50) walks every payload of every workflow task and completion,
-// whether or not external storage is configured; with its default it
-// starts a goroutine per payload field and waits for all of them. A
-// worker's task that accepts a rollout's Update carries three payloads
-// (the accepted Update's request among them), and under load the task waited for those goroutines behind every other runnable one: in
-// the bench's throughput step, measured per task with an instrumented
-// SDK, that walk took 117-224 us at the median and 3.0-4.1 ms at p99 of
-// such tasks, and 53-56 us and 0.4-0.5 ms on the task's own goroutine
+// PayloadVisitInline is the worker's PayloadVisitConcurrency. A worker's
+// task that accepts a rollout's Update carries three payloads (the
+// accepted Update's request among them); under load, the SDK's default
+// walk of them took 117-224 us at the median and 3.0-4.1 ms at p99 of
+// such tasks in the bench's throughput step (measured per task with
+// scripts/task-breakdown.sh), inline 53-56 us and 0.4-0.5 ms
 // (docs/benchmarks.md).
 const PayloadVisitInline = 1
 
