@@ -302,7 +302,7 @@ func run(o options) error {
 		f         func() error
 	}{
 		{"cost", "events and workflow tasks per action", func() error { return costPerAction(ctx, c, res) }},
-		{"throughput", "throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics, rawMetricsURL) }},
+		{"throughput", "throughput", func() error { return throughput(ctx, c, o, res, stewardMetrics, rawMetricsURL, wcmd.Process.Pid) }},
 		{"latency", "signal to action", func() error { return latency(ctx, c, o, res) }},
 		{"history", "history", func() error { return maxHistory(ctx, c, o, res) }},
 		{"pool", "pool saturated", func() error { return poolSaturated(ctx, c, res, stewardMetrics) }},
@@ -562,7 +562,7 @@ func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) 
 
 // ---- scenarios ----
 
-func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL, rawMetricsURL string) error {
+func throughput(ctx context.Context, c client.Client, o options, res Result, metricsURL, rawMetricsURL string, workerPid int) error {
 	// Raw: 10 workflows x 200 activities. The server's CPU per action says
 	// what each side costs the server (the bottleneck here).
 	serverPid := o.serverPid
@@ -591,10 +591,12 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	began = time.Now()
 	cpu0 = cpuSeconds(serverPid)
 	entityTicks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="RawOnSignal"`)
+	rawSwitches := switchMeter(os.Getpid()) // this process runs the raw side's worker
 	if err := driveEntities(ctx, c, entities, rounds, pool); err != nil {
 		return err
 	}
 	entSecs := time.Since(began).Seconds()
+	rawSwitches(res, "raw_entity", rounds*o.fleet)
 	res["raw_entity_tick_p99_ms"] = entityTicks()
 	rawEntity := float64(rounds*o.fleet) / entSecs
 	res["raw_entity_throughput"] = round(rawEntity)
@@ -614,6 +616,7 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	// the workers' (the tick, the entity's peer).
 	stewardTicks := histogramWindow(scraper(metricsURL), taskLatency, "")
 	workerTicks := histogramWindow(scraper(metricsURL), taskLatency, `workflow_type="WorkerWorkflow"`)
+	workerSwitches := switchMeter(workerPid)
 	for i := range rounds {
 		id := workflows.RolloutID("bench-fleet")
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue,
@@ -632,6 +635,7 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	}
 	samples := stop()
 	secs := time.Since(began).Seconds()
+	workerSwitches(res, "steward_worker", rounds*len(targets))
 	res["tick_p99_ms_throughput"] = stewardTicks()
 	res["tick_p99_ms_throughput_WorkerWorkflow"] = workerTicks()
 	res["tick_ratio_p99_entity"] = ratio(res["tick_p99_ms_throughput"], res["raw_entity_tick_p99_ms"])
@@ -1310,6 +1314,55 @@ func cpuSeconds(pid int) float64 {
 	ut, _ := strconv.ParseFloat(fields[11], 64)
 	st, _ := strconv.ParseFloat(fields[12], 64)
 	return (ut + st) / 100 // clock ticks (USER_HZ = 100)
+}
+
+// switchMeter starts counting the context switches of process pid's
+// threads (/proc/PID/task/*/status) and its CPU; the function it returns
+// writes them per action under prefix: involuntary switches (the kernel
+// took a CPU away from a running thread: on this machine's two cores, for
+// the server's threads or another process's) and voluntary ones (a thread
+// blocked), per action and per CPU millisecond of the process. They tell
+// how often a task in flight can be set aside, which a task's p99 on a
+// shared machine follows (docs/benchmarks.md).
+func switchMeter(pid int) func(res Result, prefix string, actions int) {
+	v0, i0 := ctxSwitches(pid)
+	cpu0 := cpuSeconds(pid)
+	return func(res Result, prefix string, actions int) {
+		v1, i1 := ctxSwitches(pid)
+		cpuMs := 1000 * (cpuSeconds(pid) - cpu0)
+		res[prefix+"_cpu_ms_per_action"] = round(cpuMs / float64(actions))
+		res[prefix+"_involuntary_switches_per_action"] = round((i1 - i0) / float64(actions))
+		res[prefix+"_voluntary_switches_per_action"] = round((v1 - v0) / float64(actions))
+		if cpuMs > 0 {
+			res[prefix+"_involuntary_switches_per_cpu_ms"] = round((i1 - i0) / cpuMs)
+		}
+	}
+}
+
+// ctxSwitches sums the voluntary and involuntary context switches of
+// every thread of process pid (0, 0 when it cannot be read).
+func ctxSwitches(pid int) (voluntary, involuntary float64) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			switch k {
+			case "voluntary_ctxt_switches":
+				voluntary += n
+			case "nonvoluntary_ctxt_switches":
+				involuntary += n
+			}
+		}
+	}
+	return voluntary, involuntary
 }
 
 // devServerPid finds the dev server this program started (a child
