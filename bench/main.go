@@ -228,6 +228,7 @@ func run(o options) error {
 			InitialNumberOfPollers: 5, MinimumNumberOfPollers: 1, MaximumNumberOfPollers: 10})})
 	rw.RegisterWorkflow(RawLoop)
 	rw.RegisterWorkflow(RawOnSignal)
+	rw.RegisterWorkflow(RawOnUpdate)
 	rw.RegisterWorkflow(RawTree)
 	rw.RegisterWorkflow(RawGroup)
 	rw.RegisterWorkflow(RawLeaf)
@@ -411,7 +412,7 @@ func serverKind(o options) string {
 func endBenchWorkflows(ctx context.Context, c client.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
-	const query = "ExecutionStatus='Running' AND (WorkflowType='RawLoop' OR WorkflowType='RawOnSignal'" +
+	const query = "ExecutionStatus='Running' AND (WorkflowType='RawLoop' OR WorkflowType='RawOnSignal' OR WorkflowType='RawOnUpdate'" +
 		" OR WorkflowId STARTS_WITH 'bench-' OR WorkflowId STARTS_WITH 'rollout:bench-')"
 	for ended := 0; ; {
 		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1000})
@@ -495,13 +496,70 @@ func RawOnSignal(ctx workflow.Context, in RawInput) error {
 	return nil
 }
 
+// RawOnUpdate runs a no-op activity for each "go" Update, N times: the
+// Update's handler runs the activity and returns once it is done, so the
+// caller learns the action's end from the Update, as a rollout does from
+// a steward worker. Two coroutines while an Update runs (the main one
+// waiting, the handler), as in a steward worker: the raw floor of
+// steward's protocol, beside RawOnSignal's floor of one action per
+// signal.
+func RawOnUpdate(ctx workflow.Context, in RawInput) error {
+	opts := workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: !in.Eager}
+	done := 0
+	if err := workflow.SetUpdateHandler(ctx, "go", func(ctx workflow.Context) error {
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), "noop", in.Ms).Get(ctx, nil); err != nil {
+			return err
+		}
+		done++
+		return nil
+	}); err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return done >= in.N && workflow.AllHandlersFinished(ctx) })
+}
+
+// driveUpdateEntities sends every RawOnUpdate entity rounds Updates, chunk
+// entities at a time, each waited for until its action ended: the next
+// chunk goes once every Update of the one before returned (a rollout's
+// chunk).
+func driveUpdateEntities(ctx context.Context, c client.Client, ids []string, rounds, chunk int) error {
+	for range rounds {
+		for from := 0; from < len(ids); from += chunk {
+			part := ids[from:min(from+chunk, len(ids))]
+			errs := make([]error, len(part))
+			var wg sync.WaitGroup
+			for i, id := range part {
+				wg.Go(func() {
+					h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: "go",
+						WaitForStage: client.WorkflowUpdateStageCompleted})
+					if err == nil {
+						err = h.Get(ctx, nil)
+					}
+					errs[i] = err
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				return fmt.Errorf("raw update entities: chunk at %d: %w", from, err)
+			}
+		}
+	}
+	return nil
+}
+
 // startEntities starts n raw entities (RawOnSignal) that each take signals
 // signals, and returns their IDs.
 func startEntities(ctx context.Context, c client.Client, prefix string, n, signals int) ([]string, error) {
+	return startEntitiesOf(ctx, c, RawOnSignal, prefix, n, signals)
+}
+
+// startEntitiesOf starts n raw entities of workflow wf that each take
+// calls calls, and returns their IDs.
+func startEntitiesOf(ctx context.Context, c client.Client, wf any, prefix string, n, calls int) ([]string, error) {
 	var ids []string
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", prefix, i)
-		if _, err := rawStart(ctx, c, id, RawOnSignal, RawInput{N: signals, Eager: rawEager}); err != nil {
+		if _, err := rawStart(ctx, c, id, wf, RawInput{N: calls, Eager: rawEager}); err != nil {
 			return nil, err
 		}
 		ids = append(ids, id)
@@ -602,6 +660,24 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	res["raw_entity_throughput"] = round(rawEntity)
 	res["raw_entity_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
 
+	// Raw Update entities: the same actions, each asked by an Update that
+	// returns when it ended (steward's protocol without steward's code).
+	updEntities, err := startEntitiesOf(ctx, c, RawOnUpdate, "raw-update-entity", o.fleet, rounds)
+	if err != nil {
+		return err
+	}
+	began = time.Now()
+	cpu0 = cpuSeconds(serverPid)
+	updTicks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="RawOnUpdate"`)
+	if err := driveUpdateEntities(ctx, c, updEntities, rounds, pool); err != nil {
+		return err
+	}
+	updSecs := time.Since(began).Seconds()
+	res["raw_update_entity_tick_p99_ms"] = updTicks()
+	rawUpdate := float64(rounds*o.fleet) / updSecs
+	res["raw_update_entity_throughput"] = round(rawUpdate)
+	res["raw_update_entity_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
+
 	// steward: rollout restarts of the fleet, chunk 10, until 2,000 actions.
 	root := fleet("bench-fleet", o.fleet, 20)
 	if err := applyAndWait(ctx, c, root, 5*time.Minute); err != nil {
@@ -639,12 +715,14 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	res["tick_p99_ms_throughput"] = stewardTicks()
 	res["tick_p99_ms_throughput_WorkerWorkflow"] = workerTicks()
 	res["tick_ratio_p99_entity"] = ratio(res["tick_p99_ms_throughput"], res["raw_entity_tick_p99_ms"])
+	res["tick_ratio_p99_update_entity"] = ratio(res["tick_p99_ms_throughput"], res["raw_update_entity_tick_p99_ms"])
 	steward := float64(rounds*len(targets)) / secs
 	res["steward_action_throughput"] = round(steward)
 	res["steward_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*len(targets)))
 	res["steward_server_cpu_percent_under_load"] = round(100 * (cpuSeconds(serverPid) - cpu0) / secs)
 	res["throughput_ratio"] = round(steward / raw)
 	res["throughput_ratio_entity"] = round(steward / rawEntity)
+	res["throughput_ratio_update_entity"] = round(steward / rawUpdate)
 	res["pool_utilization_zero_delay"] = round(mean(samples))
 	return nil
 }
