@@ -523,24 +523,35 @@ func RawOnUpdate(ctx workflow.Context, in RawInput) error {
 // chunk goes once every Update of the one before returned (a rollout's
 // chunk).
 func driveUpdateEntities(ctx context.Context, c client.Client, ids []string, rounds, chunk int) error {
+	return inChunks(ids, rounds, chunk, func(from int, part []string) error {
+		errs := make([]error, len(part))
+		var wg sync.WaitGroup
+		for i, id := range part {
+			wg.Go(func() {
+				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: "go",
+					WaitForStage: client.WorkflowUpdateStageCompleted})
+				if err == nil {
+					err = h.Get(ctx, nil)
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("raw update entities: chunk at %d: %w", from, err)
+		}
+		return nil
+	})
+}
+
+// inChunks calls drive with ids chunk at a time, rounds times over, one
+// chunk after the other (drive returns once its chunk is done: a
+// rollout's barrier); from is the chunk's first index.
+func inChunks(ids []string, rounds, chunk int, drive func(from int, part []string) error) error {
 	for range rounds {
 		for from := 0; from < len(ids); from += chunk {
-			part := ids[from:min(from+chunk, len(ids))]
-			errs := make([]error, len(part))
-			var wg sync.WaitGroup
-			for i, id := range part {
-				wg.Go(func() {
-					h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: "go",
-						WaitForStage: client.WorkflowUpdateStageCompleted})
-					if err == nil {
-						err = h.Get(ctx, nil)
-					}
-					errs[i] = err
-				})
-			}
-			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
-				return fmt.Errorf("raw update entities: chunk at %d: %w", from, err)
+			if err := drive(from, ids[from:min(from+chunk, len(ids))]); err != nil {
+				return err
 			}
 		}
 	}
@@ -571,24 +582,22 @@ func startEntitiesOf(ctx context.Context, c client.Client, wf any, prefix string
 // time: the next chunk goes once every action of the one before has ended
 // (the barrier of a rollout's chunks).
 func driveEntities(ctx context.Context, c client.Client, ids []string, rounds, chunk int) error {
-	for range rounds {
-		for from := 0; from < len(ids); from += chunk {
-			want := rawDone.Load() + int64(min(chunk, len(ids)-from))
-			for _, id := range ids[from:min(from+chunk, len(ids))] {
-				if err := c.SignalWorkflow(ctx, id, "", "go", nil); err != nil {
-					return err
-				}
-			}
-			deadline := time.Now().Add(time.Minute)
-			for rawDone.Load() < want {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("raw entities: chunk at %d not done within a minute", from)
-				}
-				time.Sleep(time.Millisecond)
+	return inChunks(ids, rounds, chunk, func(from int, part []string) error {
+		want := rawDone.Load() + int64(len(part))
+		for _, id := range part {
+			if err := c.SignalWorkflow(ctx, id, "", "go", nil); err != nil {
+				return err
 			}
 		}
-	}
-	return nil
+		deadline := time.Now().Add(time.Minute)
+		for rawDone.Load() < want {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("raw entities: chunk at %d not done within a minute", from)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
 }
 
 // rawLoops starts n RawLoop workflows of per no-op activities each and
@@ -642,41 +651,41 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	// Raw entities: as many as steward's fleet, one action per signal,
 	// driven like the rollouts below (chunks of pool with a barrier).
 	rounds := int(math.Ceil(2000 / float64(o.fleet)))
-	entities, err := startEntities(ctx, c, "raw-entity", o.fleet, rounds)
+	// entityPhase starts o.fleet raw entities of workflow wf (its type
+	// named wfType), drives each rounds times with drive, and writes the
+	// phase's figures under prefix; it returns the actions a second.
+	entityPhase := func(prefix, wfType string, wf any, drive func(context.Context, client.Client, []string, int, int) error, switches bool) (float64, error) {
+		ids, err := startEntitiesOf(ctx, c, wf, strings.ReplaceAll(prefix, "_", "-"), o.fleet, rounds)
+		if err != nil {
+			return 0, err
+		}
+		began := time.Now()
+		cpu0 := cpuSeconds(serverPid)
+		ticks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="`+wfType+`"`)
+		countSwitches := switchMeter(os.Getpid()) // this process runs the raw side's worker
+		if err := drive(ctx, c, ids, rounds, pool); err != nil {
+			return 0, err
+		}
+		secs := time.Since(began).Seconds()
+		if switches {
+			countSwitches(res, prefix, rounds*o.fleet)
+		}
+		res[prefix+"_tick_p99_ms"] = ticks()
+		perSec := float64(rounds*o.fleet) / secs
+		res[prefix+"_throughput"] = round(perSec)
+		res[prefix+"_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
+		return perSec, nil
+	}
+	rawEntity, err := entityPhase("raw_entity", "RawOnSignal", RawOnSignal, driveEntities, true)
 	if err != nil {
 		return err
 	}
-	began = time.Now()
-	cpu0 = cpuSeconds(serverPid)
-	entityTicks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="RawOnSignal"`)
-	rawSwitches := switchMeter(os.Getpid()) // this process runs the raw side's worker
-	if err := driveEntities(ctx, c, entities, rounds, pool); err != nil {
-		return err
-	}
-	entSecs := time.Since(began).Seconds()
-	rawSwitches(res, "raw_entity", rounds*o.fleet)
-	res["raw_entity_tick_p99_ms"] = entityTicks()
-	rawEntity := float64(rounds*o.fleet) / entSecs
-	res["raw_entity_throughput"] = round(rawEntity)
-	res["raw_entity_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
-
 	// Raw Update entities: the same actions, each asked by an Update that
 	// returns when it ended (steward's protocol without steward's code).
-	updEntities, err := startEntitiesOf(ctx, c, RawOnUpdate, "raw-update-entity", o.fleet, rounds)
+	rawUpdate, err := entityPhase("raw_update_entity", "RawOnUpdate", RawOnUpdate, driveUpdateEntities, false)
 	if err != nil {
 		return err
 	}
-	began = time.Now()
-	cpu0 = cpuSeconds(serverPid)
-	updTicks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="RawOnUpdate"`)
-	if err := driveUpdateEntities(ctx, c, updEntities, rounds, pool); err != nil {
-		return err
-	}
-	updSecs := time.Since(began).Seconds()
-	res["raw_update_entity_tick_p99_ms"] = updTicks()
-	rawUpdate := float64(rounds*o.fleet) / updSecs
-	res["raw_update_entity_throughput"] = round(rawUpdate)
-	res["raw_update_entity_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
 
 	// steward: rollout restarts of the fleet, chunk 10, until 2,000 actions.
 	root := fleet("bench-fleet", o.fleet, 20)

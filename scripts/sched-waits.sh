@@ -7,8 +7,9 @@
 #
 #   scripts/sched-waits.sh [more bench flags]
 #
-# Needs bin/temporal (make temporal-cli). A diagnostic, not part of make run
-# or make test; writes under a temporary directory and prints its path.
+# Needs bin/temporal (make temporal-cli) and python3 (a free port). A
+# diagnostic, not part of make run or make test; writes under a temporary
+# directory and prints its path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/temporal ] || { echo "sched-waits: bin/temporal missing: make temporal-cli" >&2; exit 1; }
