@@ -229,10 +229,13 @@ func run(o options) error {
 	rw.RegisterWorkflow(RawLoop)
 	rw.RegisterWorkflow(RawOnSignal)
 	rw.RegisterWorkflow(RawOnUpdate)
+	rw.RegisterWorkflow(RawOnSignalReply)
+	rw.RegisterWorkflow(RawReplyRollout)
 	rw.RegisterWorkflow(RawTree)
 	rw.RegisterWorkflow(RawGroup)
 	rw.RegisterWorkflow(RawLeaf)
 	rw.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "noop"})
+	rw.RegisterActivityWithOptions(rawSignaller{rawClient}.SignalAll, activity.RegisterOptions{Name: "signalAll"})
 	if err := rw.Start(); err != nil {
 		return err
 	}
@@ -412,7 +415,7 @@ func serverKind(o options) string {
 func endBenchWorkflows(ctx context.Context, c client.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
-	const query = "ExecutionStatus='Running' AND (WorkflowType='RawLoop' OR WorkflowType='RawOnSignal' OR WorkflowType='RawOnUpdate'" +
+	const query = "ExecutionStatus='Running' AND (WorkflowType='RawLoop' OR WorkflowType='RawOnSignal' OR WorkflowType='RawOnUpdate' OR WorkflowType='RawOnSignalReply' OR WorkflowType='RawReplyRollout'" +
 		" OR WorkflowId STARTS_WITH 'bench-' OR WorkflowId STARTS_WITH 'rollout:bench-')"
 	for ended := 0; ; {
 		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1000})
@@ -518,6 +521,76 @@ func RawOnUpdate(ctx workflow.Context, in RawInput) error {
 	return workflow.Await(ctx, func() bool { return done >= in.N && workflow.AllHandlersFinished(ctx) })
 }
 
+// RawOnSignalReply runs a no-op activity for each "go" signal, N times,
+// and answers each by a "done" signal to the workflow that sent it (its
+// payload: that workflow's ID): the cheapest protocol by which a
+// rollout learns an action's end without Update or polls, beside
+// RawOnSignal (no answer) and RawOnUpdate (the answer by Update).
+func RawOnSignalReply(ctx workflow.Context, in RawInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, DisableEagerExecution: !in.Eager})
+	ch := workflow.GetSignalChannel(ctx, "go")
+	for range in.N {
+		var from string
+		ch.Receive(ctx, &from)
+		if err := workflow.ExecuteActivity(ctx, "noop", in.Ms).Get(ctx, nil); err != nil {
+			return err
+		}
+		if err := workflow.SignalExternalWorkflow(ctx, from, "", "done", workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RawReplyRollout asks its targets, chunk at a time, by an activity that
+// signals each (as steward's chunk activity asks its targets, so that the
+// signals sent write no event here), and waits for every target's "done"
+// signal before the next chunk: a rollout over RawOnSignalReply entities.
+func RawReplyRollout(ctx workflow.Context, targets []string, chunk int) error {
+	me := workflow.GetInfo(ctx).WorkflowExecution.ID
+	done := workflow.GetSignalChannel(ctx, "done")
+	for from := 0; from < len(targets); from += chunk {
+		part := targets[from:min(from+chunk, len(targets))]
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		if err := workflow.ExecuteActivity(actx, "signalAll", part, me).Get(ctx, nil); err != nil {
+			return err
+		}
+		for range part {
+			done.Receive(ctx, nil)
+		}
+	}
+	return nil
+}
+
+// rawSignaller holds the raw side's signalling activity.
+type rawSignaller struct{ c client.Client }
+
+// SignalAll sends each of ids the "go" signal with from, the asking
+// workflow's ID.
+func (r rawSignaller) SignalAll(ctx context.Context, ids []string, from string) error {
+	for _, id := range ids {
+		if err := r.c.SignalWorkflow(ctx, id, "", "go", from); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// driveReplyEntities runs rounds RawReplyRollouts over the entities, one
+// after the other, chunk entities at a time.
+func driveReplyEntities(ctx context.Context, c client.Client, ids []string, rounds, chunk int) error {
+	for i := range rounds {
+		run, err := rawStart(ctx, c, fmt.Sprintf("raw-reply-rollout-%d", i), RawReplyRollout, ids, chunk)
+		if err == nil {
+			err = run.Get(ctx, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("raw reply rollout %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // driveUpdateEntities sends every RawOnUpdate entity rounds Updates, chunk
 // entities at a time, each waited for until its action ended: the next
 // chunk goes once every Update of the one before returned (a rollout's
@@ -578,6 +651,49 @@ func startEntitiesOf(ctx context.Context, c client.Client, wf any, prefix string
 	return ids, nil
 }
 
+// driveQueryEntities sends every RawOnSignal entity rounds signals, chunk
+// entities at a time, and learns each action's end by polling the
+// entity's "done" query every queryPoll (no event; each poll a task on the
+// entity's worker, counted in the same histogram, and a round trip
+// through the server): the next chunk goes once every target of the one
+// before answered.
+func driveQueryEntities(ctx context.Context, c client.Client, ids []string, rounds, chunk int) error {
+	asked := map[string]int{}
+	return inChunks(ids, rounds, chunk, func(from int, part []string) error {
+		errs := make([]error, len(part))
+		var wg sync.WaitGroup
+		for i, id := range part {
+			asked[id]++
+			want := asked[id]
+			wg.Go(func() {
+				if errs[i] = c.SignalWorkflow(ctx, id, "", "go", nil); errs[i] != nil {
+					return
+				}
+				for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(queryPoll) {
+					v, err := c.QueryWorkflow(ctx, id, "", "done")
+					var done int
+					if err == nil {
+						err = v.Get(&done)
+					}
+					if err != nil || done >= want {
+						errs[i] = err
+						return
+					}
+				}
+				errs[i] = fmt.Errorf("%s: not done within a minute", id)
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("raw query entities: chunk at %d: %w", from, err)
+		}
+		return nil
+	})
+}
+
+// queryPoll is how often driveQueryEntities asks a target.
+const queryPoll = 10 * time.Millisecond
+
 // driveEntities sends every entity rounds signals, chunk entities at a
 // time: the next chunk goes once every action of the one before has ended
 // (the barrier of a rollout's chunks).
@@ -623,8 +739,8 @@ func rawLoopsOf(ctx context.Context, c client.Client, prefix string, n int, in R
 	return nil
 }
 
-func rawStart(ctx context.Context, c client.Client, id string, wf any, arg any) (client.WorkflowRun, error) {
-	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: rawQueue}, wf, arg)
+func rawStart(ctx context.Context, c client.Client, id string, wf any, args ...any) (client.WorkflowRun, error) {
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: rawQueue}, wf, args...)
 }
 
 // ---- scenarios ----
@@ -651,17 +767,22 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	// Raw entities: as many as steward's fleet, one action per signal,
 	// driven like the rollouts below (chunks of pool with a barrier).
 	rounds := int(math.Ceil(2000 / float64(o.fleet)))
-	// entityPhase starts o.fleet raw entities of workflow wf (its type
-	// named wfType), drives each rounds times with drive, and writes the
-	// phase's figures under prefix; it returns the actions a second.
-	entityPhase := func(prefix, wfType string, wf any, drive func(context.Context, client.Client, []string, int, int) error, switches bool) (float64, error) {
+	// entityPhase starts o.fleet raw entities of workflow wf, drives each
+	// rounds times with drive, and writes the phase's figures under prefix
+	// (the task p99 over the workflow types wfTypes); it returns the
+	// actions a second.
+	entityPhase := func(prefix string, wfTypes []string, wf any, drive func(context.Context, client.Client, []string, int, int) error, switches bool) (float64, error) {
 		ids, err := startEntitiesOf(ctx, c, wf, strings.ReplaceAll(prefix, "_", "-"), o.fleet, rounds)
 		if err != nil {
 			return 0, err
 		}
 		began := time.Now()
 		cpu0 := cpuSeconds(serverPid)
-		ticks := histogramWindow(scraper(rawMetricsURL), taskLatency, `workflow_type="`+wfType+`"`)
+		var types []string
+		for _, t := range wfTypes {
+			types = append(types, `workflow_type="`+t+`"`)
+		}
+		ticks := histogramWindow(scraper(rawMetricsURL), taskLatency, types...)
 		countSwitches := switchMeter(os.Getpid()) // this process runs the raw side's worker
 		if err := drive(ctx, c, ids, rounds, pool); err != nil {
 			return 0, err
@@ -676,13 +797,13 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 		res[prefix+"_server_cpu_ms_per_action"] = round(1000 * (cpuSeconds(serverPid) - cpu0) / float64(rounds*o.fleet))
 		return perSec, nil
 	}
-	rawEntity, err := entityPhase("raw_entity", "RawOnSignal", RawOnSignal, driveEntities, true)
+	rawEntity, err := entityPhase("raw_entity", []string{"RawOnSignal"}, RawOnSignal, driveEntities, true)
 	if err != nil {
 		return err
 	}
 	// Raw Update entities: the same actions, each asked by an Update that
 	// returns when it ended (steward's protocol without steward's code).
-	rawUpdate, err := entityPhase("raw_update_entity", "RawOnUpdate", RawOnUpdate, driveUpdateEntities, false)
+	rawUpdate, err := entityPhase("raw_update_entity", []string{"RawOnUpdate"}, RawOnUpdate, driveUpdateEntities, false)
 	if err != nil {
 		return err
 	}
@@ -733,6 +854,28 @@ func throughput(ctx context.Context, c client.Client, o options, res Result, met
 	res["throughput_ratio_entity"] = round(steward / rawEntity)
 	res["throughput_ratio_update_entity"] = round(steward / rawUpdate)
 	res["pool_utilization_zero_delay"] = round(mean(samples))
+
+	// Two more ways to learn an action's end without Update, raw, after
+	// steward's part so that what they leave the server to do does not
+	// weigh on its figures.
+	// Raw reply entities: the same actions, each asked by a signal on
+	// behalf of a raw rollout workflow and answered by a signal back to it
+	// (the tasks of both counted, as steward's rollouts' tasks are): a
+	// protocol without Update by which the asker still learns each end.
+	rawReply, err := entityPhase("raw_reply_entity", []string{"RawOnSignalReply", "RawReplyRollout"}, RawOnSignalReply, driveReplyEntities, false)
+	if err != nil {
+		return err
+	}
+	res["raw_reply_entity_tick_ratio_p99_entity"] = ratio(res["raw_reply_entity_tick_p99_ms"], res["raw_entity_tick_p99_ms"])
+	res["raw_reply_entity_throughput_ratio_entity"] = round(rawReply / rawEntity)
+	// Raw query entities: the signal entities asked again, each action's
+	// end learnt by polling a query (its answers are tasks too, counted).
+	rawQuery, err := entityPhase("raw_query_entity", []string{"RawOnSignal"}, RawOnSignal, driveQueryEntities, false)
+	if err != nil {
+		return err
+	}
+	res["raw_query_entity_tick_ratio_p99_entity"] = ratio(res["raw_query_entity_tick_p99_ms"], res["raw_entity_tick_p99_ms"])
+	res["raw_query_entity_throughput_ratio_entity"] = round(rawQuery / rawEntity)
 	return nil
 }
 
@@ -1343,12 +1486,21 @@ func cumulative(fs []family, name, label string) map[float64]float64 {
 // histogramWindow reads a histogram now; its end reads it again and
 // estimates the 99th percentile, in ms, of what was observed in between
 // (the difference of the two readings): a figure of one step alone.
-func histogramWindow(get func() ([]family, error), name, label string) (end func() float64) {
+func histogramWindow(get func() ([]family, error), name string, labels ...string) (end func() float64) {
+	sum := func(fs []family) map[float64]float64 {
+		les := map[float64]float64{}
+		for _, l := range labels {
+			for le, n := range cumulative(fs, name, l) {
+				les[le] += n
+			}
+		}
+		return les
+	}
 	fs, _ := get()
-	before := cumulative(fs, name, label)
+	before := sum(fs)
 	return func() float64 {
 		fs, _ := get()
-		les := cumulative(fs, name, label)
+		les := sum(fs)
 		for le, n := range before {
 			les[le] -= n
 		}
