@@ -45,9 +45,10 @@ func upgradeStep(ctx context.Context, c client.Client, o options, res Result, sw
 		return err
 	}
 	began := time.Now()
-	// --force: the old worker is gone (swapWorker waited for its exit); the
-	// server would list its poller for another minute.
-	out, err := starterRun(o, 20*time.Minute, "upgrade", name, "--wait", "--force", "--timeout", "15m", "-o", "json")
+	// No --force: the old worker ran on this machine and has exited
+	// (swapWorker waited for it), so the starter's check of the pollers
+	// finds it gone at once.
+	out, err := starterRun(o, 20*time.Minute, "upgrade", name, "--wait", "--timeout", "15m", "-o", "json")
 	if err != nil {
 		return err
 	}

@@ -239,7 +239,8 @@ func signalUpgrade(ctx context.Context, c client.Client, rows []upgradeRow) erro
 // queue runs build (the build ends each worker's identity): a worker of an
 // older build would run the new runs with older code. With wait it waits
 // for the others to go (a stopped worker stays listed until its last poll
-// is pollerFresh old); without, it refuses at once.
+// is pollerFresh old, unless it ran on this machine: pollerGone); without,
+// it refuses at once.
 func waitForWorkersOf(ctx context.Context, c client.Client, build string, wait bool, errOut io.Writer) error {
 	for {
 		resp, err := c.DescribeTaskQueue(ctx, workflows.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
@@ -257,23 +258,32 @@ func waitForWorkersOf(ctx context.Context, c client.Client, build string, wait b
 				current++
 				continue
 			}
+			if pollerGone(id) {
+				continue // its process on this machine has exited
+			}
 			others = append(others, id)
 		}
 		sort.Strings(others)
 		switch {
 		case len(others) == 0 && current > 0:
 			return nil
-		case len(others) == 0:
+		case len(others) == 0 && !wait:
 			return failure("no worker polls task queue %q: start workers of build %s, then upgrade", workflows.TaskQueue, build)
 		case !wait:
 			return failure("workers of another build poll task queue %q: %s; replace them with build %s first (their identity ends with the build; --force skips this check)",
 				workflows.TaskQueue, strings.Join(others, ", "), build)
 		}
-		fmt.Fprintf(errOut, "upgrade: waiting for workers of other builds to go: %s\n", strings.Join(others, ", "))
+		// With wait, a worker of build that has not polled yet (it was
+		// just started) is waited for too.
+		waiting := "no worker of build " + build + " polls task queue " + workflows.TaskQueue + " yet"
+		if len(others) > 0 {
+			waiting = "workers of other builds still poll: " + strings.Join(others, ", ")
+		}
+		fmt.Fprintf(errOut, "upgrade: waiting: %s\n", waiting)
 		select {
 		case <-ctx.Done():
-			return failure("gave up: workers of other builds still poll: %s", strings.Join(others, ", "))
-		case <-time.After(5 * time.Second):
+			return failure("gave up: %s", waiting)
+		case <-time.After(2 * time.Second):
 		}
 	}
 }
