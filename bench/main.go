@@ -97,6 +97,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -551,12 +552,14 @@ func RawReplyRollout(ctx workflow.Context, targets []string, chunk int) error {
 	done := workflow.GetSignalChannel(ctx, "done")
 	for from := 0; from < len(targets); from += chunk {
 		part := targets[from:min(from+chunk, len(targets))]
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		// One attempt: a retry would signal some targets twice.
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 		if err := workflow.ExecuteActivity(actx, "signalAll", part, me).Get(ctx, nil); err != nil {
 			return err
 		}
 		for range part {
-			done.Receive(ctx, nil)
+			done.Receive(ctx, nil) // no timer here (its events would weigh); the driver's deadline
 		}
 	}
 	return nil
@@ -582,7 +585,10 @@ func driveReplyEntities(ctx context.Context, c client.Client, ids []string, roun
 	for i := range rounds {
 		run, err := rawStart(ctx, c, fmt.Sprintf("raw-reply-rollout-%d", i), RawReplyRollout, ids, chunk)
 		if err == nil {
-			err = run.Get(ctx, nil)
+			// a minute a chunk, as the other drivers allow
+			rctx, cancel := context.WithTimeout(ctx, time.Duration(len(ids)/chunk+1)*time.Minute)
+			err = run.Get(rctx, nil)
+			cancel()
 		}
 		if err != nil {
 			return fmt.Errorf("raw reply rollout %d: %w", i, err)

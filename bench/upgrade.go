@@ -45,10 +45,10 @@ func upgradeStep(ctx context.Context, c client.Client, o options, res Result, sw
 		return err
 	}
 	began := time.Now()
-	// No --force: the old worker ran on this machine and has exited
-	// (swapWorker waited for it), so the starter's check of the pollers
-	// finds it gone at once.
-	out, err := starterRun(o, 20*time.Minute, "upgrade", name, "--wait", "--timeout", "15m", "-o", "json")
+	// --force: the old worker is gone (swapWorker waited for its exit); the
+	// server would list its poller for another minute, and a worker of
+	// 5b9cb0e names no machine for the starter to find it gone by.
+	out, err := starterRun(o, 20*time.Minute, "upgrade", name, "--wait", "--force", "--timeout", "15m", "-o", "json")
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/steward-sh/steward/internal/buildinfo"
+	"github.com/steward-sh/steward/internal/workerid"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -80,7 +81,7 @@ up after --timeout naming what lags (exit 1).`,
 			defer cancel()
 			build, errOut := buildinfo.ID(), cmd.ErrOrStderr()
 			if !force {
-				if err := waitForWorkersOf(ctx, c, build, wait, errOut); err != nil {
+				if err := waitForWorkersOf(ctx, c, build, wait, timeout, errOut); err != nil {
 					return err
 				}
 			}
@@ -239,50 +240,53 @@ func signalUpgrade(ctx context.Context, c client.Client, rows []upgradeRow) erro
 // queue runs build (the build ends each worker's identity): a worker of an
 // older build would run the new runs with older code. With wait it waits
 // for the others to go (a stopped worker stays listed until its last poll
-// is pollerFresh old, unless it ran on this machine: pollerGone); without,
-// it refuses at once.
-func waitForWorkersOf(ctx context.Context, c client.Client, build string, wait bool, errOut io.Writer) error {
+// is pollerFresh old, unless it ran where the starter runs and has exited:
+// workerid) and for a worker of build to poll; without, it refuses at once.
+func waitForWorkersOf(ctx context.Context, c client.Client, build string, wait bool, timeout time.Duration, errOut io.Writer) error {
+	said := ""
 	for {
 		resp, err := c.DescribeTaskQueue(ctx, workflows.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return failure("describe task queue %s: %v", workflows.TaskQueue, err)
 		}
 		var others []string
 		current := 0
 		for _, p := range resp.GetPollers() {
+			id := p.GetIdentity()
 			if time.Since(p.GetLastAccessTime().AsTime()) > pollerFresh {
 				continue
 			}
-			id := p.GetIdentity()
-			if b := id[strings.LastIndex(id, "@")+1:]; b == build {
+			if w, ok := workerid.Parse(id); ok && w.Gone() {
+				continue // it ran where the starter runs, and has exited
+			}
+			if id[strings.LastIndex(id, "@")+1:] == build {
 				current++
 				continue
-			}
-			if pollerGone(id) {
-				continue // its process on this machine has exited
 			}
 			others = append(others, id)
 		}
 		sort.Strings(others)
 		switch {
+		case err != nil: // the time ran out during the call
 		case len(others) == 0 && current > 0:
 			return nil
 		case len(others) == 0 && !wait:
-			return failure("no worker polls task queue %q: start workers of build %s, then upgrade", workflows.TaskQueue, build)
+			return failure("no worker of build %s polls task queue %q: start one, then upgrade", build, workflows.TaskQueue)
 		case !wait:
 			return failure("workers of another build poll task queue %q: %s; replace them with build %s first (their identity ends with the build; --force skips this check)",
 				workflows.TaskQueue, strings.Join(others, ", "), build)
 		}
-		// With wait, a worker of build that has not polled yet (it was
-		// just started) is waited for too.
 		waiting := "no worker of build " + build + " polls task queue " + workflows.TaskQueue + " yet"
 		if len(others) > 0 {
 			waiting = "workers of other builds still poll: " + strings.Join(others, ", ")
 		}
-		fmt.Fprintf(errOut, "upgrade: waiting: %s\n", waiting)
+		if waiting != said {
+			fmt.Fprintf(errOut, "upgrade: waiting: %s\n", waiting)
+			said = waiting
+		}
 		select {
 		case <-ctx.Done():
-			return failure("gave up: %s", waiting)
+			return failure("gave up after %s: %s", timeout, waiting)
 		case <-time.After(2 * time.Second):
 		}
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/temporalclient"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/workerid"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -268,7 +269,7 @@ func run(o options) error {
 		StickyScheduleToStartTimeout: o.stickyTimeout,
 		// The build ends the identity the server lists for each poller:
 		// `starter upgrade` refuses while a worker of another build polls.
-		Identity: workerIdentity(),
+		Identity: workerid.New(buildinfo.ID()),
 	}
 	setWorkflowPollers(&opts, o.pollerScaling, o.workflowPollers)
 	setActionPollers(&opts, o.actionPollerScaling, o.actionPollers)
@@ -339,13 +340,6 @@ func run(o options) error {
 	}
 	zl.Info("steward worker stopped")
 	return nil
-}
-
-// workerIdentity is the identity the worker gives the server: the SDK's
-// default (pid@host) with the build after it, as "pid@host@build".
-func workerIdentity() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%d@%s@%s", os.Getpid(), host, buildinfo.ID())
 }
 
 // sampleUsage samples the process services' usage every interval until
