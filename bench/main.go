@@ -550,11 +550,11 @@ func RawOnSignalReply(ctx workflow.Context, in RawInput) error {
 func RawReplyRollout(ctx workflow.Context, targets []string, chunk int) error {
 	me := workflow.GetInfo(ctx).WorkflowExecution.ID
 	done := workflow.GetSignalChannel(ctx, "done")
+	// One attempt: a retry would signal some targets twice.
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 	for from := 0; from < len(targets); from += chunk {
 		part := targets[from:min(from+chunk, len(targets))]
-		// One attempt: a retry would signal some targets twice.
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
-			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 		if err := workflow.ExecuteActivity(actx, "signalAll", part, me).Get(ctx, nil); err != nil {
 			return err
 		}

@@ -259,7 +259,7 @@ func waitForWorkersOf(ctx context.Context, c client.Client, build string, wait b
 			if w, ok := workerid.Parse(id); ok && w.Gone() {
 				continue // it ran where the starter runs, and has exited
 			}
-			if id[strings.LastIndex(id, "@")+1:] == build {
+			if workerid.BuildOf(id) == build {
 				current++
 				continue
 			}

@@ -59,7 +59,7 @@ func Parse(id string) (ID, bool) {
 	if err != nil || pid <= 0 || parts[1] == "" {
 		return ID{}, false
 	}
-	w := ID{PID: pid, Host: parts[1], Build: parts[len(parts)-1]}
+	w := ID{PID: pid, Host: parts[1], Build: BuildOf(id)}
 	if len(parts) == 4 {
 		if parts[2] == "" {
 			return ID{}, false
@@ -68,6 +68,10 @@ func Parse(id string) (ID, bool) {
 	}
 	return w, true
 }
+
+// BuildOf is the build that ends identity id (after its last "@"): what
+// `starter upgrade` compares, for any form Parse reads and any other.
+func BuildOf(id string) string { return id[strings.LastIndex(id, "@")+1:] }
 
 // Gone tells that the worker ran where this process runs (its machine
 // part is this process's) and has exited. Anything it cannot tell for

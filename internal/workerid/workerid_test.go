@@ -58,3 +58,10 @@ func TestGone_OnlyAnExitedProcessOfThisMachine(t *testing.T) {
 	require.True(t, ok)
 	require.False(t, w.Gone(), "the SDK's default identity of an older worker")
 }
+
+func TestBuildOf(t *testing.T) {
+	require.Equal(t, "src-0123456789ab", BuildOf("4242@box@m0123456789ab@src-0123456789ab"))
+	require.Equal(t, "src-0123456789ab", BuildOf("4242@box@src-0123456789ab"))
+	require.Equal(t, "", BuildOf("4242@box@"))
+	require.Equal(t, "no-at", BuildOf("no-at"))
+}
