@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/steward-sh/steward/workflows"
 )
@@ -41,6 +42,11 @@ func hostsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, h := range hosts {
+				if h.err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: host %s did not answer, its row says %s: %v\n", h.Name, hostUnanswered, h.err)
+				}
+			}
 			return printHosts(cmd.OutOrStdout(), hosts, output)
 		},
 	}
@@ -48,8 +54,29 @@ func hostsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// listHosts lists every host whose workflow runs, by name.
-func listHosts(ctx context.Context, c client.Client, namespace string) ([]workflows.HostView, error) {
+// hostUnanswered is the state `starter hosts` shows for a host whose
+// workflow did not answer its query in time. It is not one of the host's
+// own states (up, unknown, draining, drained): it says only that this look
+// could not tell. A worker cut off from the server without closing its
+// connection is the usual cause: the server hands it tasks and queries
+// until it drops that connection (frontend.keepAliveTime and
+// keepAliveTimeout: about 70 s by default), and a host workflow whose task
+// or query went there answers again only after that task times out.
+const hostUnanswered = "unanswered"
+
+// hostLine is a host as listed: its own answer, or, where the query
+// failed, its name, hostUnanswered and the error.
+type hostLine struct {
+	workflows.HostView
+	err error
+}
+
+// listHosts lists every host whose workflow runs, by name. The hosts are
+// asked at once (at most hostQueriesAtOnce in flight), so that one that
+// does not answer costs one query's timeout, not one per host; a host
+// that does not answer is listed as hostUnanswered, not left out, and
+// does not hide the others.
+func listHosts(ctx context.Context, c client.Client, namespace string) ([]hostLine, error) {
 	var names []string
 	var token []byte
 	for {
@@ -71,16 +98,25 @@ func listHosts(ctx context.Context, c client.Client, namespace string) ([]workfl
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	out := make([]workflows.HostView, 0, len(names))
-	for _, n := range names {
-		v, err := queryHost(ctx, c, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
+	out := make([]hostLine, len(names))
+	var g errgroup.Group
+	g.SetLimit(hostQueriesAtOnce)
+	for i, n := range names {
+		g.Go(func() error {
+			v, err := queryHost(ctx, c, n)
+			if err != nil {
+				v = workflows.HostView{Name: n, State: hostUnanswered}
+			}
+			out[i] = hostLine{HostView: v, err: err}
+			return nil
+		})
 	}
+	_ = g.Wait() // each error is kept in its line
 	return out, nil
 }
+
+// hostQueriesAtOnce bounds the queries `starter hosts` has in flight.
+const hostQueriesAtOnce = 16
 
 func queryHost(ctx context.Context, c client.Client, name string) (workflows.HostView, error) {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -89,7 +125,7 @@ func queryHost(ctx context.Context, c client.Client, name string) (workflows.Hos
 	r, err := c.QueryWorkflow(qctx, workflows.HostID(name), "", workflows.QueryHost)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return v, failure("no host named %q: no worker was started with --host %s, and no tree places a service there", name, name)
+		return v, &exitError{code: 1, err: noHostError{name}}
 	}
 	if err == nil {
 		err = r.Get(&v)
@@ -98,6 +134,13 @@ func queryHost(ctx context.Context, c client.Client, name string) (workflows.Hos
 		return v, failure("query host %s: %v", name, err)
 	}
 	return v, nil
+}
+
+// noHostError is queryHost's error for a host that has no workflow.
+type noHostError struct{ name string }
+
+func (e noHostError) Error() string {
+	return fmt.Sprintf("no host named %q: no worker was started with --host %s, and no tree places a service there", e.name, e.name)
 }
 
 // hostRow is a host as `starter hosts -o json` lists it.
@@ -111,13 +154,19 @@ type hostRow struct {
 	PID      int       `json:"pid,omitempty"`
 	UpSince  time.Time `json:"upSince,omitzero"`
 	Pinned   []string  `json:"pinned,omitempty"`
+	// Error says why a host's state is unanswered.
+	Error string `json:"error,omitempty"`
 }
 
-func printHosts(w io.Writer, hosts []workflows.HostView, output string) error {
+func printHosts(w io.Writer, hosts []hostLine, output string) error {
 	rows := make([]hostRow, 0, len(hosts))
 	for _, h := range hosts {
-		rows = append(rows, hostRow{Name: h.Name, State: h.State, Since: h.Since, Services: h.Services, Build: h.Build,
-			Address: h.Address, PID: h.PID, UpSince: h.UpSince, Pinned: h.Pinned})
+		r := hostRow{Name: h.Name, State: h.State, Since: h.Since, Services: h.Services, Build: h.Build,
+			Address: h.Address, PID: h.PID, UpSince: h.UpSince, Pinned: h.Pinned}
+		if h.err != nil {
+			r.Error = h.err.Error()
+		}
+		rows = append(rows, r)
 	}
 	if output == "json" {
 		enc := json.NewEncoder(w)
@@ -208,47 +257,38 @@ func waitDrained(ctx context.Context, c client.Client, namespace, host string, s
 	for _, id := range append([]string{workflows.HostID(host)}, supervisors...) {
 		follow.fresh(id) // starts following it
 	}
-	last := -1
+	last, unanswered := drainCount{-1, -1}, false
 	for {
 		looked := time.Now()
 		v, err := queryHost(ctx, c, host)
-		if err != nil {
+		var nh noHostError
+		switch {
+		case err != nil && (errors.As(err, &nh) || ctx.Err() != nil):
 			return err
-		}
-		left, moving := 0, 0
-		for _, sup := range supervisors {
-			st, err := queryOne(ctx, c, sup)
-			if err != nil {
-				continue // a supervisor deleted meanwhile has nothing left there
+		case err != nil:
+			// The host did not answer this time (a worker cut off from
+			// the server can hold its task or query for a while): ask
+			// again, within --timeout.
+			if !unanswered {
+				fmt.Fprintf(progress, "%s did not answer, asking again: %v\n", host, err)
 			}
-			for _, ch := range st.Children {
-				pinned := slices.Contains(v.Pinned, ch.Path)
-				switch {
-				case pinned && (!force || ch.State == "stopped"):
-				case ch.Host == host:
-					left++
-				case ch.Applying || (ch.State != "running" && ch.State != "stopped"):
-					moving++
+			unanswered = true
+		default:
+			unanswered = false
+			if done, n := drainedYet(ctx, c, v, host, supervisors, force); done {
+				fmt.Fprintf(out, "%s drained\n", host)
+				if len(v.Pinned) > 0 {
+					word := "left running there (they can run nowhere else; --force stops them)"
+					if force {
+						word = "stopped there (they can run nowhere else)"
+					}
+					fmt.Fprintf(out, "%d %s:\n  %s\n", len(v.Pinned), word, strings.Join(v.Pinned, "\n  "))
 				}
+				return nil
+			} else if n != last {
+				fmt.Fprintf(progress, "%s: %d services still there, %d on their way elsewhere\n", host, n.left, n.moving)
+				last = n
 			}
-		}
-		// Done once every service that can move runs elsewhere, as the
-		// supervisors' records say: the host's own word (drained) follows
-		// their next subscription, a few tasks later.
-		if (v.State == workflows.HostDrained || v.State == workflows.HostDraining) && left == 0 && moving == 0 {
-			fmt.Fprintf(out, "%s drained\n", host)
-			if len(v.Pinned) > 0 {
-				word := "left running there (they can run nowhere else; --force stops them)"
-				if force {
-					word = "stopped there (they can run nowhere else)"
-				}
-				fmt.Fprintf(out, "%d %s:\n  %s\n", len(v.Pinned), word, strings.Join(v.Pinned, "\n  "))
-			}
-			return nil
-		}
-		if n := left + moving; n != last {
-			fmt.Fprintf(progress, "%s: %d services still there, %d on their way elsewhere\n", host, left, moving)
-			last = n
 		}
 		select {
 		case <-ctx.Done():
@@ -257,10 +297,44 @@ func waitDrained(ctx context.Context, c client.Client, namespace, host string, s
 		}
 		select {
 		case <-ctx.Done():
-			return failure("timed out waiting for %s to drain: %d services still there, %d on their way", host, left, moving)
+			if unanswered {
+				return failure("timed out waiting for %s to drain: it did not answer last", host)
+			}
+			return failure("timed out waiting for %s to drain: %d services still there, %d on their way", host, last.left, last.moving)
 		case <-time.After(drainLookEvery - time.Since(looked)):
 		}
 	}
+}
+
+// drainCount is what a look of drain --wait found: services of the
+// supervisors concerned still on the host, and those on their way
+// elsewhere.
+type drainCount struct{ left, moving int }
+
+// drainedYet says whether host, as v says it is, is drained: it is
+// draining or drained, and every service that can move runs elsewhere as
+// the supervisors' records say (the host's own word, drained, follows
+// their next subscription, a few tasks later).
+func drainedYet(ctx context.Context, c client.Client, v workflows.HostView, host string, supervisors []string, force bool) (bool, drainCount) {
+	var n drainCount
+	for _, sup := range supervisors {
+		st, err := queryOne(ctx, c, sup)
+		if err != nil {
+			continue // a supervisor deleted meanwhile has nothing left there
+		}
+		for _, ch := range st.Children {
+			pinned := slices.Contains(v.Pinned, ch.Path)
+			switch {
+			case pinned && (!force || ch.State == "stopped"):
+			case ch.Host == host:
+				n.left++
+			case ch.Applying || (ch.State != "running" && ch.State != "stopped"):
+				n.moving++
+			}
+		}
+	}
+	done := (v.State == workflows.HostDrained || v.State == workflows.HostDraining) && n.left == 0 && n.moving == 0
+	return done, n
 }
 
 // How often drain --wait looks: at most every drainLookEvery (each look
