@@ -112,6 +112,9 @@ func listHosts(ctx context.Context, c client.Client, namespace string) ([]hostLi
 		})
 	}
 	_ = g.Wait() // each error is kept in its line
+	if err := ctx.Err(); err != nil {
+		return nil, failure("list hosts: %v", err) // interrupted: no host was asked in full
+	}
 	return out, nil
 }
 
