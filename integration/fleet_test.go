@@ -212,8 +212,11 @@ children:
 	// Each moved instance's own answer names its copy on f3 as stale. A
 	// row from the supervisor's record (the worker's query timed out, its
 	// workflow cached by f3's cut-off process until the sticky queue gives
-	// up on it) carries no stale copies: wait for the worker's own.
-	eventually(t, 45*time.Second, func() (bool, string) {
+	// up on it) carries no stale copies: wait for the worker's own. Its
+	// task or query can also be taken by a poll the cut-off worker had
+	// in flight, until the server drops f3's connection about 70 s after
+	// the cut (see hostsUp): wait past that.
+	eventually(t, 100*time.Second, func() (bool, string) {
 		for _, c := range web(look()) {
 			if _, moved := onF3[c.Path]; !moved {
 				continue
