@@ -301,7 +301,7 @@ func waitDrained(ctx context.Context, c client.Client, namespace, host string, s
 		select {
 		case <-ctx.Done():
 			if unanswered {
-				return failure("timed out waiting for %s to drain: it did not answer last", host)
+				return failure("timed out waiting for %s to drain: it did not answer the last query", host)
 			}
 			return failure("timed out waiting for %s to drain: %d services still there, %d on their way", host, last.left, last.moving)
 		case <-time.After(drainLookEvery - time.Since(looked)):
