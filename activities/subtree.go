@@ -89,7 +89,7 @@ func (c *Control) SubtreeSpec(ctx context.Context, req SubtreeSpecRequest) (spec
 	if err := FillSubtrees(ctx, query, req.Path, &n, false); err != nil {
 		return n, err
 	}
-	if ps := spec.Validate(n); len(ps) > 0 {
+	if ps := spec.ValidateLegacy(n); len(ps) > 0 { // what runs, as it was taken
 		return n, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the spec read back from %s is not valid:\n%s", req.Path, ps.Error()), "InvalidSpec", nil)
 	}
 	return n, nil

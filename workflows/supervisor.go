@@ -126,7 +126,7 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 	checkVersion("SupervisorWorkflow", in.Version, SupervisorVersion)
 	s := &supervisorRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in, futures: map[string]workflow.ChildWorkflowFuture{}}
 	if in.Carry == nil {
-		if ps := spec.Validate(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() {
+		if ps := spec.ValidateLegacy(in.Spec); len(ps) > 0 || !in.Spec.IsSupervisor() { // limits.go: an input as before
 			msg := "a supervisor needs children"
 			if len(ps) > 0 {
 				msg = ps.Error()
@@ -697,7 +697,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		err = fmt.Errorf("spec.name %q does not match this supervisor (%q)", u.Spec.Name, s.in.Spec.Name)
 	}
 	if err == nil {
-		if ps := spec.Validate(u.Spec); len(ps) > 0 {
+		if ps := validateSupervisorSpec(limitsHeld(s.ctx), s.in.Path, u.Spec); len(ps) > 0 {
 			err = ps
 		} else if !u.Spec.IsSupervisor() {
 			err = fmt.Errorf("a supervisor's spec needs children")

@@ -165,7 +165,7 @@ type workerRun struct {
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 	checkVersion("WorkerWorkflow", in.Version, WorkerVersion)
 	w := &workerRun{ctx: ctx, log: workflow.GetLogger(ctx), in: in}
-	if ps := spec.ValidateWorker(in.Spec); len(ps) > 0 {
+	if ps := spec.ValidateWorkerLegacy(in.Spec); len(ps) > 0 { // limits.go: an input as before
 		// Starters validate before starting anything; this guards direct starts.
 		return nil, temporal.NewNonRetryableApplicationError("invalid worker spec:\n"+ps.Error(), "InvalidSpec", nil)
 	}

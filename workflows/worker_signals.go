@@ -95,7 +95,7 @@ func (w *workerRun) onReload() (honoured bool) {
 func (w *workerRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
 	if err == nil {
-		err = w.checkSpec(u)
+		err = w.checkSpec(u, limitsHeld(w.ctx))
 	}
 	if err != nil {
 		w.reject(SignalSpec, err)
@@ -104,12 +104,13 @@ func (w *workerRun) onSpec(raw converter.RawValue) {
 	w.applySpec(u)
 }
 
-// checkSpec says why a spec is not for this worker (nil: it is).
-func (w *workerRun) checkSpec(u spec.Update) error {
+// checkSpec says why a spec is not for this worker (nil: it is); held: the
+// limits hold (limits.go).
+func (w *workerRun) checkSpec(u spec.Update, held bool) error {
 	if u.Spec.Name != w.node.Name {
 		return fmt.Errorf("spec.name %q does not match this worker (%q)", u.Spec.Name, w.node.Name)
 	}
-	if ps := spec.ValidateWorker(u.Spec); len(ps) > 0 {
+	if ps := validateWorkerSpec(held, w.in.Path, u.Spec); len(ps) > 0 {
 		return ps
 	}
 	return nil

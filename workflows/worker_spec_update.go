@@ -62,7 +62,7 @@ func (w *workerRun) setupSpecUpdate(ctx workflow.Context) error {
 			return nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, u spec.Update) error {
-			return w.checkSpec(u)
+			return w.checkSpec(u, true) // validators run live only: the limits hold
 		}})
 }
 
@@ -73,7 +73,7 @@ func (w *workerRun) onSpecUpdate(u spec.Update) {
 		w.log.Info("spec update older than this worker's: dropped", "path", w.in.Path, "generation", u.Generation, "has", w.in.Generation)
 		return
 	}
-	if err := w.checkSpec(u); err != nil { // checked when accepted; a replay skips validators
+	if err := w.checkSpec(u, limitsHeld(w.ctx)); err != nil { // checked when accepted; a replay skips validators
 		w.reject(SignalSpec, err)
 		return
 	}

@@ -71,6 +71,7 @@ func (v *validator) fleet(p string, n Node) {
 	for i, h := range n.Hosts {
 		hp := fmt.Sprintf("%s[%d]", join(p, "hosts"), i)
 		switch {
+		case !v.checkName(hp, "a host name", h):
 		case !namePattern.MatchString(h):
 			v.add(hp, "%q is not a valid host name (letters, digits, '.', '_' and '-')", h)
 		case slices.Index(n.Hosts, h) < i:

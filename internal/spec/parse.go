@@ -36,6 +36,12 @@ func (ps Problems) Error() string {
 // Parse decodes a YAML spec strictly (unknown fields are errors, reported
 // with line and column) and validates it. The error is Problems.
 func Parse(data []byte) (Node, error) {
+	if len(data) > MaxSpecFileBytes {
+		return Node{}, limitProblem("the spec is %s (at most %s)", FormatSize(int64(len(data))), FormatSize(MaxSpecFileBytes))
+	}
+	if ps := checkAliases(data); ps != nil {
+		return Node{}, ps
+	}
 	var n Node
 	if err := yaml.UnmarshalWithOptions(data, &n, yaml.Strict()); err != nil {
 		return Node{}, Problems{{Msg: "invalid YAML: " + yaml.FormatError(err, false, false)}}

@@ -71,6 +71,7 @@ func (v *validator) probe(path string, p *Probe, health bool) {
 		v.add(path, "takes one of tcp, http or exec, not %d", forms)
 	}
 	v.positive(join(path, "interval"), p.Interval)
+	v.atLeast(join(path, "interval"), p.Interval, MinProbeInterval)
 	v.positive(join(path, "timeout"), p.Timeout)
 	switch {
 	case !health && p.FailureThreshold != 0:

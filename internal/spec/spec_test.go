@@ -629,7 +629,7 @@ backoff: {initial: -1s, max: 0s, resetAfter: 0s, multiplier: 0.5, jitter: 1.5}
 		{"negative jitter", "name: a\nkind: stub\nbackoff: {jitter: -0.1}\n", []string{"backoff.jitter: must be between 0 and 1"}},
 		{"backoff max below initial", "name: a\nkind: stub\nbackoff: {initial: 10s, max: 5s}\n",
 			[]string{"backoff.max: must be >= initial"}},
-		{"zero jitter and multiplier 1 are fine", "name: a\nkind: stub\nbackoff: {initial: 1ms, jitter: 0, multiplier: 1}\n", nil},
+		{"zero jitter and multiplier 1 are fine", "name: a\nkind: stub\nbackoff: {initial: 10ms, jitter: 0, multiplier: 1}\n", nil},
 		// A zero delay would restart a failing service in a tight loop that
 		// never lets the workflow continue as new.
 		{"zero backoff initial is refused", "name: a\nkind: stub\nbackoff: {initial: 0s}\n", []string{"backoff.initial: must be > 0"}},
@@ -797,12 +797,12 @@ func TestValidateAcceptsAValidTreeBuiltInCode(t *testing.T) {
 }
 
 func TestValidateWorker(t *testing.T) {
-	require.Empty(t, ValidateWorker(Node{Name: "press", Kind: KindStub}))
+	require.Empty(t, ValidateWorker("", Node{Name: "press", Kind: KindStub}))
 
-	ps := ValidateWorker(Node{Name: "press", Kind: KindStub, Timeouts: &Timeouts{Start: Dur(0)}})
+	ps := ValidateWorker("", Node{Name: "press", Kind: KindStub, Timeouts: &Timeouts{Start: Dur(0)}})
 	require.Equal(t, "timeouts.start: must be > 0", ps.Error(), "paths are relative to the worker")
 
-	ps = ValidateWorker(Node{Name: "line", Children: []Node{{Name: "a", Kind: KindStub}}})
+	ps = ValidateWorker("", Node{Name: "line", Children: []Node{{Name: "a", Kind: KindStub}}})
 	require.Equal(t, "children: a worker's spec cannot have children", ps.Error())
 }
 

@@ -12,24 +12,59 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // Validate returns every problem in a spec tree, each named by its path.
 // A spec with problems must start nothing.
-func Validate(root Node) Problems {
+func Validate(root Node) Problems { return ValidateAt("", root) }
+
+// ValidateAt validates the node n of a supervisor's workflow (a `spec`
+// signal or Update) whose parent's path is parent ("" for a root): the
+// limits on paths and depth count from the root.
+func ValidateAt(parent string, n Node) Problems {
 	v := &validator{}
-	v.node("", root, nil)
+	v.checkTreeSize(n)
+	v.node("", n, nil, childPath(parent, n.Name), pathDepth(parent)+1)
 	return v.ps
 }
 
 // ValidateWorker validates one worker node on its own (a `spec` signal to a
-// worker workflow), with paths relative to that node.
-func ValidateWorker(n Node) Problems {
+// worker workflow), with paths relative to that node; path is its
+// workflow's ("" where unknown: its name).
+func ValidateWorker(path string, n Node) Problems {
 	v := &validator{}
-	v.node("", n, nil)
-	if n.IsSupervisor() {
-		v.add("", "children: a worker's spec cannot have children")
-	}
+	v.worker1(path, n)
 	return v.ps
 }
 
-type validator struct{ ps Problems }
+// ValidateLegacy and ValidateWorkerLegacy validate as the code before the
+// limits (limits.go) did: for a run of an older code version replaying a
+// history its code wrote, which must take the same input it took then.
+// Field templates are held to their language all the same (template.go).
+func ValidateLegacy(n Node) Problems {
+	v := &validator{legacy: true}
+	v.node("", n, nil, n.Name, 1)
+	return v.ps
+}
+
+// ValidateWorkerLegacy: see ValidateLegacy.
+func ValidateWorkerLegacy(n Node) Problems {
+	v := &validator{legacy: true}
+	v.worker1("", n)
+	return v.ps
+}
+
+func (v *validator) worker1(path string, n Node) {
+	if path == "" {
+		path = n.Name
+	}
+	v.node("", n, nil, path, pathDepth(path))
+	if n.IsSupervisor() {
+		v.add("", "children: a worker's spec cannot have children")
+	}
+}
+
+// validator collects problems; legacy leaves the limits out.
+type validator struct {
+	ps     Problems
+	legacy bool
+}
 
 func (v *validator) add(path, format string, args ...any) {
 	v.ps = append(v.ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
@@ -42,13 +77,17 @@ func join(prefix, field string) string {
 	return prefix + "." + field
 }
 
-// node validates n, whose supervisor's effective vars are inherited.
-func (v *validator) node(p string, n Node, inherited map[string]string) {
+// node validates n, whose supervisor's effective vars are inherited, and
+// whose workflow path is wfPath at level depth of its tree.
+func (v *validator) node(p string, n Node, inherited map[string]string, wfPath string, depth int) {
 	switch {
 	case n.Name == "":
 		v.add(join(p, "name"), "required")
+	case !v.checkName(join(p, "name"), "a name", n.Name):
 	case !namePattern.MatchString(n.Name):
 		v.add(join(p, "name"), "%q is not a valid name (letters, digits, '.', '_' and '-', starting with a letter or digit; no '/')", n.Name)
+	default:
+		v.checkPath(p, n, wfPath, depth)
 	}
 	v.oneOf(join(p, "desired"), n.Desired, DesiredRunning, DesiredStopped)
 	v.oneOf(join(p, "restart"), n.Restart, RestartPermanent, RestartTransient, RestartTemporary)
@@ -62,7 +101,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string) {
 	case n.IsSupervisor() && n.Kind != "":
 		v.add(join(p, "kind"), "a node has either children (a supervisor) or a kind (a worker), not both")
 	case n.IsSupervisor():
-		v.supervisor(p, n)
+		v.supervisor(p, n, wfPath, depth)
 	case n.Kind == "":
 		v.add(join(p, "kind"), "required for a worker (stub, process or http), or give the node children")
 	default:
@@ -70,7 +109,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string) {
 	}
 }
 
-func (v *validator) supervisor(p string, n Node) {
+func (v *validator) supervisor(p string, n Node, wfPath string, depth int) {
 	switch n.Strategy {
 	case "", OneForOne, OneForAll, RestForOne:
 	default:
@@ -107,8 +146,9 @@ func (v *validator) supervisor(p string, n Node) {
 		} else {
 			seen[c.Name] = i
 		}
-		v.node(cp, c, n.Vars)
+		v.node(cp, c, n.Vars, childPath(wfPath, c.Name), depth+1)
 	}
+	v.checkChildren(p, n.Children)
 	v.dependsOn(p, n.Children)
 	v.instanceClashes(p, n.Children)
 	v.backoff(p, n.Backoff)
@@ -123,6 +163,7 @@ func (v *validator) worker(p string, n Node) {
 	}
 	// Driver blocks are checked as they render (a template in a URL is not
 	// a URL); one that does not render is reported by its fields' paths.
+	v.checkNodeSize(p, n)
 	n, rendered := Render(n, p)
 	v.ps = append(v.ps, rendered...)
 	switch {
@@ -158,6 +199,7 @@ func (v *validator) worker(p string, n Node) {
 			v.add(join(rp, "maxAttempts"), "must be >= 1 (or left out for the default, 3)")
 		}
 		v.positive(join(rp, "initialInterval"), r.InitialInterval)
+		v.atLeast(join(rp, "initialInterval"), r.InitialInterval, MinBackoff)
 		v.positive(join(rp, "maxInterval"), r.MaxInterval)
 		if r.BackoffCoefficient != 0 && r.BackoffCoefficient < 1 {
 			v.add(join(rp, "backoffCoefficient"), "must be >= 1")
@@ -169,6 +211,7 @@ func (v *validator) worker(p string, n Node) {
 	v.backoff(p, n.Backoff)
 	if o := n.Observe; o != nil {
 		v.positive(join(p, "observe.interval"), o.Interval)
+		v.atLeast(join(p, "observe.interval"), o.Interval, MinObserveInterval)
 	}
 }
 
@@ -179,6 +222,7 @@ func (v *validator) backoff(p string, b *Backoff) {
 		bp := join(p, "backoff")
 		// A zero delay would restart a failing service in a tight loop.
 		v.positive(join(bp, "initial"), b.Initial)
+		v.atLeast(join(bp, "initial"), b.Initial, MinBackoff)
 		v.positive(join(bp, "max"), b.Max)
 		v.positive(join(bp, "resetAfter"), b.ResetAfter)
 		if b.Multiplier != 0 && b.Multiplier < 1 {
@@ -228,6 +272,9 @@ func (v *validator) stub(p string, s *Stub) {
 
 func (v *validator) vars(p string, vars map[string]string) {
 	for _, k := range sortedKeys(vars) {
+		if !v.checkName(join(join(p, "vars"), k), "a variable name", k) {
+			continue
+		}
 		if !namePattern.MatchString(k) {
 			v.add(join(join(p, "vars"), k), "%q is not a valid variable name", k)
 		}

@@ -3,8 +3,6 @@ package spec
 import (
 	"fmt"
 	"maps"
-	"strings"
-	"text/template"
 )
 
 // Variables.
@@ -12,8 +10,8 @@ import (
 // A node's `vars` are inherited by its descendants, and a descendant's own
 // vars override inherited ones of the same name. String fields of a worker's
 // driver config (every string inside `process:` and `http:`, at any depth)
-// are Go text/templates over them: `{{ .Vars.port }}`; `{{ .Name }}` is the
-// worker's name. Rendering is strict: a missing variable is an error, found
+// are templates over them (template.go: field references and `add` only):
+// `{{ .Vars.port }}`; `{{ .Name }}` is the worker's name. Rendering is strict: a missing variable is an error, found
 // by Validate (with the field's path) before anything starts.
 //
 // Supervisors hand each child its effective vars (Inherit), so a worker's
@@ -27,17 +25,6 @@ type TemplateData struct {
 	// instances) and Host the host it runs on ("" where it runs on any).
 	Instance int
 	Host     string
-}
-
-// templateFuncs are the helpers a field template may call: `add` sums
-// integers (`{{ add 8080 .Instance }}`).
-var templateFuncs = template.FuncMap{
-	"add": func(a int, rest ...int) int {
-		for _, b := range rest {
-			a += b
-		}
-		return a
-	},
 }
 
 // MergeVars returns the vars a child of a node with vars parent sees: the
@@ -85,13 +72,14 @@ func Render(n Node, prefix string) (Node, Problems) {
 		data.Vars = map[string]string{}
 	}
 	var ps Problems
+	budget := &renderBudget{left: MaxRenderedBytes}
 	if n.Process != nil {
-		out, p := renderValue(n.Process, join(prefix, KindProcess), data)
+		out, p := renderValue(n.Process, join(prefix, KindProcess), data, budget)
 		n.Process = out.(map[string]any)
 		ps = append(ps, p...)
 	}
 	if n.HTTP != nil {
-		out, p := renderValue(n.HTTP, join(prefix, KindHTTP), data)
+		out, p := renderValue(n.HTTP, join(prefix, KindHTTP), data, budget)
 		n.HTTP = out.(map[string]any)
 		ps = append(ps, p...)
 	}
@@ -101,10 +89,10 @@ func Render(n Node, prefix string) (Node, Problems) {
 // renderValue renders every string in v (a decoded YAML/JSON value) and
 // returns a copy; maps are walked in key order so problems come out in a
 // stable order.
-func renderValue(v any, path string, data TemplateData) (any, Problems) {
+func renderValue(v any, path string, data TemplateData, budget *renderBudget) (any, Problems) {
 	switch x := v.(type) {
 	case string:
-		s, err := renderString(x, data)
+		s, err := renderString(x, data, budget)
 		if err != nil {
 			return x, Problems{{Path: path, Msg: err.Error()}}
 		}
@@ -113,7 +101,7 @@ func renderValue(v any, path string, data TemplateData) (any, Problems) {
 		out := make(map[string]any, len(x))
 		var ps Problems
 		for _, k := range sortedKeys(x) {
-			r, p := renderValue(x[k], join(path, k), data)
+			r, p := renderValue(x[k], join(path, k), data, budget)
 			out[k] = r
 			ps = append(ps, p...)
 		}
@@ -122,36 +110,11 @@ func renderValue(v any, path string, data TemplateData) (any, Problems) {
 		out := make([]any, len(x))
 		var ps Problems
 		for i, e := range x {
-			r, p := renderValue(e, fmt.Sprintf("%s[%d]", path, i), data)
+			r, p := renderValue(e, fmt.Sprintf("%s[%d]", path, i), data, budget)
 			out[i] = r
 			ps = append(ps, p...)
 		}
 		return out, ps
 	}
 	return v, nil
-}
-
-func renderString(s string, data TemplateData) (string, error) {
-	if !strings.Contains(s, "{{") {
-		return s, nil // the common case: no template, no parse
-	}
-	t, err := template.New("field").Option("missingkey=error").Funcs(templateFuncs).Parse(s)
-	if err != nil {
-		return "", fmt.Errorf("bad template %q: %v", s, trimTemplateErr(err))
-	}
-	var b strings.Builder
-	if err := t.Execute(&b, data); err != nil {
-		return "", fmt.Errorf("template %q: %v", s, trimTemplateErr(err))
-	}
-	return b.String(), nil
-}
-
-// trimTemplateErr drops text/template's "template: field:1:10: executing
-// \"field\" at <.Vars.port>: " preamble down to what matters.
-func trimTemplateErr(err error) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "map has no entry for key") {
-		return "no variable " + strings.TrimPrefix(msg[i+2:], "map has no entry for key ")
-	}
-	return strings.TrimPrefix(msg, "template: field:")
 }

@@ -1,0 +1,170 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits.
+//
+// Every spec that enters steward (a file the starter applies, a `spec`
+// signal or Update sent with the temporal CLI, a workflow's input) is held
+// to the limits below, in this one place: Validate checks them, and every
+// workflow handler validates before it changes anything, so a spec over a
+// limit is refused at apply (exit 2) and rejected (counted) by a running
+// workflow, never half-applied. docs/spec.md lists them with their reasons.
+//
+// Why these values:
+//   - Workflow IDs are paths (`plant/line-1/press`), and steward adds
+//     prefixes to some (`rollout:PATH`, `revision:ROOT:REQUEST`,
+//     `host:NAME`); Temporal refuses IDs longer than 1,000 characters
+//     (limit.maxIDLength), and a worker's log and record files are named
+//     after its path under the 255-byte file name limit of Linux file
+//     systems (with a hash beside a cut prefix). A path of MaxPathLength
+//     leaves room for all of them.
+//   - A node travels as a payload: a worker's as its input, its `spec`
+//     signal and its actions' inputs; a tree's whole as its root's first
+//     input. Temporal refuses a payload over 2 MiB (limit.blobSize.error)
+//     and a gRPC message over 4 MiB: a supervisor starts up to
+//     StartWindow children in one task, so a worker node is kept to
+//     MaxNodeBytes (20 of them are well under 4 MiB) and a tree to
+//     MaxTreeBytes (a 10,000-worker tree is about 0.8 MiB).
+//   - A supervisor's carried state grows with its direct children, and
+//     Temporal allows 2,000 pending child workflows per workflow: at most
+//     MaxChildren (after instances are expanded).
+//   - Each observe is an activity and its events in the worker's history;
+//     a restart backoff or retry interval of nanoseconds is a tight loop.
+const (
+	// MaxNameLength is the longest name of a node, a variable or a host.
+	MaxNameLength = 100
+	// MaxPathLength is the longest workflow path (names joined by '/',
+	// with an instance's "-N").
+	MaxPathLength = 400
+	// MaxDepth is the most levels a tree has (the root is level 1).
+	MaxDepth = 32
+	// MaxChildren is the most children a supervisor has, instances counted.
+	MaxChildren = 1000
+	// MaxNodeBytes is the largest worker node, as its JSON with the vars
+	// and notify it inherits.
+	MaxNodeBytes = 64 << 10
+	// MaxTreeBytes is the largest tree (or subtree sent to a supervisor),
+	// as its JSON.
+	MaxTreeBytes = 1536 << 10
+	// MaxRenderedBytes is the most a worker's driver fields render to, in
+	// all (template.go).
+	MaxRenderedBytes = 128 << 10
+	// MinObserveInterval is the shortest observe.interval.
+	MinObserveInterval = time.Second
+	// MinProbeInterval is the shortest ready or health probe interval.
+	MinProbeInterval = 100 * time.Millisecond
+	// MinBackoff is the shortest backoff.initial and retry.initialInterval.
+	MinBackoff = 10 * time.Millisecond
+	// MaxSpecFileBytes is the largest spec file the starter reads.
+	MaxSpecFileBytes = 16 << 20
+	// MaxAliasNodes is how many YAML nodes aliases may add to a file
+	// beyond its own (or as many as it has, if that is more).
+	MaxAliasNodes = 100_000
+)
+
+// checkName holds a node's name to MaxNameLength.
+func (v *validator) checkName(path, what, name string) bool {
+	if v.legacy || len(name) <= MaxNameLength {
+		return true
+	}
+	v.add(path, "%s of %d characters is too long (at most %d)", what, len(name), MaxNameLength)
+	return false
+}
+
+// checkPath holds the workflow path of a node (and of its instances) to
+// MaxPathLength and its depth to MaxDepth.
+func (v *validator) checkPath(p string, n Node, wfPath string, depth int) {
+	if v.legacy {
+		return
+	}
+	if depth > MaxDepth {
+		v.add(p, "the tree is deeper than %d levels", MaxDepth)
+	}
+	longest := wfPath
+	if n.Instances > 0 {
+		longest += "-" + strconv.Itoa(n.Instances-1)
+	}
+	if len(longest) > MaxPathLength {
+		v.add(join(p, "name"), "the path ...%s is %d characters long (at most %d: it names workflows and files)", longest[len(longest)-40:], len(longest), MaxPathLength)
+	}
+}
+
+// checkChildren holds a supervisor to MaxChildren, instances counted.
+func (v *validator) checkChildren(p string, children []Node) {
+	if v.legacy {
+		return
+	}
+	total := 0
+	for _, c := range children {
+		total += max(c.Instances, 1)
+	}
+	if total > MaxChildren {
+		v.add(join(p, "children"), "%d children (instances counted): a supervisor has at most %d; group them under supervisors", total, MaxChildren)
+	}
+}
+
+// checkNodeSize holds a worker node, with what it inherits, to MaxNodeBytes.
+func (v *validator) checkNodeSize(p string, n Node) {
+	if v.legacy {
+		return
+	}
+	if size := encodedSize(n); size > MaxNodeBytes {
+		v.add(p, "the worker's spec is %s with what it inherits (at most %s)", FormatSize(int64(size)), FormatSize(MaxNodeBytes))
+	}
+}
+
+// checkTreeSize holds a tree to MaxTreeBytes.
+func (v *validator) checkTreeSize(n Node) {
+	if v.legacy {
+		return
+	}
+	if size := encodedSize(n); size > MaxTreeBytes {
+		v.add("", "the tree's spec is %s (at most %s)", FormatSize(int64(size)), FormatSize(MaxTreeBytes))
+	}
+}
+
+// atLeast holds an interval to a minimum (a problem, or nothing when it
+// is not set or is <= 0, which positive reports).
+func (v *validator) atLeast(path string, d *Duration, least time.Duration) {
+	if v.legacy || d == nil || d.D() <= 0 || d.D() >= least {
+		return
+	}
+	v.add(path, "%s is too short (at least %s)", d.D(), least)
+}
+
+// encodedSize is a value's size as JSON (what it weighs in a payload).
+func encodedSize(x any) int {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return 0 // what does not encode is refused where it is sent
+	}
+	return len(b)
+}
+
+// childPath is the workflow path of a child named name under parent.
+func childPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "/" + name
+}
+
+// pathDepth is the level of a workflow path (a root is 1).
+func pathDepth(path string) int {
+	if path == "" {
+		return 0
+	}
+	return strings.Count(path, "/") + 1
+}
+
+// limitProblem says a YAML document is over a limit before it is decoded.
+func limitProblem(format string, args ...any) Problems {
+	return Problems{{Msg: fmt.Sprintf(format, args...)}}
+}
