@@ -178,7 +178,7 @@ children:
   - name: api
     kind: http
     http: {health: {url: %q, timeout: 500ms, failureThreshold: 2}}
-    observe: {interval: 300ms}
+    observe: {interval: 1s}
     backoff: {initial: 200ms, max: 1s}
 `, srv.URL+"/health")), "--wait")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)

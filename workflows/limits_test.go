@@ -1,0 +1,108 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// Regression tests of the issue "No input wedges a tree": a spec over a
+// limit or with a runaway template, sent by signal to a running workflow,
+// is rejected and counted; the workflow goes on and answers.
+
+// TestWorker_RunawayTemplateSpecIsRejectedAndTheWorkerGoesOn: the template
+// `{{range 100000000}}{{end}}` failed every task of the worker with
+// TMPRL1101 (a potential deadlock), and `stop` was ignored for good.
+func TestWorker_RunawayTemplateSpecIsRejectedAndTheWorkerGoesOn(t *testing.T) {
+	env := newEnv(t)
+	bad := spec.Node{Name: "w", Kind: spec.KindProcess, Process: map[string]any{"command": "{{range 100000000}}{{end}}/usr/bin/sleep"}}
+	var st Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: bad}) })
+	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalDesired, spec.DesiredStopped) })
+	at(env, 3*time.Minute, func() { st = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "t/w", Spec: stubNode("w", nil), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "stopped", st.State, "the stop after the rejected spec was carried out")
+	require.EqualValues(t, 1, st.Generation)
+}
+
+// TestWorker_ObserveInterval1nsIsRejected: 1ns was taken, about 13 history
+// events a second.
+func TestWorker_ObserveInterval1nsIsRejected(t *testing.T) {
+	env := newEnv(t)
+	n := stubNode("w", nil)
+	n.Observe = &spec.Observe{Interval: spec.Dur(time.Nanosecond)}
+	var st Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: n}) })
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "t/w", Spec: stubNode("w", nil), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "running", st.State)
+}
+
+// TestSupervisor_ChildNameOf1100CharactersIsRejected: a spec signal with
+// such a child wedged the supervisor (BAD_START_CHILD_EXECUTION_ATTRIBUTES
+// at every task), and re-applying the good spec then failed. Now it is
+// rejected, and the good spec after it applies.
+func TestSupervisor_ChildNameOf1100CharactersIsRejected(t *testing.T) {
+	env := newEnv(t)
+	var rejected, applied Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("root", stubNode("a", nil), stubNode(strings.Repeat("x", 1100), nil))})
+	})
+	at(env, 2*time.Minute, func() { rejected = query(t, env) })
+	at(env, 3*time.Minute, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("root", stubNode("a", nil), stubNode("b", nil))})
+	})
+	at(env, 4*time.Minute, func() { applied = query(t, env) })
+	endAt(env, 5*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 1, rejected.RejectedSignals)
+	require.Len(t, rejected.Children, 1)
+	require.Len(t, applied.Children, 2)
+	require.Equal(t, "running", applied.Children[1].State, "the good spec after the bad one applies")
+}
+
+// TestSupervisor_ChildrenInheriting1MBOfVarsAreRejected: eight stub
+// children inheriting 1.2 MB of vars failed every task of their
+// supervisor with GRPC_MESSAGE_TOO_LARGE.
+func TestSupervisor_ChildrenInheriting1MBOfVarsAreRejected(t *testing.T) {
+	env := newEnv(t)
+	big := tree("root")
+	big.Vars = map[string]string{}
+	for i := range 12 {
+		big.Vars[fmt.Sprintf("v%d", i)] = strings.Repeat("x", 100<<10)
+	}
+	for i := range 8 {
+		big.Children = append(big.Children, stubNode(fmt.Sprintf("s%d", i), nil))
+	}
+	var st Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: big}) })
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Len(t, st.Children, 1)
+}
+
+// TestSupervisor_PathLimitCountsItsOwnPath: a supervisor deep in a tree
+// holds a spec to the paths its children would have.
+func TestSupervisor_PathLimitCountsItsOwnPath(t *testing.T) {
+	env := newEnv(t)
+	deep := strings.Repeat("p", 300) + "/" + strings.Repeat("q", 50)
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree(strings.Repeat("q", 50), stubNode("a", nil), stubNode(strings.Repeat("c", 60), nil))})
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: deep, Spec: tree(strings.Repeat("q", 50), stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+}
