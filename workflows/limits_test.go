@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
 )
@@ -105,4 +106,32 @@ func TestSupervisor_PathLimitCountsItsOwnPath(t *testing.T) {
 	endAt(env, 3*time.Minute)
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: deep, Spec: tree(strings.Repeat("q", 50), stubNode("a", nil)), Generation: 1})
 	require.Equal(t, 1, st.RejectedSignals)
+}
+
+// TestLimitsMarkerAbsent_ASpecIsTakenAsOlderCodeTookIt: a history written
+// by code older than the limits has no "steward-limits" marker; replaying
+// it, the spec it took (here an observe interval under the minimum) is
+// taken again, as it was. A spec over a limit never reaches such a run
+// live: the marker is recorded at its first spec.
+func TestLimitsMarkerAbsent_ASpecIsTakenAsOlderCodeTookIt(t *testing.T) {
+	for _, absent := range []bool{false, true} {
+		env := newEnv(t)
+		if absent {
+			env.OnGetVersion("steward-limits", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		}
+		n := stubNode("w", nil)
+		n.Observe = &spec.Observe{Interval: spec.Dur(500 * time.Millisecond)}
+		var st Status
+		at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: n}) })
+		at(env, 2*time.Minute, func() { st = query(t, env) })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "t/w", Spec: stubNode("w", nil), Generation: 1})
+		if absent {
+			require.Zero(t, st.RejectedSignals, "marker absent: taken as before")
+			require.EqualValues(t, 2, st.Generation)
+		} else {
+			require.Equal(t, 1, st.RejectedSignals, "marker recorded: the limit holds")
+			require.EqualValues(t, 1, st.Generation)
+		}
+	}
 }
