@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"encoding/json"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -53,4 +55,10 @@ func validateWorkerSpec(held bool, path string, n spec.Node) spec.Problems {
 		return spec.ValidateWorker(path, n)
 	}
 	return spec.ValidateWorkerLegacy(n)
+}
+
+// encodedSize is a node's size as JSON (what it weighs in a payload).
+func encodedSize(n spec.Node) int {
+	b, _ := json.Marshal(n)
+	return len(b)
 }

@@ -135,3 +135,42 @@ func TestLimitsMarkerAbsent_ASpecIsTakenAsOlderCodeTookIt(t *testing.T) {
 		}
 	}
 }
+
+// TestStartBatchesBoundedByPayloadSize: the starts of one task carry at
+// most startBatchBytes of the children's input (version 8), and at least
+// one child.
+func TestStartBatchesBoundedByPayloadSize(t *testing.T) {
+	nodes := make([]spec.Node, 7)
+	size := func(n spec.Node) int { return map[string]int{"big": 900, "huge": 5000}[n.Name] + 100 }
+	for i, name := range []string{"a", "big", "b", "huge", "c", "d", "big"} {
+		nodes[i] = spec.Node{Name: name}
+	}
+	var ends []int
+	for lo := 0; lo < len(nodes); lo = batchEnd(nodes, lo, 1000, size) {
+		ends = append(ends, batchEnd(nodes, lo, 1000, size))
+	}
+	require.Equal(t, []int{1, 2, 3, 4, 6, 7}, ends, "a | big (exactly the budget) | b | huge (alone, over it) | c, d | big")
+}
+
+// TestSupervisor_StartsWideChildrenInBatches: twenty workers of 60 KiB each
+// (1.2 MiB in all) start, in two batches from version 8 (in one before),
+// and run.
+func TestSupervisor_StartsWideChildrenInBatches(t *testing.T) {
+	for _, version := range []int{7, SupervisorVersion} {
+		env := newEnv(t)
+		root := tree("root")
+		root.Vars = map[string]string{"blob": strings.Repeat("x", 60<<10)}
+		for i := range 20 {
+			root.Children = append(root.Children, stubNode(fmt.Sprintf("w%02d", i), nil))
+		}
+		require.Empty(t, spec.Validate(root), "a valid tree")
+		var st Status
+		at(env, 5*time.Minute, func() { st = query(t, env) })
+		endAt(env, 6*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: version})
+		require.Len(t, st.Children, 20)
+		for _, c := range st.Children {
+			require.Equal(t, "running", c.State, "version %d: %s", version, c.Path)
+		}
+	}
+}

@@ -495,18 +495,55 @@ func (s *supervisorRun) fullChild(name string) (spec.Node, bool) {
 // at once, in spec order, then each is awaited (one workflow task for a
 // whole level, not one per child). A child already running under its ID (an
 // earlier run of this supervisor) is adopted and handed the current spec.
+//
+// From version 8 the starts go out in batches of at most startBatchBytes of
+// children's input (at least one child a batch), each batch awaited before
+// the next is sent, so no set of valid children needs a workflow task
+// larger than Temporal takes (its gRPC message limit is 4 MiB); version 7
+// sends them all in one task.
 func (s *supervisorRun) startChildren(nodes []spec.Node) []ChildRecord {
 	recs := make([]ChildRecord, len(nodes))
 	futs := make([]workflow.ChildWorkflowFuture, len(nodes))
-	for i, c := range nodes {
-		recs[i], futs[i] = s.initiateChild(c)
-	}
-	for i, c := range nodes {
-		if futs[i] != nil {
-			s.awaitStarted(&recs[i], futs[i], c)
+	for lo := 0; lo < len(nodes); {
+		hi := s.startBatchEnd(nodes, lo)
+		for i := lo; i < hi; i++ {
+			recs[i], futs[i] = s.initiateChild(nodes[i])
 		}
+		for i := lo; i < hi; i++ {
+			if futs[i] != nil {
+				s.awaitStarted(&recs[i], futs[i], nodes[i])
+			}
+		}
+		lo = hi
 	}
 	return recs
+}
+
+// startBatchBytes bounds the children's input one batch of starts carries
+// (version 8): with the spec's limits (a worker 64 KiB, a tree 1.5 MiB) a
+// batch stays well under Temporal's 4 MiB message limit.
+const startBatchBytes = 1 << 20
+
+// startBatchEnd is where the batch of starts that begins at nodes[lo] ends:
+// the whole rest before version 8.
+func (s *supervisorRun) startBatchEnd(nodes []spec.Node, lo int) int {
+	if s.in.Version < 8 {
+		return len(nodes)
+	}
+	return batchEnd(nodes, lo, startBatchBytes, func(n spec.Node) int { return encodedSize(s.childNode(n)) })
+}
+
+// batchEnd is the end of the batch that begins at lo: as many nodes as fit
+// in budget by size, and at least one.
+func batchEnd(nodes []spec.Node, lo, budget int, size func(spec.Node) int) int {
+	total := 0
+	for i := lo; i < len(nodes); i++ {
+		total += size(nodes[i])
+		if total > budget && i > lo {
+			return i
+		}
+	}
+	return len(nodes)
 }
 
 // removedRunReason is the reason of a child whose path's removed run is

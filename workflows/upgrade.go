@@ -114,8 +114,15 @@ import (
 //	  slot at its first report and never says it. Its wake timer is kept
 //	  when the wake moves later (armWake): version 6 cancels it and starts
 //	  another with each worker a rolling update counts as updated.
+//	supervisor 8: starts the children a task starts (the start window's
+//	  release, a restart of closed children) in batches of at most
+//	  startBatchBytes of their input, each awaited before the next is
+//	  sent (startChildren); version 7 sends them in one task.
+//
+// Not a version: the input limits, asked behind the marker
+// "steward-limits" in runs of every version (limits.go).
 const (
-	SupervisorVersion = 7
+	SupervisorVersion = 8
 	WorkerVersion     = 6
 	RolloutVersion    = 2
 )
