@@ -57,8 +57,8 @@ func validateWorkerSpec(held bool, path string, n spec.Node) spec.Problems {
 	return spec.ValidateWorkerLegacy(n)
 }
 
-// encodedSize is a node's size as JSON (what it weighs in a payload).
-func encodedSize(n spec.Node) int {
+// encodedSize is a value's size as JSON (what it weighs in a payload).
+func encodedSize(n any) int {
 	b, _ := json.Marshal(n)
 	return len(b)
 }

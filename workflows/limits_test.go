@@ -174,3 +174,62 @@ func TestSupervisor_StartsWideChildrenInBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestSupervisor_ForgedHugeReportIsRejected: a report sent with the
+// temporal CLI in a child's name, with a megabyte of stale copies, was
+// kept in the supervisor's carried state, which a continue-as-new then
+// could not carry (over Temporal's 2 MiB payload limit). It is rejected and
+// counted; the child's record is untouched.
+func TestSupervisor_ForgedHugeReportIsRejected(t *testing.T) {
+	env := newEnv(t)
+	copies := make([]string, 20000)
+	for i := range copies {
+		copies[i] = strings.Repeat("h", 50)
+	}
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalChild, ChildReport{Seq: 1 << 40, Status: Status{Path: "root/a", Kind: "stub", State: "failed", Desired: "running", StaleCopies: copies}})
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "running", st.Children[0].State, "the forged report was not taken")
+	require.Empty(t, st.Children[0].StaleCopies)
+}
+
+// TestWorker_ForgedHugeExitIsRejected: an exit report of a megabyte, sent
+// while an action runs, was kept in the worker's pending exits and so in
+// what its continue-as-new carries.
+func TestWorker_ForgedHugeExitIsRejected(t *testing.T) {
+	env := newEnv(t)
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalExit, map[string]any{"instance": "x", "reason": strings.Repeat("r", 1<<20)})
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "t/w", Spec: stubNode("w", nil), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "running", st.State)
+}
+
+// TestSupervisor_ForgedReportBatchOverTheCapIsRejected: a worker process
+// batches at most activities.MaxReportsPerSignal reports in one signal; a
+// batch of a hundred thousand made one task walk them all (a thousand here).
+func TestSupervisor_ForgedReportBatchOverTheCapIsRejected(t *testing.T) {
+	env := newEnv(t)
+	more := make([]ChildReport, 1000)
+	for i := range more {
+		more[i] = ChildReport{Seq: int64(i + 2), Status: Status{Path: "root/a", State: "failed"}}
+	}
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalChild, ChildReport{Seq: 1 << 40, Status: Status{Path: "root/a", State: "failed"}, More: more})
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Equal(t, "running", st.Children[0].State)
+}

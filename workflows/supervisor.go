@@ -928,13 +928,34 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 		s.reject(SignalChild, err)
 		return
 	}
+	if len(r.More) >= activities.MaxReportsPerSignal {
+		// A worker process sends at most that many in one signal.
+		s.reject(SignalChild, fmt.Errorf("a batch of %d reports (at most %d)", len(r.More)+1, activities.MaxReportsPerSignal))
+		return
+	}
 	more := r.More
 	r.More = nil
-	s.apply(r)
+	s.applyBounded(r)
 	for _, m := range more { // a worker process's batch (activities.Reporter)
 		m.More = nil
-		s.apply(m)
+		s.applyBounded(m)
 	}
+}
+
+// maxReportBytes bounds a child's report as its record keeps it (narrowed:
+// its texts cut to maxRecordText). A child's own report is a few hundred
+// bytes; a larger one was sent by someone else (the temporal CLI), and
+// kept, it would grow this supervisor's carried state past what a
+// continue-as-new may carry (Temporal's 2 MiB payload limit) and wedge it.
+const maxReportBytes = 8 << 10
+
+// applyBounded records a report, or rejects (and counts) one too large.
+func (s *supervisorRun) applyBounded(r ChildReport) {
+	if n := encodedSize(narrowRecord(r.Status)); n > maxReportBytes {
+		s.reject(SignalChild, fmt.Errorf("the report of %.100q is %d bytes (a child's is at most %d)", r.Status.Path, n, maxReportBytes))
+		return
+	}
+	s.apply(r)
 }
 
 // apply records a child's report. A report of another run of the path (a

@@ -196,11 +196,19 @@ func driverChanged(a, b spec.Node) bool {
 	return string(ja) != string(jb)
 }
 
+// maxExitBytes bounds an exit report's instance and reason.
+const maxExitBytes = 4 << 10
+
 func (w *workerRun) onExit(raw converter.RawValue) {
 	var e tick.Exit
-	if err := decodeRaw(raw, &e); err != nil || e.Instance == "" {
-		if err == nil {
+	if err := decodeRaw(raw, &e); err != nil || e.Instance == "" || len(e.Instance)+len(e.Reason) > maxExitBytes {
+		if err == nil && e.Instance == "" {
 			err = errors.New("no instance")
+		} else if err == nil {
+			// A host's exit report is short; a long one is not a host's,
+			// and kept as the worker's reason it would grow its carried
+			// state (pending exits) past what a continue-as-new carries.
+			err = fmt.Errorf("an exit report of %d bytes (at most %d)", len(e.Instance)+len(e.Reason), maxExitBytes)
 		}
 		w.reject(SignalExit, err)
 		return
