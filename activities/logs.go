@@ -35,8 +35,10 @@ type ReadLogResult struct {
 	Next process.LogPosition `json:"next"`
 }
 
-// Logs reads the logs the host's process driver writes under Dir. It runs
-// on the host's task queue only: a log is on the host that ran the process.
+// Logs reads the logs the host's process driver writes under Dir (a
+// service an older worker started: its log under the legacy name, while it
+// has none of the new layout; process.TailLog). It runs on the host's task
+// queue only: a log is on the host that ran the process.
 type Logs struct {
 	Dir string
 	// Poll is how often a follow read looks for new output (default 100ms).

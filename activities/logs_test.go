@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -49,4 +50,20 @@ func TestReadLogTailsAndFollows(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, res.Data)
 	require.EqualValues(t, 8, res.Next.Offset)
+}
+
+// A service an older worker started writes its log under the legacy name
+// (process/logfile.go): read while no log of the new layout exists.
+func TestReadLogReadsTheLegacyLogOfAnOlderWorkersService(t *testing.T) {
+	dir := t.TempDir()
+	l := &Logs{Dir: dir, Poll: 10 * time.Millisecond}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a_b_c.log"), []byte("from before\n"), 0o644))
+	res, err := l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "a_b/c", Lines: 10})
+	require.NoError(t, err)
+	require.Equal(t, "from before\n", string(res.Data))
+
+	require.NoError(t, os.WriteFile(process.LogPath(dir, "a_b/c"), []byte("started again\n"), 0o644))
+	res, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "a_b/c", Lines: 10})
+	require.NoError(t, err)
+	require.Equal(t, "started again\n", string(res.Data), "its own log once it exists")
 }

@@ -3,8 +3,10 @@ package process
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,10 +31,12 @@ import (
 // it. The next worker of the host adopts it:
 //
 //   - at its start (Recover), from the records in StateDir (one JSON file
-//     per workflow, written when a start succeeds, removed when the process
-//     ends or is stopped): a process that still runs is adopted and
-//     watched; one that ended meanwhile is reported to its workflow at once
-//     (exit code unknown), which starts it again;
+//     per workflow, named as logfile.go says, written when a start
+//     succeeds, removed when the process ends or is stopped): a process
+//     that still runs is adopted and watched; one that ended meanwhile is
+//     reported to its workflow at once (exit code unknown), which starts it
+//     again. A record under an older worker's name is moved to its own
+//     name first;
 //   - without a record (the state directory was lost), at the first action
 //     that names the instance (the periodic observe, a stop, a restart).
 //
@@ -63,10 +67,67 @@ type record struct {
 	// Starting: its start had not succeeded yet. The next worker ends such
 	// a process: its start is retried (it would run twice otherwise).
 	Starting bool `json:"starting,omitempty"`
+	// LogFile is the name of the log file it writes, in the log directory
+	// (none in an older worker's record: the legacy name, logfile.go).
+	LogFile string `json:"logFile,omitempty"`
 }
 
+// recordPath is the file of wfID's record (its name: logfile.go).
 func (d *Driver) recordPath(wfID string) string {
-	return filepath.Join(d.StateDir, strings.TrimSuffix(logName(wfID), ".log")+".json")
+	return filepath.Join(d.StateDir, fileStem(wfID)+".json")
+}
+
+// legacyRecordPath is the file of wfID's record as older workers named it
+// (5b9cb0e and later, up to this layout: logfile.go). That name may be
+// another workflow's too ("a/b_c" and "a_b/c"): a record found under it is
+// taken only for the workflow ID stored inside it.
+func (d *Driver) legacyRecordPath(wfID string) string {
+	return filepath.Join(d.StateDir, legacyStem(wfID)+".json")
+}
+
+// errRecordOfAnother: the file a workflow's record goes to holds the
+// record of another workflow; it is neither overwritten nor removed.
+var errRecordOfAnother = errors.New("process: the record file holds another workflow's record")
+
+// readRecord reads the record in path.
+func readRecord(path string) (record, error) {
+	var r record
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(b, &r)
+}
+
+// recordOf returns wfID's record and its file: under its name, or under
+// the legacy name (an older worker's record that no Recover moved yet).
+// A file that holds another workflow's record is not wfID's, whatever its
+// name. Call with recMu held.
+func (d *Driver) recordOf(wfID string) (record, string, bool) {
+	for _, path := range []string{d.recordPath(wfID), d.legacyRecordPath(wfID)} {
+		if r, err := readRecord(path); err == nil && r.WorkflowID == wfID {
+			return r, path, true
+		}
+	}
+	return record{}, "", false
+}
+
+// recordOwner returns an error naming both workflows when wfID's record
+// file holds the record of another workflow: a start of wfID is refused
+// (before anything runs) rather than overwrite it. Unreadable files are
+// not anyone's: they are written over.
+func (d *Driver) recordOwner(wfID string) error {
+	if d.StateDir == "" {
+		return nil
+	}
+	path := d.recordPath(wfID)
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	if r, err := readRecord(path); err == nil && r.WorkflowID != wfID {
+		return driver.Permanent(fmt.Errorf("process: not starting workflow %q: its record file %s holds the record of workflow %q (instance %s), which it must not overwrite: two workflow IDs map to one file name; stop %q and move that file away",
+			wfID, path, r.WorkflowID, r.Instance, r.WorkflowID))
+	}
+	return nil
 }
 
 // record writes p's record (starting: its start has not succeeded yet).
@@ -76,7 +137,9 @@ func (d *Driver) record(p *proc, starting bool) {
 	d.writeRecord(p, starting, false)
 }
 
-// writeRecord writes p's record; unlessOther: not over another instance's.
+// writeRecord writes p's record; unlessOther: not over another instance's
+// of p's workflow. Never over the record of another workflow. A record of
+// p under the legacy name is removed once written under its own.
 func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	if d.StateDir == "" || p.ticks == 0 {
 		return
@@ -85,12 +148,20 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting, Watchdog: p.watchdog,
 		Cgroup: p.cgroup, MemoryMax: p.memoryMax, RestartOnMemory: p.restartOnMemory}
 	rec.NotifySocket = p.notifyName
+	rec.LogFile = logName(p.wfID)
+	if p.logPath != "" {
+		rec.LogFile = filepath.Base(p.logPath)
+	}
 	b, _ := json.Marshal(rec)
 	path := d.recordPath(p.wfID)
 	d.recMu.Lock()
 	defer d.recMu.Unlock()
-	var old record
-	if ob, err := os.ReadFile(path); unlessOther && err == nil && json.Unmarshal(ob, &old) == nil && old.Instance != p.id {
+	if old, err := readRecord(path); err == nil && old.WorkflowID != p.wfID {
+		d.log.Warn("process: not recorded: its record file holds another workflow's record (it is adopted at its next observe instead)",
+			zap.String("instance", p.id), zap.String("file", path), zap.String("recordOf", old.WorkflowID), zap.Error(errRecordOfAnother))
+		return
+	}
+	if old, _, ok := d.recordOf(p.wfID); unlessOther && ok && old.Instance != p.id {
 		return // a newer instance of the workflow is recorded
 	}
 	err := os.MkdirAll(d.StateDir, 0o755)
@@ -102,10 +173,13 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	}
 	if err != nil {
 		d.log.Warn("process: cannot record the process for the next worker (it is adopted at its next observe instead)", zap.String("instance", p.id), zap.Error(err))
+		return
 	}
+	d.dropLegacyRecord(p)
 }
 
-// unrecord removes p's record, if it is still p's.
+// unrecord removes p's record, if it is still p's: a record of another
+// instance, or of another workflow, stays.
 func (d *Driver) unrecord(p *proc) {
 	if d.StateDir == "" {
 		return
@@ -113,11 +187,22 @@ func (d *Driver) unrecord(p *proc) {
 	path := d.recordPath(p.wfID)
 	d.recMu.Lock()
 	defer d.recMu.Unlock()
-	var r record
-	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &r) == nil && r.Instance != p.id {
-		return // a newer instance of the workflow
+	if b, err := os.ReadFile(path); err == nil {
+		var r record
+		if json.Unmarshal(b, &r) != nil || r.WorkflowID == p.wfID && r.Instance == p.id {
+			_ = os.Remove(path) // p's, or no one's (unreadable)
+		}
 	}
-	_ = os.Remove(path)
+	d.dropLegacyRecord(p)
+}
+
+// dropLegacyRecord removes the record of p under the legacy name: only if
+// it is p's (its workflow and instance). Call with recMu held.
+func (d *Driver) dropLegacyRecord(p *proc) {
+	path := d.legacyRecordPath(p.wfID)
+	if r, err := readRecord(path); err == nil && r.WorkflowID == p.wfID && r.Instance == p.id {
+		_ = os.Remove(path)
+	}
 }
 
 // parseInstance reads "proc/<pid>/<ticks>@<workflow>".
@@ -159,14 +244,22 @@ func (d *Driver) held(r driver.Request) *proc {
 		// Only what this host's workers started (their record says so),
 		// for the workflow that asks, as recorded: an instance named in
 		// a request alone could be any process of the host.
-		var rec record
-		b, err := os.ReadFile(d.recordPath(wfID))
-		if err != nil || json.Unmarshal(b, &rec) != nil || rec.Instance != r.Instance || wfID != r.WorkflowID || rec.Starting {
+		// A record file that holds another workflow's record is not this
+		// one's (recordOf).
+		d.recMu.Lock()
+		rec, _, found := d.recordOf(wfID)
+		d.recMu.Unlock()
+		if !found || rec.Instance != r.Instance || wfID != r.WorkflowID || rec.Starting {
 			return nil
 		}
 		return d.adopt(rec, true)
 	}
 	rec := record{WorkflowID: wfID, Instance: r.Instance, PID: pid, Ticks: ticks, StopSignal: int(syscall.SIGTERM), Success: []int{0}}
+	if d.logDir != "" {
+		// No record says which log it writes: the legacy one if only that
+		// exists (an older worker started it).
+		rec.LogFile = filepath.Base(readPath(d.logDir, wfID))
+	}
 	if c, err := ParseConfig(r.Spec.Process); err == nil {
 		rec.StopSignal, rec.Success, rec.Health, rec.DieWithWorker = int(c.StopSignal), c.SuccessExitCodes, c.Health, c.DieWithWorker
 	}
@@ -182,7 +275,8 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 	p := &proc{id: rec.Instance, wfID: rec.WorkflowID, pid: rec.PID, ticks: rec.Ticks, exited: make(chan struct{}),
 		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true,
 		health: rec.Health, dieWithWorker: rec.DieWithWorker,
-		cgroup: rec.Cgroup, memoryMax: rec.MemoryMax, restartOnMemory: rec.RestartOnMemory}
+		cgroup: rec.Cgroup, memoryMax: rec.MemoryMax, restartOnMemory: rec.RestartOnMemory,
+		logPath: d.adoptedLogPath(rec)}
 	if p.stopSignal == 0 {
 		p.stopSignal = syscall.SIGTERM
 	}
@@ -220,6 +314,20 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 	return p
 }
 
+// adoptedLogPath is the log file the process of rec writes (it keeps the
+// file it was started with open): the one its record names, the legacy one
+// for an older worker's record; "" without a log directory.
+func (d *Driver) adoptedLogPath(rec record) string {
+	if d.logDir == "" {
+		return ""
+	}
+	switch rec.LogFile {
+	case "", legacyLogName(rec.WorkflowID):
+		return legacyLogPath(d.logDir, rec.WorkflowID)
+	}
+	return LogPath(d.logDir, rec.WorkflowID) // never a name the record makes up
+}
+
 // watchAdopted waits for an adopted process to end and reports it.
 func (d *Driver) watchAdopted(p *proc) {
 	defer d.wg.Done()
@@ -246,11 +354,16 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 		return 0, 0, err
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		var rec record
-		if err != nil || json.Unmarshal(b, &rec) != nil || rec.Instance == "" {
+		rec, err := readRecord(f)
+		if err != nil || rec.Instance == "" {
 			d.log.Warn("process: unreadable record, removed", zap.String("file", f))
 			_ = os.Remove(f)
+			continue
+		}
+		// Everything below acts for the workflow the record names, never
+		// for one its file's name might suggest.
+		f, lazily, dup := d.migrate(f, rec)
+		if dup {
 			continue
 		}
 		if rec.Starting {
@@ -266,7 +379,7 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 			_ = os.Remove(f)
 			continue
 		}
-		if d.adopt(rec, false) != nil {
+		if d.adopt(rec, lazily) != nil {
 			adopted++
 			continue
 		}
@@ -289,6 +402,35 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 		_ = os.Remove(f)
 	}
 	return adopted, ended, nil
+}
+
+// migrate moves a record found in file f to its own name (an older
+// worker's legacy name, logfile.go) and returns where it is now. When its
+// own name is taken already: by a record of the same instance, f is
+// removed (dup); otherwise f stays where it is, and the process it records
+// is adopted lazily (never over the record under its own name).
+func (d *Driver) migrate(f string, rec record) (now string, lazily, dup bool) {
+	own := d.recordPath(rec.WorkflowID)
+	if f == own {
+		return f, false, false
+	}
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	if cur, err := readRecord(own); err == nil {
+		if cur.WorkflowID == rec.WorkflowID && cur.Instance == rec.Instance {
+			_ = os.Remove(f)
+			return f, false, true
+		}
+		return f, true, false
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return f, true, false
+	}
+	if err := os.Rename(f, own); err != nil {
+		d.log.Warn("process: cannot move a record to its own name (read where it is)", zap.String("file", f), zap.String("to", own), zap.Error(err))
+		return f, true, false
+	}
+	d.log.Info("process: record moved to its own name", zap.String("workflow", rec.WorkflowID), zap.String("from", filepath.Base(f)), zap.String("to", filepath.Base(own)))
+	return own, false, false
 }
 
 // openLog opens the workflow's log file for the service to write itself
@@ -361,7 +503,9 @@ func (d *Driver) rotator() {
 			select {
 			case <-p.exited:
 			default:
-				paths = append(paths, LogPath(d.logDir, p.wfID))
+				if p.logPath != "" {
+					paths = append(paths, p.logPath) // the legacy one for some adopted processes
+				}
 			}
 		}
 		d.mu.Unlock()

@@ -21,6 +21,27 @@ const MaxLogRead = 256 << 10
 // LogPath is the log file of the process of a workflow under dir.
 func LogPath(dir, workflowID string) string { return filepath.Join(dir, logName(workflowID)) }
 
+// legacyLogPath is the log file of a workflow under dir in the layout of
+// older workers (logfile.go).
+func legacyLogPath(dir, workflowID string) string {
+	return filepath.Join(dir, legacyLogName(workflowID))
+}
+
+// readPath is the log file to read for a workflow: LogPath, or, when that
+// does not exist and the legacy one does, the legacy one (a service an
+// older worker started writes it still, or wrote it last). A legacy name
+// may have been shared by two workflow IDs ("a/b_c" and "a_b/c"): its
+// file then holds what both wrote.
+func readPath(dir, workflowID string) string {
+	path := LogPath(dir, workflowID)
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(legacyLogPath(dir, workflowID)); err == nil {
+			return legacyLogPath(dir, workflowID)
+		}
+	}
+	return path
+}
+
 // ErrNoLog says the log file does not exist on this host.
 var ErrNoLog = errors.New("no log file")
 
@@ -37,12 +58,13 @@ type LogPosition struct {
 // TailLog returns the last n lines of the log of workflowID under dir (from
 // its rotated backup too, when the file holds fewer), at most MaxLogRead
 // bytes of them, and the position of the file's end: where a follow read
-// goes on.
+// goes on. Without the log of this layout it reads the legacy one
+// (readPath).
 func TailLog(dir, workflowID string, n int) ([]byte, LogPosition, error) {
-	path := LogPath(dir, workflowID)
+	path := readPath(dir, workflowID)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, LogPosition{}, fmt.Errorf("%w %s", ErrNoLog, path)
+		return nil, LogPosition{}, fmt.Errorf("%w %s", ErrNoLog, LogPath(dir, workflowID))
 	}
 	if err != nil {
 		return nil, LogPosition{}, err
@@ -75,9 +97,12 @@ func TailLog(dir, workflowID string, n int) ([]byte, LogPosition, error) {
 // bytes) and the position after it. When the file was rotated since pos
 // (its backup ".1" is now the file pos was in), the rest of the backup comes
 // first, then the new file from its start; a file shorter than pos's offset
-// (truncated) is read from its start.
+// (truncated) is read from its start. Without the log of this layout it
+// reads the legacy one (readPath); when the service is started again, and
+// writes the new file, a follow goes on there from its start (another
+// file).
 func ReadLogFrom(dir, workflowID string, pos LogPosition) ([]byte, LogPosition, error) {
-	path := LogPath(dir, workflowID)
+	path := readPath(dir, workflowID)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, pos, nil // rotated away this instant, or not written yet

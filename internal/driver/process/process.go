@@ -8,9 +8,10 @@
 // limits of identity.go (prepare) and Dir as its working directory, in a
 // session and process group of its own. It writes its stdout and stderr
 // itself to one log file per workflow under the log directory the worker
-// is given (the workflow ID with '/' and other unsafe characters replaced
-// by '_', plus ".log"), which the driver rotates by size (copy to a single
-// ".1" backup, then truncate).
+// is given (its name: the workflow ID with '/' and other unsafe characters
+// replaced by '_', cut, plus a hash of the exact ID and ".log"; see
+// logfile.go), which the driver rotates by size (copy to a single ".1"
+// backup, then truncate).
 //
 // Start waits StartSeconds (default 1s), or for the ready probe to pass
 // (probe.go): a process that ends sooner is a failed start, a retryable
@@ -153,6 +154,10 @@ type proc struct {
 	cgroup          *cgroup.Group
 	memoryMax       int64
 	restartOnMemory int64
+	// logPath is the log file it writes ("": none), rotated while it runs:
+	// LogPath, or the legacy name for a process an older worker started
+	// (logfile.go).
+	logPath string
 }
 
 type spawnReq struct {
@@ -329,6 +334,11 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	// Its record's file must not be another workflow's (adopt.go): refused
+	// before anything runs.
+	if err := d.recordOwner(wfID); err != nil {
+		return "", err
+	}
 	cmd := exec.Command(c.Command, c.Args...)
 	if cmd.Err != nil {
 		return "", classify(c.Command, cmd.Err)
@@ -417,6 +427,9 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 		cgroup:          group,
 		memoryMax:       c.MemoryMax,
 		restartOnMemory: c.RestartOnMemory,
+	}
+	if d.logDir != "" {
+		p.logPath = LogPath(d.logDir, wfID)
 	}
 	if nt != nil {
 		go nt.serve(pid)

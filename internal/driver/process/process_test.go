@@ -194,10 +194,14 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestLogName(t *testing.T) {
-	require.Equal(t, "tree_web_api.log", logName("tree/web/api"))
-	require.Equal(t, "_.log", logName(""))
-	require.Equal(t, ".._etc_passwd.log", logName("../etc/passwd"))
+	require.Regexp(t, `^tree_web_api\+[0-9a-f]{16}\.log$`, logName("tree/web/api"))
+	require.Regexp(t, `^_\+[0-9a-f]{16}\.log$`, logName(""))
+	require.Regexp(t, `^\.\._etc_passwd\+[0-9a-f]{16}\.log$`, logName("../etc/passwd"))
 	require.NotContains(t, logName("a/../../b"), "/")
+	require.Equal(t, "tree_web_api.log", legacyLogName("tree/web/api"), "the layout of older workers")
+	// The layout is a contract between a worker and the next (docs/operations.md's example).
+	require.Equal(t, "demo_hello+656931a916f2414f.log", logName("demo/hello"))
+	require.Equal(t, "shop_web+97375646b1deb3d2", fileStem("shop/web"))
 }
 
 func TestStartThenObserveRunning(t *testing.T) {
@@ -477,7 +481,8 @@ func TestLogFileGetsOutput(t *testing.T) {
 	})
 	_, err := d.Start(context.Background(), r)
 	require.NoError(t, err)
-	path := filepath.Join(dir, "tree_web_api.log")
+	path := LogPath(dir, "tree/web/api")
+	require.True(t, strings.HasPrefix(filepath.Base(path), "tree_web_api+"), path)
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "out hello "+work) && strings.Contains(string(b), "err line")
@@ -707,12 +712,12 @@ func TestRecoverEndsAProcessWhoseStartWasCutShort(t *testing.T) {
 }
 
 // plantRecord writes a process record into a state directory, as a worker
-// before this one would have left it.
+// before this one would have left it (under the legacy name: logfile.go).
 func plantRecord(t *testing.T, state string, r record) {
 	t.Helper()
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(state, r.WorkflowID+".json"), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(state, legacyStem(r.WorkflowID)+".json"), b, 0o644))
 }
 
 // recoverFrom runs a new driver's Recover over a state directory.

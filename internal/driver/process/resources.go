@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -47,7 +46,10 @@ func cgroupStart(wfID string, r *spec.Resources, cmd *exec.Cmd) (*cgroup.Group, 
 	lim.CPUMax, lim.PidsMax = r.CPUMax, r.PidsMax
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
-	g, err := cgroup.New(strings.TrimSuffix(logName(wfID), ".log")+"."+hex.EncodeToString(nonce[:]), lim)
+	// Named by the workflow's file stem (logfile.go: one to one, whatever
+	// the ID's length) and a nonce (a restart's new group never meets the
+	// old one, which the kernel may not have let go of yet).
+	g, err := cgroup.New(fileStem(wfID)+"."+hex.EncodeToString(nonce[:]), lim)
 	if err != nil {
 		return nil, nil, nil, driver.Permanent(fmt.Errorf("process.resources: %w (the service is not started unlimited)", err))
 	}

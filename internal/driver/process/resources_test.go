@@ -40,7 +40,7 @@ func TestMemoryMaxKillIsReportedAsOutOfMemory(t *testing.T) {
 	require.NoError(t, err)
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pidOf(id)) + "/cgroup")
 	require.NoError(t, err)
-	require.Contains(t, string(b), "/steward/tree_hog.", "the service itself is in its group")
+	require.Contains(t, string(b), "/steward/"+fileStem("tree/hog")+".", "the service itself is in its group")
 	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pidOf(id)) + "/cmdline")
 	require.Contains(t, string(cmdline), "sh\x00-c\x00sleep 0.5", "the spec's command, exec'd in place")
 	require.NotContains(t, string(cmdline), "steward-cgroup", "no wrapper left")
