@@ -106,6 +106,9 @@ func (o *applyOptions) check() error {
 	if o.historyLimit < 0 {
 		return badInput("--history-limit must be >= 0, not %d", o.historyLimit)
 	}
+	if len(o.message) > revision.MaxMessage {
+		return badInput("--message is %d characters long (at most %d)", len(o.message), revision.MaxMessage)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/buildinfo"
 	"github.com/steward-sh/steward/internal/revision"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // A tree's revisions (internal/revision) live beside the tree, never in
@@ -92,13 +93,21 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 			var o revision.OutcomeReport
 			switch {
 			case records.ReceiveAsync(&r):
+				if err := r.Check(len(r.Spec), spec.MaxTreeBytes); err != nil {
+					// Not an apply's: its request would name no workflow,
+					// or the log would outgrow what a continue-as-new
+					// carries. Dropped, and said.
+					workflow.GetLogger(ctx).Warn("revisions: rejected record", "root", in.Root, "error", err.Error())
+					count(ctx, MetricRejectedSignals, map[string]string{"signal": SignalRecord})
+					break
+				}
 				holder := RevisionSpecID(in.Root, r.Request)
 				pending = append(pending, startHolder(dctx, RevisionSpecInput{Root: in.Root, Request: r.Request, Spec: r.Spec}, holder))
 				drop = append(drop, log.Add(r.Record, workflow.Now(ctx), holder)...)
 			case taken.ReceiveAsync(&t):
 				drop = append(drop, log.Take(t)...)
 			case outcomes.ReceiveAsync(&o):
-				log.Judged(o)
+				log.Judged(o.Bounded())
 			default:
 				return got
 			}

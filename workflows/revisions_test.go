@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,4 +160,22 @@ func TestRevisions_ACancelWithASignalIsNotLost(t *testing.T) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	require.Contains(t, e.dropped, "h1")
+}
+
+// TestRevisions_ForgedRecordsAreRejected: a record sent with the temporal
+// CLI whose request names no workflow (1,100 characters: its holder's ID
+// is too long, and the start fails every task) or whose message is a
+// megabyte (the log outgrows what a continue-as-new carries) is dropped;
+// an outcome's long reason is cut. The log goes on.
+func TestRevisions_ForgedRecordsAreRejected(t *testing.T) {
+	e := newRevisionsEnv(t)
+	in := RevisionsInput{Root: "shop", Log: revision.Log{Entries: []revision.Entry{{Revision: 4, Digest: "d4", Outcome: revision.Rolling, Holder: RevisionSpecID("shop", "r4")}}}}
+	next := runRevisions(t, e, in,
+		[2]any{SignalRecord, RevisionRecord{Record: revision.Record{Request: strings.Repeat("r", 1100), Digest: "d5"}}},
+		[2]any{SignalRecord, RevisionRecord{Record: revision.Record{Request: "r6", Digest: "d6", Message: strings.Repeat("m", 1<<20)}}},
+		[2]any{SignalOutcome, revision.OutcomeReport{Revision: 4, Outcome: revision.Failed, Reason: strings.Repeat("x", 1<<20)}})
+	require.Empty(t, next.Log.Pending, "neither record was taken")
+	require.Len(t, next.Log.Entries, 1)
+	require.Equal(t, revision.Failed, next.Log.Entries[0].Outcome)
+	require.Len(t, next.Log.Entries[0].Reason, revision.MaxReason+len("…"))
 }

@@ -29,6 +29,7 @@ package revision
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -226,4 +227,42 @@ func (l *Log) Holders() []string {
 		}
 	}
 	return out
+}
+
+// Bounds of what a log takes (a record or report sent with the temporal
+// CLI may be anything): a log is carried over every continue-as-new, and a
+// holder's workflow ID is made of the request.
+const (
+	// MaxMessage is the longest message an apply keeps (`--message`).
+	MaxMessage = 1000
+	// MaxRequest is the longest request ID (the starter's are 16 hex).
+	MaxRequest = 64
+	// maxField bounds a record's digest, user and host.
+	maxField = 256
+	// MaxReason is the longest reason an outcome keeps; a longer one is cut.
+	MaxReason = 2000
+)
+
+// Check says why a record is not one an apply sends (nil: it is); spec is
+// the size of the spec it carries, held to maxSpec.
+func (r Record) Check(spec, maxSpec int) error {
+	switch {
+	case r.Request == "" || len(r.Request) > MaxRequest || strings.ContainsAny(r.Request, ":/ \t\n"):
+		return fmt.Errorf("request %.80q: 1 to %d characters, no ':', '/' or space", r.Request, MaxRequest)
+	case len(r.Message) > MaxMessage:
+		return fmt.Errorf("a message of %d characters (at most %d)", len(r.Message), MaxMessage)
+	case len(r.Digest) > maxField || len(r.User) > maxField || len(r.Host) > maxField:
+		return fmt.Errorf("a digest, user or host over %d characters", maxField)
+	case spec > maxSpec:
+		return fmt.Errorf("a spec of %d bytes (at most %d)", spec, maxSpec)
+	}
+	return nil
+}
+
+// Bounded is the report with its reason cut to MaxReason.
+func (o OutcomeReport) Bounded() OutcomeReport {
+	if len(o.Reason) > MaxReason {
+		o.Reason = o.Reason[:MaxReason] + "…"
+	}
+	return o
 }
