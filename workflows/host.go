@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Hosts (docs/fleet.md).
@@ -331,6 +333,11 @@ func (h *hostRun) subscribeOne(s HostSubscription) {
 		return slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
 	}
 	heard := has()
+	if err := checkSubscription(s, heard, len(h.carry.Subscribers)); err != nil {
+		workflow.GetLogger(h.ctx).Warn("host: rejected subscription", "host", h.name, "error", err.Error())
+		count(h.ctx, MetricRejectedSignals, map[string]string{"signal": SignalHostSubscribe})
+		return
+	}
 	h.carry.subscribe(s)
 	if has() && !heard {
 		h.tell(s.Supervisor) // a new subscriber hears the state at once
@@ -398,4 +405,32 @@ func (h *hostRun) settleNotes() {
 		}
 	}
 	h.notes = pending
+}
+
+// maxHostSubscribers bounds a host's subscribers: each is told of every
+// change by a signal of its own, and Temporal allows 2,000 pending
+// external signals per workflow.
+const maxHostSubscribers = 1000
+
+// checkSubscription says why a subscription is not a supervisor's (one
+// sent with the temporal CLI may be anything): its supervisor's path names
+// no workflow steward makes (a signal to it would fail the host's task),
+// its pinned list is longer than a supervisor's children, or a new one
+// would pass maxHostSubscribers.
+func checkSubscription(s HostSubscription, known bool, n int) error {
+	if err := spec.CheckPath(s.Supervisor); err != nil {
+		return fmt.Errorf("subscriber: %w", err)
+	}
+	if len(s.Pinned) > spec.MaxChildren {
+		return fmt.Errorf("subscriber %s: %d pinned workers (at most %d)", s.Supervisor, len(s.Pinned), spec.MaxChildren)
+	}
+	for _, p := range s.Pinned {
+		if len(p) > spec.MaxPathLength {
+			return fmt.Errorf("subscriber %s: a pinned worker's name of %d characters", s.Supervisor, len(p))
+		}
+	}
+	if !known && !s.Gone && n >= maxHostSubscribers {
+		return fmt.Errorf("subscriber %s: the host has %d subscribers already (at most %d)", s.Supervisor, n, maxHostSubscribers)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,4 +133,37 @@ func TestHost_ALostHostIsDatedFromItsLastBeat(t *testing.T) {
 	} {
 		require.Equal(t, c.want, lastBeat(c.te, now), c.name)
 	}
+}
+
+// TestHost_ForgedSubscriptionsAreRejected: a subscription sent with the
+// temporal CLI whose supervisor path names no workflow (1,100 characters:
+// the host's signal to it failed every task) or with a list of pinned
+// workers longer than a supervisor has children is rejected; the host goes
+// on and a real subscriber is told.
+func TestHost_ForgedSubscriptionsAreRejected(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	told := 0
+	env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(func(_, _, _, _ string, _ any) error {
+		told++
+		return nil
+	})
+	var hv HostView
+	at(env, 30*time.Second, func() {
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: strings.Repeat("s", 1100), Movable: 1})
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/x", Pinned: make([]string, 5000)})
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/../x", Movable: 1})
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 2})
+	})
+	at(env, time.Minute, func() {
+		v, err := env.QueryWorkflow(QueryHost)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&hv))
+	})
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "a"})
+	require.Equal(t, []string{"root/g"}, hv.Subscribers)
+	require.Equal(t, 2, hv.Services)
+	require.Equal(t, 1, told)
 }

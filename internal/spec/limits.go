@@ -168,3 +168,22 @@ func pathDepth(path string) int {
 func limitProblem(format string, args ...any) Problems {
 	return Problems{{Msg: fmt.Sprintf(format, args...)}}
 }
+
+// CheckPath says why path is not a workflow path steward makes (names
+// joined by '/', within the limits), nil when it is: for a path that
+// comes in a payload (a host's subscriber, say).
+func CheckPath(path string) error {
+	if path == "" || len(path) > MaxPathLength {
+		return fmt.Errorf("path of %d characters (1 to %d)", len(path), MaxPathLength)
+	}
+	segs := strings.Split(path, "/")
+	if len(segs) > MaxDepth {
+		return fmt.Errorf("path %.60q... deeper than %d levels", path, MaxDepth)
+	}
+	for _, s := range segs {
+		if len(s) > MaxNameLength || !namePattern.MatchString(s) {
+			return fmt.Errorf("path %.60q: %.60q is not a name", path, s)
+		}
+	}
+	return nil
+}
