@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -78,10 +79,21 @@ func (s *supervisorRun) placementInput(kids []spec.Node, current map[string]stri
 // onHost takes a host's new state: a host back up may be placed on again
 // (nothing moves back), a drain moves workers off it, a lost host's
 // workers move once their reschedule.after has passed (armFleet).
+// maxHostStates bounds the hosts a supervisor keeps the state of: far more
+// than its workers' host lists name.
+const maxHostStates = 1024
+
 func (s *supervisorRun) onHost(raw converter.RawValue) {
 	var st HostState
 	if err := decodeRaw(raw, &st); err != nil || st.Host == "" {
 		s.carry.RejectedSignals++
+		return
+	}
+	if _, known := s.carry.HostStates[st.Host]; !known && (len(st.Host) > spec.MaxNameLength || len(s.carry.HostStates) >= maxHostStates) {
+		// Not a host's (one sent with the temporal CLI): kept, a state of
+		// every name sent would grow the carry past what a continue-as-new
+		// carries.
+		s.reject(SignalHost, fmt.Errorf("a state of host %.100q (%d characters; %d hosts known, at most %d)", st.Host, len(st.Host), len(s.carry.HostStates), maxHostStates))
 		return
 	}
 	if s.carry.HostStates == nil {

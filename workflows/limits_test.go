@@ -233,3 +233,24 @@ func TestSupervisor_ForgedReportBatchOverTheCapIsRejected(t *testing.T) {
 	require.Equal(t, 1, st.RejectedSignals)
 	require.Equal(t, "running", st.Children[0].State)
 }
+
+// TestSupervisor_ForgedHostStatesAreBounded: a supervisor kept the state of
+// every host named in a `host` signal; a thousand names sent with the
+// temporal CLI grew its carry without bound.
+func TestSupervisor_ForgedHostStatesAreBounded(t *testing.T) {
+	env := newEnv(t)
+	var st Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalHost, HostState{Host: strings.Repeat("h", 1100), Live: HostUp}) })
+	for lo := 0; lo < maxHostStates+5; lo += 100 { // the test environment buffers so many signals at once
+		at(env, time.Minute+time.Duration(lo)*time.Millisecond, func() {
+			for i := lo; i < min(lo+100, maxHostStates+5); i++ {
+				env.SignalWorkflow(SignalHost, HostState{Host: fmt.Sprintf("h%d", i), Live: HostUp})
+			}
+		})
+	}
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: SupervisorVersion})
+	require.Equal(t, 6, st.RejectedSignals, "the long name, and the five past the bound")
+	require.Equal(t, "running", st.Children[0].State)
+}
