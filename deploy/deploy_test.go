@@ -234,6 +234,11 @@ func allPanels(ps []panel) []panel {
 // steward metric.
 var metricName = regexp.MustCompile(`\bsteward_[a-zA-Z0-9_:]*`)
 
+// alertMetricName matches the metrics an alert may query: steward's, and
+// the SDK's that internal/telemetry names (a Metric* constant there, such
+// as MetricWorkflowTaskFailed: steward emits no copy of them).
+var alertMetricName = regexp.MustCompile(`\b(?:steward|temporal)_[a-zA-Z0-9_:]*`)
+
 func TestGrafanaDashboardQueriesStewardMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("grafana", "dashboards", "steward.json"))
 	require.NoError(t, err)
@@ -302,8 +307,10 @@ func TestGrafanaDashboardQueriesStewardMetrics(t *testing.T) {
 }
 
 // emittedMetrics reads the names steward's code emits: the string constants
-// named Metric* in the files that define them, and, for histograms (the
-// *_seconds timers), the series Prometheus derives from them.
+// named Metric* in the files that define them (internal/telemetry also
+// names the SDK's counter an alert reads, MetricWorkflowTaskFailed), and,
+// for histograms (the *_seconds timers), the series Prometheus derives
+// from them.
 func emittedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
@@ -372,8 +379,9 @@ func TestGrafanaProvisioningPointsAtTheMounts(t *testing.T) {
 
 // The alerting rules: loaded by the compose Prometheus, each a named alert
 // with an expression over metrics steward emits, a severity and a summary;
-// `promtool check rules` agrees where promtool is installed (Debian's
-// package prometheus).
+// `promtool check rules` agrees and `promtool test rules` passes
+// prometheus/alerts_test.yml where promtool is installed (Debian's package
+// prometheus).
 func TestAlertRules(t *testing.T) {
 	cfg := loadYAML(t, filepath.Join("prometheus", "prometheus.yml"))
 	require.Contains(t, strs(t, cfg["rule_files"], "rule_files"), "/etc/prometheus/alerts.yml")
@@ -383,7 +391,9 @@ func TestAlertRules(t *testing.T) {
 
 	rules := loadYAML(t, filepath.Join("prometheus", "alerts.yml"))
 	emitted := emittedMetrics(t)
+	require.True(t, emitted["temporal_workflow_task_execution_failed_total"], "internal/telemetry names the SDK's counter (MetricWorkflowTaskFailed)")
 	alerts := map[string]bool{}
+	var taskFailing map[string]any
 	for _, g := range asList(t, rules["groups"], "groups") {
 		group := asMap(t, g, "group")
 		for i, r := range asList(t, group["rules"], "rules") {
@@ -393,7 +403,7 @@ func TestAlertRules(t *testing.T) {
 			alerts[name] = true
 			expr, _ := rule["expr"].(string)
 			require.NotEmpty(t, strings.TrimSpace(expr), "%s has no expr", name)
-			ms := metricName.FindAllString(expr, -1)
+			ms := alertMetricName.FindAllString(expr, -1)
 			require.NotEmpty(t, ms, "%s queries no steward metric", name)
 			for _, m := range ms {
 				require.True(t, emitted[m], "%s queries %s, which steward does not emit", name, m)
@@ -402,14 +412,32 @@ func TestAlertRules(t *testing.T) {
 			require.Contains(t, []any{"page", "ticket"}, labels["severity"], "%s severity", name)
 			ann := asMap(t, rule["annotations"], name+".annotations")
 			require.NotEmpty(t, ann["summary"], "%s has no summary", name)
+			if name == "StewardWorkflowTaskFailing" {
+				taskFailing = rule
+			}
 		}
 	}
-	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated", "StewardTaskQueueBacklogOld", "StewardActionsRefused"} {
+	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated", "StewardTaskQueueBacklogOld", "StewardActionsRefused", "StewardWorkflowTaskFailing"} {
 		require.True(t, alerts[want], "no alert %s", want)
+	}
+	// A workflow task that keeps failing: the SDK's counter, by workflow
+	// type, over a window longer than the server's longest retry interval
+	// (10 minutes), held for a while, and it says what to do.
+	expr := taskFailing["expr"].(string)
+	require.Contains(t, expr, "increase(temporal_workflow_task_execution_failed_total[15m])")
+	require.Contains(t, expr, "by (namespace, workflow_type)")
+	require.Equal(t, "2m", taskFailing["for"])
+	desc, _ := asMap(t, taskFailing["annotations"], "annotations")["description"].(string)
+	for _, s := range []string{"starter status", "taskFailing", "stack", "temporal workflow show"} {
+		require.Contains(t, desc, s)
 	}
 	if promtool, err := exec.LookPath("promtool"); err == nil {
 		out, err := exec.Command(promtool, "check", "rules", filepath.Join("prometheus", "alerts.yml")).CombinedOutput()
 		require.NoError(t, err, "promtool check rules: %s", out)
+		// The rules' own tests: when they fire, and that they do not
+		// resolve between a failing task's retries.
+		out, err = exec.Command(promtool, "test", "rules", filepath.Join("prometheus", "alerts_test.yml")).CombinedOutput()
+		require.NoError(t, err, "promtool test rules: %s", out)
 	} else {
 		t.Log("promtool not installed (Debian: apt-get install prometheus): the structure checks above only")
 	}

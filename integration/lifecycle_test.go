@@ -298,6 +298,7 @@ children:
 	require.Contains(t, group.Stale, "did not answer in time: row from visibility")
 	require.ElementsMatch(t, []string{"it-statusbudget/a", "it-statusbudget/group/b"}, st.Leaves())
 	require.Contains(t, r.stderr, "did not answer")
+	require.Empty(t, st.TaskFailingNodes(), "no worker is not a failing task: nothing is marked taskFailing")
 	// Without the bound the root's query alone waits 10 s
 	// (treestatus.DefaultRootTimeout); 3 s plus the fallback's second plus
 	// a process's start stay well under 8.

@@ -57,16 +57,25 @@ func statusCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			collect := func(ctx context.Context) ([]workflows.Status, error) {
-				return collectTrees(ctx, c, g.namespace, a, exact, statusBounds(time.Now(), timeout))
+				bounds := statusBounds(time.Now(), timeout)
+				sts, err := collectTrees(ctx, c, g.namespace, a, exact, bounds)
+				if err == nil {
+					markTaskFailures(ctx, c, g.namespace, sts, bounds)
+				}
+				return sts, err
 			}
 			out := cmd.OutOrStdout()
 			if watch {
 				return watchStatus(cmd.Context(), out, cmd.ErrOrStderr(), collect, output, interval, strings.Join(append([]string{"starter status"}, a...), " "))
 			}
-			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, statusBounds(began, timeout))
+			bounds := statusBounds(began, timeout)
+			sts, err := collectTrees(cmd.Context(), c, g.namespace, a, exact, bounds)
 			if err != nil {
 				return err
 			}
+			// Why a node did not answer, when its workflow task keeps
+			// failing: asked of those nodes only, by FallbackDeadline.
+			markTaskFailures(cmd.Context(), c, g.namespace, sts, bounds)
 			// What is left of --timeout reads the queue's health (one
 			// quick call, first: it says why nodes may not have answered)
 			// and usage (which waits for hosts).
@@ -80,6 +89,7 @@ func statusCmd(g *globals) *cobra.Command {
 				}
 			}
 			warnStale(cmd.ErrOrStderr(), sts)
+			warnTaskFailures(cmd.ErrOrStderr(), sts)
 			_, _ = cmd.ErrOrStderr().Write(health.Bytes())
 			if output == "json" {
 				enc := json.NewEncoder(out)
@@ -321,6 +331,9 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	}
 	if st.Stale != "" {
 		reason += " [stale: " + st.Stale + "]"
+	}
+	if f := st.TaskFailing; f != nil {
+		reason += " [workflow task failing: " + f.Summary() + "]"
 	}
 	if st.NotifyStatus != "" {
 		reason += " [status: " + st.NotifyStatus + "]"

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -85,4 +87,39 @@ func TestStaleSummaryCountsAndNamesStaleRows(t *testing.T) {
 	var out bytes.Buffer
 	printTree(&out, []workflows.Status{st})
 	require.Contains(t, out.String(), "[stale: x]")
+}
+
+// A node whose workflow task keeps failing says so in its row, beside its
+// stale mark, and on stderr with where the stack is.
+func TestPrintTreeMarksANodeWhoseTaskKeepsFailing(t *testing.T) {
+	st := sampleTree()
+	st.Children[1].Stale = "did not answer (Unable to query workflow due to Workflow Task in failed state.): row from its supervisor's record"
+	st.Children[1].TaskFailing = &treestatus.TaskFailure{Attempts: 4, Cause: "WORKFLOW_WORKER_UNHANDLED_FAILURE",
+		Message: "WorkerWorkflow run of code version 99: run a newer worker\nmore", Identity: "4242@db1"}
+	var out bytes.Buffer
+	printTree(&out, []workflows.Status{st})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 6, out.String())
+	require.Contains(t, lines[5], "[workflow task failing: attempt 4, WORKFLOW_WORKER_UNHANDLED_FAILURE: WorkerWorkflow run of code version 99: run a newer worker ...]")
+	require.NotContains(t, lines[1]+lines[2]+lines[3]+lines[4], "workflow task failing")
+
+	var errOut bytes.Buffer
+	warnTaskFailures(&errOut, []workflows.Status{st})
+	require.Equal(t, "warning: plant/office does not answer: its workflow task keeps failing (attempt 4, WORKFLOW_WORKER_UNHANDLED_FAILURE: "+
+		"WorkerWorkflow run of code version 99: run a newer worker ...); nothing of it moves until a worker can run it. "+
+		"The stack is in the log of worker 4242@db1 and in `temporal workflow show --workflow-id plant/office`\n", errOut.String())
+	errOut.Reset()
+	warnTaskFailures(&errOut, []workflows.Status{sampleTree()})
+	require.Empty(t, errOut.String())
+}
+
+// Causes and timeout types are spelled as the server's API names them,
+// without their prefix.
+func TestEnumNameIsTheAPIsName(t *testing.T) {
+	require.Equal(t, "WORKFLOW_WORKER_UNHANDLED_FAILURE", enumName(enumspb.WorkflowTaskFailedCause_name,
+		int32(enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE), "WORKFLOW_TASK_FAILED_CAUSE_"))
+	require.Equal(t, "GRPC_MESSAGE_TOO_LARGE", enumName(enumspb.WorkflowTaskFailedCause_name,
+		int32(enumspb.WORKFLOW_TASK_FAILED_CAUSE_GRPC_MESSAGE_TOO_LARGE), "WORKFLOW_TASK_FAILED_CAUSE_"))
+	require.Equal(t, "START_TO_CLOSE", enumName(enumspb.TimeoutType_name, int32(enumspb.TIMEOUT_TYPE_START_TO_CLOSE), "TIMEOUT_TYPE_"))
+	require.Equal(t, "4242", enumName(enumspb.TimeoutType_name, 4242, "TIMEOUT_TYPE_"))
 }

@@ -104,6 +104,17 @@ func (m *Metrics) Close() {
 	_ = m.closer.Close()
 }
 
+// MetricWorkflowTaskFailed is the Temporal SDK's own counter of failed
+// workflow tasks (temporal_workflow_task_execution_failed, in the SDK's
+// internal/common/metrics), as this registry serves it: the Prometheus
+// naming scope adds _total. The SDK counts every failed attempt (a panic,
+// a deadlock detected, a nondeterminism error, a completion too large),
+// labelled namespace, task_queue, workflow_type and failure_reason
+// (WorkflowError, NonDeterminismError, GrpcMessageTooLarge, ...).
+// steward emits no copy of it; the alert StewardWorkflowTaskFailing reads
+// it (docs/metrics.md).
+const MetricWorkflowTaskFailed = "temporal_workflow_task_execution_failed_total"
+
 // MetricPoolQueueSize is the action queue's backlog: actions scheduled and
 // not yet taken by a worker (the server's approximate count).
 const MetricPoolQueueSize = "steward_worker_pool_queue_size"

@@ -62,6 +62,24 @@ func TestLatencyHistogramsTellMillisecondsApart(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond)
 }
 
+// The SDK's counter of failed workflow tasks, which the alert
+// StewardWorkflowTaskFailing reads, is served under
+// MetricWorkflowTaskFailed with its labels (integration/taskfail_test.go
+// sees a real worker count a real failure).
+func TestSDKWorkflowTaskFailedCounterName(t *testing.T) {
+	m := NewMetrics(func(err error) { t.Error(err) })
+	defer m.Close()
+	addr, err := m.Serve("127.0.0.1:0")
+	require.NoError(t, err)
+	m.Handler.WithTags(map[string]string{"namespace": "default", "task_queue": "steward", "workflow_type": "SupervisorWorkflow"}).
+		WithTags(map[string]string{"failure_reason": "WorkflowError"}).
+		Counter("temporal_workflow_task_execution_failed").Inc(1)
+	require.Eventually(t, func() bool {
+		return strings.Contains(scrape(t, addr),
+			MetricWorkflowTaskFailed+`{failure_reason="WorkflowError",namespace="default",task_queue="steward",workflow_type="SupervisorWorkflow"} 1`)
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
 // Each service's last sample is exported at scrape time; one that left
 // the samples leaves the series.
 func TestServiceUsageExportsTheLastSamples(t *testing.T) {

@@ -109,6 +109,14 @@ type Status struct {
 	// node answered, or its row is its supervisor's record by design (a
 	// worker without --exact).
 	Stale string `json:"stale,omitempty"`
+	// TaskFailing, in an assembled tree, of a node that did not answer
+	// (Stale set): its workflow task keeps failing (a panic, a deadlock
+	// detected, a nondeterminism error, a completion too large), so no
+	// query can be answered and nothing of the node moves until a worker
+	// can run the task. `starter status` reads it from the server (the
+	// pending task and the history's last failure) for the nodes whose
+	// query failed only; no workflow carries it.
+	TaskFailing *TaskFailure `json:"taskFailing,omitempty"`
 	// Usage, of a running process service in an assembled tree: what it
 	// uses, as its host last sampled it (`starter status` reads it from
 	// the host; no workflow carries it).
@@ -140,6 +148,56 @@ type UpdateStatus struct {
 	Failed string `json:"failed,omitempty"`
 	// InFlight names the workers sent their node and not yet updated.
 	InFlight []string `json:"inFlight,omitempty"`
+}
+
+// TaskFailure is a workflow task that keeps failing, as the server
+// records it. The server keeps retrying it (at most every 10 minutes or so
+// once it has failed a few times) and writes only the first failure of a
+// run of failures to the history: Cause, Message, Identity and Since are
+// that failure's, Attempts the attempt pending now.
+type TaskFailure struct {
+	// Attempts is the attempt of the workflow task pending now (2: it
+	// failed once).
+	Attempts int `json:"attempts"`
+	// Cause is the server's cause of the failure without its
+	// WORKFLOW_TASK_FAILED_CAUSE_ prefix: WORKFLOW_WORKER_UNHANDLED_FAILURE
+	// (a panic, a deadlock detected, a workflow type this worker does not
+	// know), NON_DETERMINISTIC_ERROR, GRPC_MESSAGE_TOO_LARGE, ...; TIMED_OUT
+	// when the task timed out instead (its worker died in it, or hung).
+	// Empty when the history's last events do not hold the failure.
+	Cause string `json:"cause,omitempty"`
+	// Message is the failure's message (a panic's value, say; a longer
+	// one is cut at MaxTaskFailureMessage bytes, marked " ..."). Its stack trace is in the failing
+	// worker's log and in the history's WorkflowTaskFailed event.
+	Message string `json:"message,omitempty"`
+	// Identity is the worker that reported the failure (a steward
+	// worker's: pid@host@machine@build).
+	Identity string `json:"identity,omitempty"`
+	// Since is when the failure was recorded.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// MaxTaskFailureMessage bounds TaskFailure.Message.
+const MaxTaskFailureMessage = 2000
+
+// Summary is the failure in one line, for a person: attempts, cause and
+// message (its first line, at most about 200 characters).
+func (f TaskFailure) Summary() string {
+	s := fmt.Sprintf("attempt %d", f.Attempts)
+	if f.Cause != "" {
+		s += ", " + f.Cause
+	}
+	if msg := strings.TrimSpace(f.Message); msg != "" {
+		line, _, more := strings.Cut(msg, "\n")
+		if r := []rune(line); len(r) > 200 {
+			line, more = string(r[:200]), true
+		}
+		if more {
+			line += " ..."
+		}
+		s += ": " + line
+	}
+	return s
 }
 
 // HostView is what a host tells of one of its running process services:
