@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,7 +40,8 @@ func consoleProc(t *testing.T, args ...string) (base string, out *lockedBuffer) 
 			return false, err.Error()
 		}
 		resp.Body.Close()
-		return resp.StatusCode == 200, resp.Status
+		// 401: serving, with a read token (--read-token-file).
+		return resp.StatusCode == 200 || resp.StatusCode == http.StatusUnauthorized, resp.Status
 	})
 	return base, out
 }
@@ -94,14 +96,32 @@ children:
 
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("  s3cret-console-token \n"), 0o600))
-	base, out := consoleProc(t, "--allow-actions", "--token-file", tokenFile)
+	readTokenFile := filepath.Join(t.TempDir(), "read-token")
+	require.NoError(t, os.WriteFile(readTokenFile, []byte("s3cret-read-token\n"), 0o600))
+	base, out := consoleProc(t, "--allow-actions", "--token-file", tokenFile, "--read-token-file", readTokenFile)
 
+	// The page takes the read token from its address (and drops it from
+	// there): its reads send it, and so does its event stream.
 	ctx := newBrowser(t, exe)
-	require.NoError(t, chromedp.Run(ctx, chromedp.EmulateViewport(1400, 800), chromedp.Navigate(base+"/")))
+	require.NoError(t, chromedp.Run(ctx, chromedp.EmulateViewport(1400, 800), chromedp.Navigate(base+"/?token=s3cret-read-token")))
+	// The page's Content-Security-Policy refuses nothing it does (each
+	// render from here on would report an inline style).
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`window.cspViolations = [];
+		document.addEventListener("securitypolicyviolation", (e) => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI)); true`, nil)))
 	waitPage(t, ctx, `tr[data-path="it-console/web"]`, "running")
 	grp := waitPage(t, ctx, `tr[data-path="it-console/grp"]`, "3 running")
 	t.Logf("roll-up row: %s", grp)
 	waitPage(t, ctx, "#conn", "live")
+	var search string
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`location.search`, &search)))
+	require.Empty(t, search, "the read token is dropped from the address bar")
+	// A row is indented by its depth (a class of app.css: the CSP refuses
+	// a style attribute).
+	var pads []float64
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`["it-console", "it-console/web"].map((p) =>
+		parseFloat(getComputedStyle(document.querySelector('tr[data-path="' + p + '"] td')).paddingLeft))`, &pads)))
+	require.Len(t, pads, 2)
+	require.Greater(t, pads[1], pads[0]+10, "a child's row is indented below its root's: %v", pads)
 	var hidden int
 	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('tr[data-path^="it-console/grp/"]').length`, &hidden)))
 	require.Zero(t, hidden, "a healthy group below a root is collapsed to its roll-up")
@@ -136,12 +156,79 @@ children:
 	// report); the open panel asks the node itself.
 	waitPage(t, ctx, "#panel-fields", "1 manual")
 
+	var violations []string
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`window.cspViolations`, &violations)))
+	require.Empty(t, violations, "the page breaks its own Content-Security-Policy")
+
 	if file := os.Getenv("STEWARD_CONSOLE_SCREENSHOT"); file != "" {
 		var png []byte
 		require.NoError(t, chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)))
 		require.NoError(t, os.WriteFile(file, png, 0o644))
 	}
 	require.NotContains(t, out.String(), "s3cret-console-token", "a token read from a file is never printed or logged")
+	require.NotContains(t, out.String(), "s3cret-read-token", "a token read from a file is never printed or logged")
+}
+
+// The real `starter console` answers only its own names (a web page of a
+// rebinding name gets 421, not the trees), and with --read-token-file
+// every read needs the read token: Bearer, or ?token= on the event stream.
+func TestConsoleRefusesOtherHostsAndNeedsTheReadToken(t *testing.T) {
+	needServer(t)
+	readTokenFile := filepath.Join(t.TempDir(), "read-token")
+	require.NoError(t, os.WriteFile(readTokenFile, []byte(" r34d-t0ken\n"), 0o600))
+	base, out := consoleProc(t, "--read-token-file", readTokenFile, "--allowed-hosts", "console.example.com")
+	port := base[strings.LastIndexByte(base, ':')+1:]
+	get := func(path, host, token string) (int, string) {
+		req, err := http.NewRequest("GET", base+path, nil)
+		require.NoError(t, err)
+		if host != "" {
+			req.Host = host
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1"} {
+		for _, path := range []string{"/", "/api/tree", "/api/config"} {
+			code, body := get(path, host, "r34d-t0ken")
+			require.Equal(t, http.StatusMisdirectedRequest, code, "%s %s: %s", host, path, body)
+			require.Contains(t, body, "--allowed-hosts")
+		}
+	}
+	for _, host := range []string{"", "localhost:" + port, "console.example.com"} {
+		code, body := get("/api/tree", host, "")
+		require.Equal(t, http.StatusUnauthorized, code, "%s: %s", host, body)
+		code, body = get("/api/tree", host, "wrong")
+		require.Equal(t, http.StatusUnauthorized, code, "%s: %s", host, body)
+		code, body = get("/api/tree", host, "r34d-t0ken")
+		require.Equal(t, http.StatusOK, code, "%s: %s", host, body)
+		require.Contains(t, body, `"trees"`)
+	}
+	code, _ := get("/", "", "")
+	require.Equal(t, http.StatusOK, code, "the page itself needs no token")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		query string
+		code  int
+	}{{"", http.StatusUnauthorized}, {"?token=wrong", http.StatusUnauthorized}, {"?token=r34d-t0ken", http.StatusOK}} {
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/events"+c.query, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, c.code, resp.StatusCode, c.query)
+		if c.code == http.StatusOK {
+			require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		}
+		resp.Body.Close()
+	}
+	require.NotContains(t, out.String(), "r34d-t0ken", "the read token is never printed or logged")
 }
 
 // The console's API without a browser: actions need the token and

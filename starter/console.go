@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	ossignal "os/signal"
 	"slices"
@@ -30,7 +29,7 @@ import (
 )
 
 func consoleCmd(g *globals) *cobra.Command {
-	var listen, tokenFile, webUI, grafana string
+	var listen, tokenFile, readTokenFileName, allowedHosts, webUI, grafana string
 	var allowActions bool
 	var interval time.Duration
 	var compression string
@@ -46,8 +45,14 @@ after an event), pushed to open pages as Server-Sent Events.
 Read-only by default. With --allow-actions, start, stop, restart and a
 rollout restart of a subtree are served too, each needing the token: one
 generated at start and printed, or the content of --token-file (trimmed of
-white space, never printed or logged). It listens on loopback by default;
-another address shows the trees to whoever reaches it (docs/console.md).`,
+white space, never printed or logged). With --read-token-file, reading
+needs a token too (open the page with ?token=TOKEN). It listens on
+loopback by default; another address shows the trees to whoever reaches it
+(docs/console.md). It answers only requests for its own names (the Host
+header): the host it listens on, localhost (and 127.0.0.1, ::1 on
+loopback; the machine's addresses when it listens on all of them), and
+--allowed-hosts; others get 421, so a web page cannot read it through a
+name of its own (DNS rebinding).`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval < 100*time.Millisecond {
@@ -56,12 +61,9 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 			token := ""
 			fromFile := tokenFile != ""
 			if fromFile {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return badInput("--token-file: %v", err)
-				}
-				if token = strings.TrimSpace(string(b)); token == "" {
-					return badInput("--token-file %s is empty", tokenFile)
+				var err error
+				if token, err = readTokenFile("--token-file", tokenFile); err != nil {
+					return err
 				}
 			} else if allowActions {
 				var b [16]byte
@@ -69,6 +71,13 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 					return failure("token: %v", err)
 				}
 				token = hex.EncodeToString(b[:])
+			}
+			readToken := ""
+			if readTokenFileName != "" {
+				var err error
+				if readToken, err = readTokenFile("--read-token-file", readTokenFileName); err != nil {
+					return err
+				}
 			}
 			if compression != "gzip" && compression != "none" {
 				return badInput("--grpc-compression must be gzip or none, not %q", compression)
@@ -79,6 +88,10 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 				return badInput("--listen %s: %v", listen, err)
 			}
 			defer ln.Close()
+			check, err := hostChecker(listen, ln, allowedHosts)
+			if err != nil {
+				return err
+			}
 			c, err := g.dial()
 			if err != nil {
 				return err
@@ -92,14 +105,18 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 			src.follow = &followers{c: c, namespace: g.namespace, ctx: ctx, poke: watch.Poke, by: map[string]*follower{}}
 			go watch.Run(ctx)
 			errOut := cmd.ErrOrStderr()
-			srv := &http.Server{Handler: console.New(src, watch, console.Options{
-				AllowActions: allowActions, Token: token, Namespace: g.namespace, WebUI: strings.TrimSuffix(webUI, "/"), Grafana: grafana,
+			handler := console.New(src, watch, console.Options{
+				AllowActions: allowActions, Token: token, ReadToken: readToken,
+				Namespace: g.namespace, WebUI: strings.TrimSuffix(webUI, "/"), Grafana: grafana,
 				Log: func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
-			}), ReadHeaderTimeout: 10 * time.Second}
+			})
 			out := cmd.OutOrStdout()
 			mode := "read-only"
 			if allowActions {
 				mode = "actions allowed with the token"
+			}
+			if readToken != "" {
+				mode += "; reading needs the read token: open the page with ?token=READ-TOKEN"
 			}
 			fmt.Fprintf(out, "steward console on http://%s/ (%s; namespace %s)\n", ln.Addr(), mode, g.namespace)
 			if allowActions && !fromFile {
@@ -107,16 +124,19 @@ another address shows the trees to whoever reaches it (docs/console.md).`,
 			}
 			if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
 				if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-					fmt.Fprintf(errOut, "warning: listening on %s: whoever reaches it sees every tree of the namespace (paths, states, reasons, logs of process services)%s\n",
-						ln.Addr(), map[bool]string{true: ", and whoever also has the token can act"}[allowActions])
+					fmt.Fprintf(errOut, "warning: listening on %s: whoever reaches it sees every tree of the namespace (paths, states, reasons, logs of process services)%s%s\n",
+						ln.Addr(), map[bool]string{true: " if they have the read token"}[readToken != ""],
+						map[bool]string{true: ", and whoever also has the token can act"}[allowActions])
 				}
 			}
-			return serveUntilDone(ctx, srv, ln, "console")
+			return serveHTTP(ctx, ln, check, handler, "console")
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8090", "address to serve the console on (loopback by default)")
+	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", "", "more names (NAME or NAME:PORT, comma-separated) that requests may give as Host, beside the listen address's host and localhost (others get 421)")
 	cmd.Flags().BoolVar(&allowActions, "allow-actions", false, "serve start, stop, restart and rollout restart (each needs the token)")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "the actions' token: this file's content, trimmed (default: one generated and printed at start)")
+	cmd.Flags().StringVar(&readTokenFileName, "read-token-file", "", "require a read token for the API (the tree, status, panels, logs, events): this file's content, trimmed; the page takes it as ?token= (never printed or logged)")
 	cmd.Flags().StringVar(&webUI, "web-ui", "http://localhost:8233", "the Temporal Web UI, for the panel's links (empty: none)")
 	cmd.Flags().StringVar(&grafana, "grafana", "", "a Grafana dashboard URL for the panel's links (empty: none)")
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors whose histories it does not follow (each followed one is asked when an event is written to it, and all every 30 s)")

@@ -17,6 +17,17 @@
 //	                            TOKEN (401 without it; 403 without
 //	                            --allow-actions)
 //
+// With a read token (--read-token-file), every GET of /api/ needs it:
+// Authorization: Bearer READ-TOKEN, or, for /api/events (a browser's
+// EventSource sends no header), ?token=READ-TOKEN. The page takes it from
+// its own address (?token=), keeps it in the tab's sessionStorage and
+// drops it from the address bar. The page itself (HTML, CSS, JavaScript)
+// holds no data and is served to anyone.
+//
+// The page runs under its own Content-Security-Policy (default-src 'self':
+// no inline script and no inline style): it styles by classes of app.css,
+// never by a style attribute.
+//
 // One watch (Watch) asks the trees' supervisors for their records every
 // interval and pushes what changed to every open page: the cost is a query
 // per supervisor per interval, whatever the number of pages and workers.
@@ -89,6 +100,9 @@ type Options struct {
 	AllowActions bool
 	// Token authorizes actions (compared in constant time, never logged).
 	Token string
+	// ReadToken, when set, is needed by every GET of /api/ (compared in
+	// constant time, never logged).
+	ReadToken string
 	// Namespace, WebUI and Grafana make the panel's links (empty: none).
 	Namespace, WebUI, Grafana string
 	// Log hears of every action asked (never the token).
@@ -121,10 +135,33 @@ func New(src Source, w *Watch, opts Options) *Server {
 	return s
 }
 
+// CSP is the page's Content-Security-Policy: its own script and style
+// files only (no inline script, no style attribute), its own API.
+const CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", CSP)
+	if s.opts.ReadToken != "" && r.Method != http.MethodPost && strings.HasPrefix(r.URL.Path, "/api/") && !s.readAuthorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="steward console"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a read token is required: open the console with ?token=READ-TOKEN, or send Authorization: Bearer READ-TOKEN"})
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// readAuthorized: r carries the read token (Bearer, or ?token= on the
+// event stream, which a browser opens without headers).
+func (s *Server) readAuthorized(r *http.Request) bool {
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && same(tok, s.opts.ReadToken) {
+		return true
+	}
+	return r.URL.Path == "/api/events" && r.URL.Query().Has("token") && same(r.URL.Query().Get("token"), s.opts.ReadToken)
+}
+
+// same compares a token given with the expected one in constant time.
+func same(given, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(given)), []byte(want)) == 1
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -235,9 +272,8 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	return ok && s.opts.Token != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.Token)) == 1
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && same(tok, s.opts.Token)
 }
 
 // events streams the watch's changes to one page until it goes away.

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
 )
 
@@ -182,4 +186,105 @@ func TestDiff_AppearedChangedAndGone(t *testing.T) {
 	require.Equal(t, "c", d[0].Path)
 	require.Equal(t, "", d[0].From, "appeared")
 	require.Equal(t, Change{Path: "b", State: "gone", From: "running", Reason: "no longer in the tree", At: at}, d[1])
+}
+
+// With a read token, every read of /api/ needs it (Bearer; ?token= only
+// on the event stream, which a browser's EventSource opens without
+// headers); the page's own files do not, and actions need the actions'
+// token, not the read token. Without one, reads are open (above).
+func TestReadToken(t *testing.T) {
+	srv, src, _ := serve(t, Options{ReadToken: "r34d", AllowActions: true, Token: "act"})
+	reads := []string{"/api/tree", "/api/status?path=t/a", "/api/node?path=t/a", "/api/logs?path=t/a", "/api/config"}
+	for _, p := range reads {
+		for _, tok := range []string{"", "wrong", "act", "r34"} {
+			code, body := do(t, "GET", srv.URL+p, tok, "")
+			require.Equal(t, http.StatusUnauthorized, code, "%s with %q: %s", p, tok, body)
+			require.Contains(t, body, "?token=")
+			require.NotContains(t, body, "r34d")
+		}
+		code, body := do(t, "GET", srv.URL+p, "r34d", "")
+		require.Equal(t, http.StatusOK, code, "%s: %s", p, body)
+		sep := "?"
+		if strings.Contains(p, "?") {
+			sep = "&"
+		}
+		code, _ = do(t, "GET", srv.URL+p+sep+"token=r34d", "", "")
+		require.Equal(t, http.StatusUnauthorized, code, "%s: ?token= is for the event stream only", p)
+	}
+	for _, p := range []string{"/", "/index.html", "/app.js", "/app.css"} {
+		code, _ := do(t, "GET", srv.URL+p, "", "")
+		require.Equal(t, http.StatusOK, code, p)
+	}
+
+	events := func(query, token string) *http.Response {
+		req, err := http.NewRequest("GET", srv.URL+"/api/events"+query, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	require.Equal(t, http.StatusUnauthorized, events("", "").StatusCode)
+	require.Equal(t, http.StatusUnauthorized, events("?token=wrong", "").StatusCode)
+	require.Equal(t, http.StatusUnauthorized, events("?token=", "").StatusCode)
+	for _, resp := range []*http.Response{events("?token=r34d", ""), events("", "r34d")} {
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		lines := bufio.NewScanner(resp.Body)
+		require.True(t, lines.Scan())
+		require.Equal(t, ": connected", lines.Text())
+	}
+
+	code, body := do(t, "POST", srv.URL+"/api/actions", "r34d", `{"action":"stop","path":"t/a"}`)
+	require.Equal(t, http.StatusUnauthorized, code, "the read token does not act: %s", body)
+	code, body = do(t, "POST", srv.URL+"/api/actions", "act", `{"action":"stop","path":"t/a"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, []string{"stop t/a"}, src.acts)
+}
+
+// The page and its Content-Security-Policy agree: the policy allows no
+// inline script or style, and the page uses none (no style attribute in
+// the HTML or in what app.js writes into it, no inline script or event
+// handler); a row is indented by a class of app.css, one for each level a
+// tree may have.
+func TestPageKeepsToItsCSP(t *testing.T) {
+	require.Contains(t, CSP, "default-src 'self'")
+	require.NotContains(t, CSP, "unsafe-inline")
+	require.NotContains(t, CSP, "unsafe-eval")
+	srv, _, _ := serve(t, Options{})
+	resp, err := http.Get(srv.URL + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, CSP, resp.Header.Get("Content-Security-Policy"))
+
+	read := func(name string) string {
+		b, err := web.ReadFile("web/" + name)
+		require.NoError(t, err)
+		return string(b)
+	}
+	html, js, css := read("index.html"), read("app.js"), read("app.css")
+	styleAttr := regexp.MustCompile(`(?i)<[^>]*\sstyle\s*=|\bstyle\s*=\s*["'$]`)
+	for name, text := range map[string]string{"index.html": html, "app.js": js} {
+		require.Empty(t, styleAttr.FindAllString(text, -1), "%s writes a style attribute, which the CSP refuses", name)
+		require.NotRegexp(t, `(?i)<style`, text, name)
+		require.NotRegexp(t, `(?i)setAttribute\(\s*["']style|\.cssText|insertRule`, text, name)
+		require.NotRegexp(t, `(?i)<[a-z][^>]*\son[a-z]+\s*=`, text, "%s: an inline event handler, which the CSP refuses", name)
+		require.NotRegexp(t, `(?i)javascript:`, text, name)
+	}
+	for _, s := range regexp.MustCompile(`(?is)<script[^>]*>`).FindAllString(html, -1) {
+		require.Contains(t, s, "src=", "no inline script")
+	}
+
+	// Every level a tree may have has its class; app.js caps at the last.
+	levels := spec.MaxDepth
+	for d := 0; d < levels; d++ {
+		require.Regexp(t, fmt.Sprintf(`table\.tree td\.d%d \{ padding-left: [0-9.]+em; \}`, d), css)
+	}
+	require.NotContains(t, css, fmt.Sprintf("td.d%d ", levels))
+	m := regexp.MustCompile(`function depth\(path\) \{ return Math\.min\(path\.split\("/"\)\.length - 1, (\d+)\); \}`).FindStringSubmatch(js)
+	require.NotNil(t, m, "app.js's depth()")
+	require.Equal(t, strconv.Itoa(levels-1), m[1])
+	require.Contains(t, js, `<td class="d${depth(n.path)}">`)
 }

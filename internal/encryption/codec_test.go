@@ -96,7 +96,7 @@ func TestBadKeyFilesAreNamed(t *testing.T) {
 func TestCodecServer(t *testing.T) {
 	c, err := Load(keyFile(t, 1))
 	require.NoError(t, err)
-	srv := httptest.NewServer(Handler(c, "http://ui.example:8233"))
+	srv := httptest.NewServer(Handler(c, "http://ui.example:8233", ""))
 	defer srv.Close()
 	enc, err := c.DataConverter().ToPayload(map[string]string{"state": "running"})
 	require.NoError(t, err)
@@ -126,4 +126,71 @@ func TestCodecServer(t *testing.T) {
 	require.NoError(t, err)
 	resp2.Body.Close()
 	require.Empty(t, resp2.Header.Get("Access-Control-Allow-Origin"), "another origin gets no CORS grant")
+}
+
+// With a token, /encode and /decode need it (Bearer, 401 otherwise, with
+// the CORS grant so the UI sees the 401); the browser's preflight needs
+// none and allows the Authorization header.
+func TestCodecServerToken(t *testing.T) {
+	c, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	srv := httptest.NewServer(Handler(c, "http://ui.example:8233", "s3cret"))
+	defer srv.Close()
+	enc, err := c.DataConverter().ToPayload("hello")
+	require.NoError(t, err)
+	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{enc}})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		path, auth string
+		code       int
+	}{
+		{"/decode", "", http.StatusUnauthorized},
+		{"/decode", "Bearer wrong", http.StatusUnauthorized},
+		{"/decode", "Bearer s3cre", http.StatusUnauthorized},
+		{"/decode", "Basic s3cret", http.StatusUnauthorized},
+		{"/decode", "s3cret", http.StatusUnauthorized},
+		{"/encode", "", http.StatusUnauthorized},
+		{"/decode", "Bearer s3cret", http.StatusOK},
+		{"/encode", "Bearer s3cret", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+tc.path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", "http://ui.example:8233")
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, tc.code, resp.StatusCode, "%+v: %s", tc, buf.String())
+		require.Equal(t, "http://ui.example:8233", resp.Header.Get("Access-Control-Allow-Origin"), "%+v", tc)
+		if tc.code == http.StatusUnauthorized {
+			require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+			require.NotContains(t, buf.String(), "s3cret")
+			continue
+		}
+		var out commonpb.Payloads
+		require.NoError(t, protojson.Unmarshal(buf.Bytes(), &out))
+		require.Len(t, out.Payloads, 1)
+	}
+
+	// The preflight a browser sends before a POST with Authorization: no
+	// credentials in it, and a grant of the header in the answer.
+	pre, _ := http.NewRequest(http.MethodOptions, srv.URL+"/decode", nil)
+	pre.Header.Set("Origin", "http://ui.example:8233")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-namespace")
+	resp, err := http.DefaultClient.Do(pre)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "http://ui.example:8233", resp.Header.Get("Access-Control-Allow-Origin"))
+	require.Equal(t, "true", resp.Header.Get("Access-Control-Allow-Credentials"))
+	require.Contains(t, resp.Header.Get("Access-Control-Allow-Methods"), "POST")
+	allowed := strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers"))
+	for _, h := range []string{"authorization", "content-type", "x-namespace"} {
+		require.Contains(t, allowed, h)
+	}
 }

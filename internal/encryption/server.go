@@ -1,6 +1,7 @@
 package encryption
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"strings"
 
@@ -13,8 +14,13 @@ import (
 // Payloads the codec did not encrypt pass through unchanged. Browsers get
 // CORS answers for uiOrigins (the Web UI's origins, comma-separated; ""
 // allows none, "*" any), including the preflight the UI sends with its
-// X-Namespace header.
-func Handler(c *Codec, uiOrigins string) http.Handler {
+// X-Namespace header (and Authorization, when it passes a token).
+//
+// With a token, every request but a preflight (OPTIONS, which a browser
+// sends without credentials) needs `Authorization: Bearer TOKEN`, compared
+// in constant time; others get 401, with the CORS headers, so the UI can
+// tell.
+func Handler(c *Codec, uiOrigins, token string) http.Handler {
 	codec := converter.NewPayloadCodecHTTPHandler(c)
 	allowed := map[string]bool{}
 	for _, o := range strings.Split(uiOrigins, ",") {
@@ -28,13 +34,27 @@ func Handler(c *Codec, uiOrigins string) http.Handler {
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Set("Access-Control-Allow-Credentials", "true")
 			h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization")
+			// Authorization-Extras: the UI's ID token, sent beside its
+			// access token (codec.passAccessToken).
+			h.Set("Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization, Authorization-Extras")
+			h.Set("Access-Control-Max-Age", "600")
 			h.Add("Vary", "Origin")
 		}
 		if r.Method == http.MethodOptions {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
+		if token != "" && !bearer(r, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="steward codec server"`)
+			http.Error(w, "a valid token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
+			return
+		}
 		codec.ServeHTTP(w, r)
 	})
+}
+
+// bearer tells whether r carries `Authorization: Bearer token`.
+func bearer(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }

@@ -16,10 +16,28 @@ let logNext = "", logTimer = null, panelTimer = null, pendingAction = null;
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
+// The read token (starter console --read-token-file): taken from the
+// page's address (?token=), kept in this tab's sessionStorage, and dropped
+// from the address bar. Reads send it as a Bearer header; the event stream,
+// whose EventSource sends no header, as ?token=.
+const readToken = (() => {
+  const key = "steward-console-read-token";
+  let token = "";
+  try { token = sessionStorage.getItem(key) || ""; } catch (e) { /* no storage: this page only */ }
+  const url = new URL(location.href);
+  if (url.searchParams.has("token")) {
+    token = url.searchParams.get("token").trim();
+    try { sessionStorage.setItem(key, token); } catch (e) { /* no storage: this page only */ }
+    url.searchParams.delete("token");
+    history.replaceState(null, "", url.pathname + url.search + url.hash);
+  }
+  return token;
+})();
+
 async function getJSON(url) {
-  const r = await fetch(url, { cache: "no-store" });
+  const r = await fetch(url, { cache: "no-store", headers: readToken ? { Authorization: "Bearer " + readToken } : {} });
   const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || r.statusText);
+  if (!r.ok) throw Object.assign(new Error(body.error || r.statusText), { status: r.status });
   return body;
 }
 
@@ -83,7 +101,11 @@ function unhealthy(n) {
   return n.children.some((c) => { const cn = nodes.get(c); return cn && unhealthy(cn); });
 }
 
-function depth(path) { return path.split("/").length - 1; }
+// depth is a node's level below its root (0: a root). A row is indented by
+// its class d0 ... d31 of app.css (a tree is at most 32 levels deep,
+// spec.MaxDepth), never by a style attribute, which the page's
+// Content-Security-Policy refuses.
+function depth(path) { return Math.min(path.split("/").length - 1, 31); }
 
 // expanded: roots always (their direct children are always listed); below
 // them the operator's choice, else open when something is wrong inside.
@@ -123,7 +145,7 @@ function row(n, query) {
   const stale = n.stale ? ` <span class="stale" title="${esc(n.stale)}">stale</span>` : "";
   const name = n.parent ? n.path.slice(n.parent.length + 1) : n.path;
   return `<tr class="node ${sup ? n._worst : ""}${n.path === selected ? " selected" : ""}" data-path="${esc(n.path)}" data-state="${esc(n.state)}">` +
-    `<td style="padding-left:${0.6 + depth(n.path) * 1.4}em">${toggle}<span class="name" title="${esc(n.path)}">${esc(name)}</span></td>` +
+    `<td class="d${depth(n.path)}">${toggle}<span class="name" title="${esc(n.path)}">${esc(name)}</span></td>` +
     `<td>${state}${stale}</td><td>${extra}</td><td>${esc(n.desired)}</td><td>${restarts}${sup && n.recentRestarts ? " (" + n.recentRestarts + " recent)" : ""}</td>` +
     `<td>${n.generation ?? ""}</td><td>${esc(la)}</td><td title="${esc(n.since || "")}">${ago(n.since)}</td><td class="reason">${esc(n.reason)}</td></tr>`;
 }
@@ -170,7 +192,7 @@ function scheduleRender() {
 // ---- live ---------------------------------------------------------------------
 
 function connect() {
-  const es = new EventSource("api/events");
+  const es = new EventSource("api/events" + (readToken ? "?token=" + encodeURIComponent(readToken) : ""));
   es.onopen = () => {
     $("conn").textContent = "live";
     $("conn").className = "conn live";
@@ -330,7 +352,15 @@ $("unhealthy").onchange = scheduleRender;
 setInterval(scheduleRender, 15000); // "since" columns age
 
 (async () => {
-  try { config = await getJSON("api/config"); } catch (e) { /* read-only */ }
+  try { config = await getJSON("api/config"); } catch (e) {
+    if (e.status === 401) { // a read token is needed: say so, and do not follow
+      $("tree").innerHTML = `<p class="s-failed">${esc(e.message)}</p>`;
+      $("conn").textContent = "no read token";
+      $("conn").className = "conn lost";
+      return;
+    }
+    /* read-only */
+  }
   $("namespace").textContent = config.namespace ? "namespace " + config.namespace : "";
   await reload();
   connect();
