@@ -29,9 +29,25 @@ test: build temporal-cli lint
 	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 STEWARD_RACE=$(RACE) \
 		go test $(RACE) -count=1 -timeout 35m -cover $(GO_PACKAGES)
 
-## fuzz: fuzz the spec parser and validator for a minute (seeds run in `make test`)
+## fuzz: every fuzz target in turn, FUZZTIME each (default 2m): the spec parser, and the workflows' signals and Updates (seeds run in `make test`)
+# go test fuzzes one target per invocation: each package's targets are
+# listed (go test -list) and run one after the other. A failure stops the
+# run; its input is in the package's testdata/fuzz/FuzzXxx/ (a seed from
+# then on). FUZZTIME takes go's -fuzztime forms: 2m, 30s, 10000x.
+# FUZZMINIMIZETIME bounds the minimizing of each new input (go's default,
+# 60s, would hold a worker a minute for every input that finds new code in
+# the workflows, whose executions take milliseconds each).
+FUZZTIME ?= 2m
+FUZZMINIMIZETIME ?= 1s
+FUZZ_PACKAGES := ./internal/spec ./workflows
 fuzz:
-	go test ./internal/spec -run '^$$' -fuzz FuzzParse -fuzztime 60s
+	@set -eo pipefail; for pkg in $(FUZZ_PACKAGES); do \
+		targets=$$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); \
+		for t in $$targets; do \
+			echo "go test $$pkg -run '^$$' -fuzz '^$$t\$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)"; \
+			go test $$pkg -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME); \
+		done; \
+	done
 
 ## test-browser: the Web UI in headless Chromium (needs Debian's chromium; not in `make test`)
 test-browser: build temporal-cli

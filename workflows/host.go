@@ -8,6 +8,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -319,10 +320,27 @@ func (h *hostRun) setLive(live string, since time.Time) {
 	h.tellAll()
 }
 
+// onSubscribe and onDrain take one signal raw and decode it: the SDK drops
+// a payload that does not decode and waits on for the next, so a typed
+// Receive in the selector's callback stalled the host's loop on one bad
+// payload sent with the temporal CLI (found by FuzzHostSignals). A bad one
+// is rejected and counted.
 func (h *hostRun) onSubscribe(c workflow.ReceiveChannel) {
+	h.takeSubscription(receiveRaw(h.ctx, c))
+}
+
+func (h *hostRun) takeSubscription(raw converter.RawValue) {
 	var s HostSubscription
-	c.Receive(h.ctx, &s)
+	if err := decodeRaw(raw, &s); err != nil {
+		h.rejectSignal(SignalHostSubscribe, err)
+		return
+	}
 	h.subscribeOne(s)
+}
+
+func (h *hostRun) rejectSignal(signal string, err error) {
+	workflow.GetLogger(h.ctx).Warn("host: rejected signal", "host", h.name, "signal", signal, "error", err.Error())
+	count(h.ctx, MetricRejectedSignals, map[string]string{"signal": signal})
 }
 
 func (h *hostRun) subscribeOne(s HostSubscription) {
@@ -345,8 +363,15 @@ func (h *hostRun) subscribeOne(s HostSubscription) {
 }
 
 func (h *hostRun) onDrain(c workflow.ReceiveChannel) {
+	h.takeDrain(receiveRaw(h.ctx, c))
+}
+
+func (h *hostRun) takeDrain(raw converter.RawValue) {
 	var d HostDrain
-	c.Receive(h.ctx, &d)
+	if err := decodeRaw(raw, &d); err != nil {
+		h.rejectSignal(SignalHostDrain, err)
+		return
+	}
 	h.drainOne(d)
 }
 
@@ -363,14 +388,13 @@ func (h *hostRun) drainOne(d HostDrain) {
 
 // takeAsync takes one pending signal; false when none is left.
 func (h *hostRun) takeAsync(subs, drains workflow.ReceiveChannel) bool {
-	var s HostSubscription
-	if subs.ReceiveAsync(&s) {
-		h.subscribeOne(s)
+	var raw converter.RawValue
+	if subs.ReceiveAsync(&raw) {
+		h.takeSubscription(raw)
 		return true
 	}
-	var d HostDrain
-	if drains.ReceiveAsync(&d) {
-		h.drainOne(d)
+	if drains.ReceiveAsync(&raw) {
+		h.takeDrain(raw)
 		return true
 	}
 	return false

@@ -254,6 +254,11 @@ func (r *rolloutRun) runChunk(cancelCh workflow.ReceiveChannel) {
 		case finished(t.Status):
 		case temporal.IsTimeoutError(err):
 			t.Status, t.Error, t.Finished = TargetTimeout, fmt.Sprintf("no answer within %s", r.in.ChunkTimeout), now
+		case err == nil:
+			// The chunk ended without a word of this target (a result of
+			// another target or status): it failed, as any unanswered
+			// target (this panicked on a nil error: found by FuzzRollout).
+			t.Status, t.Error, t.Finished = TargetFailed, "the chunk ended without an answer for this target", now
 		default:
 			t.Status, t.Error, t.Finished = TargetFailed, "the chunk failed: "+rootMessage(err), now
 		}

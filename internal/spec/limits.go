@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -110,14 +111,34 @@ func (v *validator) checkChildren(p string, children []Node) {
 	}
 }
 
-// checkNodeSize holds a worker node, with what it inherits, to MaxNodeBytes.
-func (v *validator) checkNodeSize(p string, n Node) {
+// checkNodeSize holds a worker node, with what it inherits, to
+// MaxNodeBytes: its own JSON without vars, its own vars, and the vars it
+// inherits, measured once for all the children of a supervisor (a
+// megabyte of vars is not encoded once per child; a variable a worker
+// overrides is counted twice, an overestimate of a few bytes).
+func (v *validator) checkNodeSize(p string, n Node, own, inherited map[string]string) {
 	if v.legacy {
 		return
 	}
-	if size := encodedSize(n); size > MaxNodeBytes {
+	n.Vars = nil
+	size := encodedSize(n) + v.inheritedSize(inherited)
+	if len(own) > 0 {
+		size += encodedSize(own)
+	}
+	if size > MaxNodeBytes {
 		v.add(p, "the worker's spec is %s with what it inherits (at most %s)", FormatSize(int64(size)), FormatSize(MaxNodeBytes))
 	}
+}
+
+func (v *validator) inheritedSize(m map[string]string) int {
+	if len(m) == 0 {
+		return 0
+	}
+	// The map measured is held, so its address names it until replaced.
+	if v.varsOf == nil || reflect.ValueOf(m).Pointer() != reflect.ValueOf(v.varsOf).Pointer() {
+		v.varsOf, v.varsBytes = m, encodedSize(m)
+	}
+	return v.varsBytes
 }
 
 // checkTreeSize holds a tree to MaxTreeBytes.

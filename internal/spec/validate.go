@@ -64,6 +64,10 @@ func (v *validator) worker1(path string, n Node) {
 type validator struct {
 	ps     Problems
 	legacy bool
+	// varsOf and varsBytes: the encoded size of the last inherited vars
+	// measured (a supervisor's, the same map for all its children).
+	varsOf    map[string]string
+	varsBytes int
 }
 
 func (v *validator) add(path, format string, args ...any) {
@@ -95,6 +99,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string, wfPath s
 	v.notify(p, n.Notify)
 	v.update(p, n.Update, n.IsSupervisor())
 	v.fleet(p, n)
+	own := n.Vars
 	n.Vars = MergeVars(inherited, n.Vars)
 
 	switch {
@@ -105,6 +110,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string, wfPath s
 	case n.Kind == "":
 		v.add(join(p, "kind"), "required for a worker (stub, process or http), or give the node children")
 	default:
+		v.checkNodeSize(p, n, own, inherited)
 		v.worker(p, n)
 	}
 }
@@ -163,7 +169,6 @@ func (v *validator) worker(p string, n Node) {
 	}
 	// Driver blocks are checked as they render (a template in a URL is not
 	// a URL); one that does not render is reported by its fields' paths.
-	v.checkNodeSize(p, n)
 	n, rendered := Render(n, p)
 	v.ps = append(v.ps, rendered...)
 	switch {
