@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -58,6 +59,12 @@ var notifyClient = &http.Client{Timeout: notifyTimeout}
 // anything else (refused, timed out, 5xx) is an error Temporal retries. A
 // webhook or header whose secret cannot be resolved on this worker is an
 // error too (permanent, as a process's missing secret).
+//
+// Its errors go to the workflow's history and the worker's log: they name
+// a webhook that is a secret reference by the reference ({file: PATH},
+// {env: NAME}), never by the URL it resolves to, and quote no error that
+// quotes that URL (net/url's and net/http's do) nor, in what they quote,
+// its host or a header's resolved value.
 func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	body, err := json.Marshal(t.Notification)
 	if err != nil {
@@ -71,9 +78,15 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, nil)
 	}
+	name := webhookName(t.Webhook)
+	u, err := url.Parse(webhook)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// Not err: it quotes the URL.
+		return temporal.NewNonRetryableApplicationError("notify: "+name+": not a valid http(s) URL", ErrPermanent, nil)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, webhook, bytes.NewReader(body))
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("notify: bad webhook URL", ErrPermanent, err)
+		return temporal.NewNonRetryableApplicationError("notify: "+name+": not a valid http(s) URL", ErrPermanent, nil)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "steward")
@@ -81,9 +94,26 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
+	var secrets []driver.Secret
+	if t.Webhook.IsRef() {
+		secrets = append(secrets, driver.Secret{Value: webhook, Name: "(" + name + ")"},
+			driver.Secret{Value: u.Redacted(), Name: "(" + name + ")"},
+			driver.Secret{Value: u.Host, Name: "(the host of " + name + ")"},
+			driver.Secret{Value: u.Hostname(), Name: "(the host of " + name + ")"})
+	}
+	for k, v := range t.Headers {
+		if v.IsRef() {
+			secrets = append(secrets, driver.Secret{Value: headers[k], Name: "(header " + k + ")"})
+		}
+	}
 	resp, err := notifyClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("notify %s: %w", t.Notification.Event, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("notify %s: %s: %w", t.Notification.Event, name, ctx.Err())
+		}
+		// A new error, not a wrapped one: Temporal keeps an error's
+		// causes, and net/http's quotes the URL.
+		return fmt.Errorf("notify %s: %s: %s", t.Notification.Event, name, driver.Redact(driver.TransportReason(err), secrets))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
@@ -93,7 +123,22 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	case resp.StatusCode/100 == 4 && !httpdrv.Retryable(resp.StatusCode):
 		// The receiver refuses this request: sending it again will not help.
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status), ErrPermanent, nil)
+			fmt.Sprintf("notify %s: %s answered %s", t.Notification.Event, name, driver.Redact(resp.Status, secrets)), ErrPermanent, nil)
 	}
-	return fmt.Errorf("notify %s: the webhook answered %s", t.Notification.Event, resp.Status)
+	return fmt.Errorf("notify %s: %s answered %s", t.Notification.Event, name, driver.Redact(resp.Status, secrets))
+}
+
+// webhookName names a webhook in errors: a literal by its URL (the spec
+// holds it; a password in it is masked), a secret reference by itself.
+func webhookName(v spec.Value) string {
+	switch {
+	case v.File != "":
+		return "webhook {file: " + v.File + "}"
+	case v.Env != "":
+		return "webhook {env: " + v.Env + "}"
+	}
+	if u, err := url.Parse(v.Literal); err == nil {
+		return "webhook " + u.Redacted()
+	}
+	return "webhook " + v.Literal
 }

@@ -101,6 +101,10 @@ children:
 	rawSpec(t, "it-policy/svc", spec.Node{Name: "svc", Kind: spec.KindProcess, Process: map[string]any{
 		"command": "/bin/sh", "args": []string{"-c", "id > " + proof}, "host": "it-policy"}})
 	want := "policy " + policy + ": command /bin/sh is not allowed"
+	if sh, err := filepath.EvalSymlinks("/bin/sh"); err == nil && sh != "/bin/sh" {
+		// Judged by the file it runs (a merged /usr: /bin/sh is /usr/bin/dash).
+		want = "policy " + policy + ": command /bin/sh (resolved to " + sh + ") is not allowed"
+	}
 	st := refusedRunningAsBefore(t, "it-policy/svc", before, want)
 	require.Equal(t, "restart", st.LastAction.Name)
 	require.Equal(t, want, st.LastAction.Error)
@@ -147,6 +151,43 @@ children:
 	require.Equal(t, "start refused: "+want, st.Reason)
 	_, err = os.Stat(proof)
 	require.ErrorIs(t, err, os.ErrNotExist, "the shell never ran")
+}
+
+// On a merged /usr (/bin a link to /usr/bin: Debian 12, Ubuntu, Fedora,
+// Arch), a policy that lists /bin/sleep runs a spec's /bin/sleep: both are
+// judged by the file they run, /usr/bin/sleep, which the worker runs with
+// argv[0] as the spec writes it.
+func TestPolicyWithBinSleepRunsBinSleepOnAMergedUsr(t *testing.T) {
+	needServer(t)
+	if fi, err := os.Lstat("/bin"); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Skip("this host's /bin is not a link to /usr/bin")
+	}
+	real, err := filepath.EvalSymlinks("/bin/sleep")
+	require.NoError(t, err)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	require.NoError(t, os.WriteFile(policy, []byte("commands: [/bin/sleep]\n"), 0o644))
+	guardedWorker(t, "it-merged", "--policy", policy)
+	t.Cleanup(func() { dumpOnFailure(t, "it-merged", "steward-host-it-merged", "it-merged", "it-merged/svc") })
+
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-merged
+children:
+  - name: svc
+    kind: process
+    process: {command: /bin/sleep, args: ["300"], host: it-merged, startSeconds: 200ms}
+    observe: {interval: 2s}
+`), "--wait", "--timeout", "1m")
+	t.Cleanup(func() { deleteTree(t, "it-merged") })
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	st := status(t, "it-merged/svc")
+	require.Equal(t, "running", st.State, "%+v", st)
+	pid := pidOf(t, st.Instance)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	require.NoError(t, err)
+	require.Equal(t, "/bin/sleep\x00300\x00", string(cmdline), "argv[0] as the spec writes it")
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	require.NoError(t, err)
+	require.Equal(t, real, exe)
 }
 
 // A host that requires signatures runs only specs signed by a key it

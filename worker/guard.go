@@ -52,6 +52,10 @@ func announceGuard(zl *zap.Logger, g *admission.Guard, host string) {
 	fields := []zap.Field{zap.String("host", host)}
 	if g.Policy != nil {
 		fields = append(fields, zap.String("policy", g.Policy.File()), zap.Int("commands", len(g.Policy.Commands)))
+		if r := g.Policy.Resolved(); len(r) > 0 {
+			// The entries whose links the load followed, as they match.
+			fields = append(fields, zap.Strings("commandsResolved", r))
+		}
 	}
 	if len(g.Trusted) > 0 {
 		ids := make([]string, len(g.Trusted))

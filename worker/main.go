@@ -197,6 +197,11 @@ func run(o options) error {
 	processDriver.StateDir = o.stateDir
 	processDriver.KeepOnClose = true
 	processDriver.AdoptRecordedOnly = !o.guard.Open()
+	if o.guard != nil {
+		// Checked again where the driver runs a program and assembles an
+		// environment (an envFile's names are known only there).
+		processDriver.Policy = o.guard.Policy
+	}
 	defer processDriver.Close()
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	adopted, ended, err := processDriver.Recover(rctx)

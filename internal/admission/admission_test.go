@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"testing"
@@ -27,22 +28,62 @@ func policy(t testing.TB, yamlText string) *Policy {
 	return p
 }
 
+// fakeHost lays out a host's files under a temporary root (its canonical
+// path): a merged /usr (bin -> usr/bin), python3 -> python3.11, an
+// alternatives chain (usr/bin/editor -> /etc/alternatives/editor ->
+// usr/bin/vim.basic), and a deployment (opt/app/current -> releases/v2,
+// with a releases/evil beside it). Every program is a script that prints
+// its name.
+func fakeHost(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, prog := range []string{"usr/bin/sleep", "usr/bin/dash", "usr/bin/python3.11", "usr/bin/python3.12", "usr/bin/vim.basic",
+		"opt/shop/bin/api", "opt/app/releases/v2/bin/api", "opt/app/releases/v3/bin/api", "opt/app/releases/evil", "opt/app/allowed/ok"} {
+		file := filepath.Join(root, prog)
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		require.NoError(t, os.WriteFile(file, []byte("#!/bin/sh\necho "+prog+"\n"), 0o755))
+	}
+	for link, target := range map[string]string{
+		"bin":                     "usr/bin",
+		"usr/bin/sh":              "dash",
+		"usr/bin/python3":         "python3.11",
+		"usr/bin/editor":          filepath.Join(root, "etc/alternatives/editor"),
+		"etc/alternatives/editor": "../../usr/bin/vim.basic",
+		"opt/app/current":         "releases/v2",
+		"opt/app/allowed/current": "../releases/v2",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, link)), 0o755))
+		require.NoError(t, os.Symlink(target, filepath.Join(root, link)))
+	}
+	return root
+}
+
+// relink points the link at path (under root) to target.
+func relink(t testing.TB, root, path, target string) {
+	t.Helper()
+	tmp := filepath.Join(root, path+".new")
+	require.NoError(t, os.Symlink(target, tmp))
+	require.NoError(t, os.Rename(tmp, filepath.Join(root, path)))
+}
+
 func TestPolicy_CommandsAreMatchedAsTheHostResolvesThem(t *testing.T) {
-	p := policy(t, "commands: [/usr/bin/sleep, /opt/shop/bin/*]\n")
+	root := fakeHost(t)
+	p := policy(t, "commands: ["+root+"/usr/bin/sleep, "+root+"/opt/shop/bin/*]\n")
 	for _, ok := range []string{
-		`{command: /usr/bin/sleep, args: ["1"]}`,
-		`{command: /opt/shop/bin/api}`,
-		`{command: /opt/shop/bin/../bin/api}`, // cleaned first
-		`{command: bin/api, dir: /opt/shop}`,  // relative: from dir
+		`{command: ` + root + `/usr/bin/sleep, args: ["1"]}`,
+		`{command: ` + root + `/opt/shop/bin/api}`,
+		`{command: ` + root + `/opt/shop/bin/../bin/api}`,
+		`{command: bin/api, dir: ` + root + `/opt/shop}`, // relative: from dir
 	} {
 		require.NoError(t, p.Check(processNode(t, ok)), ok)
 	}
 	for cmd, why := range map[string]string{
-		`{command: /bin/sh, args: ["-c", "id"]}`:   "command /bin/sh is not allowed",
-		`{command: /opt/shop/bin/../../../bin/sh}`: "command /bin/sh is not allowed",
-		`{command: /opt/shop/bin/sub/api}`:         "command /opt/shop/bin/sub/api is not allowed", // * does not cross /
-		`{command: ../../bin/sh, dir: /opt/shop}`:  "command /bin/sh is not allowed",
-		`{command: no-such-program-anywhere-here}`: "command no-such-program-anywhere-here: not found in this host's PATH",
+		`{command: ` + root + `/usr/bin/dash, args: ["-c", "id"]}`:  "command " + root + "/usr/bin/dash is not allowed",
+		`{command: ` + root + `/opt/shop/bin/../../../usr/bin/sh}`:  "command " + root + "/opt/shop/bin/../../../usr/bin/sh (resolved to " + root + "/usr/bin/dash) is not allowed",
+		`{command: ` + root + `/opt/shop/bin/sub/api}`:              "command " + root + "/opt/shop/bin/sub/api: no such file on this host",
+		`{command: ../../usr/bin/dash, dir: ` + root + `/opt/shop}`: "command " + root + "/opt/shop/../../usr/bin/dash (resolved to " + root + "/usr/bin/dash) is not allowed",
+		`{command: no-such-program-anywhere-here}`:                  "command no-such-program-anywhere-here: not found in this host's PATH",
 	} {
 		err := p.Check(processNode(t, cmd))
 		require.Error(t, err, cmd)
@@ -50,10 +91,136 @@ func TestPolicy_CommandsAreMatchedAsTheHostResolvesThem(t *testing.T) {
 		var r *Refusal
 		require.ErrorAs(t, err, &r)
 	}
+	// * does not cross /.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "opt/shop/bin/sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "opt/shop/bin/sub/api"), []byte("#!/bin/sh\n"), 0o755))
+	require.EqualError(t, p.Check(processNode(t, `{command: `+root+`/opt/shop/bin/sub/api}`)),
+		"policy (inline): command "+root+"/opt/shop/bin/sub/api is not allowed")
+}
+
+// Finding 1: on a merged /usr (Debian 12, Ubuntu, Fedora, Arch) /bin is a
+// link to /usr/bin. A policy that lists /bin/sleep, /bin/* or
+// /usr/bin/sleep allows the program, whichever of its names a spec uses.
+func TestMergedUsrBinSleepIsAllowed(t *testing.T) {
+	root := fakeHost(t)
+	for _, entry := range []string{root + "/bin/sleep", root + "/bin/*", root + "/usr/bin/sleep", root + "/usr/bin/*"} {
+		p := policy(t, "commands: ["+entry+"]\n")
+		for _, cmd := range []string{root + "/bin/sleep", root + "/usr/bin/sleep", root + "/bin/../bin/sleep"} {
+			require.NoError(t, p.Check(processNode(t, "{command: "+cmd+"}")), "%s under %s", cmd, entry)
+		}
+	}
+	for _, entry := range []string{root + "/bin/sleep", root + "/usr/bin/sleep"} {
+		require.ErrorContains(t, policy(t, "commands: ["+entry+"]\n").Check(processNode(t, "{command: "+root+"/bin/sh}")), "is not allowed", entry)
+	}
+	require.Equal(t, []string{root + "/bin/* -> " + root + "/usr/bin/*"}, policy(t, "commands: ["+root+"/bin/*]\n").Resolved())
+
+	// And on this host, when its /bin is a link.
+	if fi, err := os.Lstat("/bin"); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Log("this host's /bin is not a link: the fake host's check stands alone")
+		return
+	}
+	p := policy(t, "commands: [/bin/sleep]\n")
+	require.NoError(t, p.Check(processNode(t, "{command: /bin/sleep}")))
+	require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep}")))
+	path, err := p.Program("command", "/bin/sleep", "")
+	require.NoError(t, err)
+	real, err := filepath.EvalSymlinks("/bin/sleep")
+	require.NoError(t, err)
+	require.Equal(t, real, path, "the program runs by its canonical path")
+}
+
+// A listed link is followed at load: listing python3 allows the program it
+// points to then (by either name), and an alternatives chain allows its
+// end. A link that points elsewhere later does not move the policy: the
+// refusal says what the entry stood for at load.
+func TestAListedLinkIsFollowedAtLoad(t *testing.T) {
+	root := fakeHost(t)
+	p := policy(t, "commands: ["+root+"/usr/bin/python3, "+root+"/usr/bin/editor]\n")
+	for _, cmd := range []string{"/usr/bin/python3", "/usr/bin/python3.11", "/bin/python3", "/usr/bin/editor", "/etc/alternatives/editor", "/usr/bin/vim.basic"} {
+		require.NoError(t, p.Check(processNode(t, "{command: "+root+cmd+"}")), cmd)
+	}
+	require.ErrorContains(t, p.Check(processNode(t, "{command: "+root+"/usr/bin/python3.12}")), "is not allowed")
+	require.ElementsMatch(t, []string{
+		root + "/usr/bin/python3 -> " + root + "/usr/bin/python3.11",
+		root + "/usr/bin/editor -> " + root + "/usr/bin/vim.basic",
+	}, p.Resolved())
+
+	relink(t, root, "usr/bin/python3", "python3.12")
+	require.EqualError(t, p.Check(processNode(t, "{command: "+root+"/usr/bin/python3}")),
+		"policy (inline): command "+root+"/usr/bin/python3 (resolved to "+root+"/usr/bin/python3.12) is not allowed"+
+			" (the policy's "+root+"/usr/bin/python3 stands for "+root+"/usr/bin/python3.11: its links as they were when the worker loaded the policy)")
+	require.NoError(t, p.Check(processNode(t, "{command: "+root+"/usr/bin/python3.11}")))
+
+	// An entry that is not there yet keeps its name after its parent's
+	// canonical path: /bin/later is matched as /usr/bin/later.
+	later := policy(t, "commands: ["+root+"/bin/later, "+root+"/opt/none/bin/*]\n")
+	require.ElementsMatch(t, []string{root + "/bin/later -> " + root + "/usr/bin/later"}, later.Resolved())
+	require.NoError(t, os.WriteFile(filepath.Join(root, "usr/bin/later"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, later.Check(processNode(t, "{command: "+root+"/bin/later}")))
+}
+
+// Finding 2: allowed/current is a link to ../releases/v2, so the kernel
+// runs allowed/current/../evil as releases/evil (".." of the link's
+// target), not as allowed/evil (the cleaned path, which allowed/* would
+// match). The policy judges the path the kernel runs.
+func TestDotDotAfterASymlinkedDirIsJudgedAsTheKernelRunsIt(t *testing.T) {
+	root := fakeHost(t)
+	// What the kernel runs: the script prints its own name.
+	trick := root + "/opt/app/allowed/current/../evil"
+	out, err := exec.Command(trick).Output()
+	require.NoError(t, err)
+	require.Equal(t, "opt/app/releases/evil\n", string(out), "the kernel takes .. from the link's target")
+	path, err := Resolve(trick, "")
+	require.NoError(t, err)
+	require.Equal(t, root+"/opt/app/releases/evil", path, "filepath.EvalSymlinks resolves components in order, as the kernel does")
+
+	p := policy(t, "commands: ["+root+"/opt/app/allowed/*]\n")
+	require.NoError(t, p.Check(processNode(t, "{command: "+root+"/opt/app/allowed/ok}")))
+	require.EqualError(t, p.Check(processNode(t, "{command: "+trick+"}")),
+		"policy (inline): command "+trick+" (resolved to "+root+"/opt/app/releases/evil) is not allowed")
+	require.EqualError(t, p.Check(processNode(t, "{command: current/../evil, dir: "+root+"/opt/app/allowed}")),
+		"policy (inline): command "+trick+" (resolved to "+root+"/opt/app/releases/evil) is not allowed", "relative, from dir")
+	require.ErrorContains(t, p.Check(processNode(t, "{command: "+root+"/opt/app/allowed/ok, health: {exec: ["+trick+"]}}")),
+		"probe command (process.health.exec) "+trick+" (resolved to")
+
+	// An entry is resolved the same way at load.
+	q := policy(t, "commands: ["+root+"/opt/app/allowed/current/../bin/*]\n")
+	require.Equal(t, []string{root + "/opt/app/allowed/current/../bin/* -> " + root + "/opt/app/releases/bin/*"}, q.Resolved())
+	_, err = ParsePolicy([]byte("commands: [" + root + "/opt/*/../bin/x]\n"))
+	require.ErrorContains(t, err, "has .. after a wildcard")
+}
+
+// Finding 3: Program returns the file it checked, and the caller runs
+// that file: a link changed after the check does not change what runs,
+// and the next check judges the link as it is then.
+func TestTheCheckedPathIsTheOneThatRuns(t *testing.T) {
+	root := fakeHost(t)
+	p := policy(t, "commands: ["+root+"/opt/app/current/bin/*]\n")
+	path, err := p.Program("command", root+"/opt/app/current/bin/api", "")
+	require.NoError(t, err)
+	require.Equal(t, root+"/opt/app/releases/v2/bin/api", path)
+
+	relink(t, root, "opt/app/current", "releases/v3")
+	out, err := exec.Command(path).Output()
+	require.NoError(t, err)
+	require.Equal(t, "opt/app/releases/v2/bin/api\n", string(out), "the checked file runs, not what the link names now")
+	_, err = p.Program("command", root+"/opt/app/current/bin/api", "")
+	require.EqualError(t, err, "policy (inline): command "+root+"/opt/app/current/bin/api (resolved to "+root+"/opt/app/releases/v3/bin/api) is not allowed"+
+		" (the policy's "+root+"/opt/app/current/bin/* stands for "+root+"/opt/app/releases/v2/bin/*: its links as they were when the worker loaded the policy)")
+
+	// Without a policy, Program is Resolve: the canonical path, any program.
+	var open *Policy
+	path, err = open.Program("command", root+"/opt/app/current/bin/api", "")
+	require.NoError(t, err)
+	require.Equal(t, root+"/opt/app/releases/v3/bin/api", path)
+	_, err = open.Program("command", root+"/opt/app/none", "")
+	require.EqualError(t, err, "no such file on this host")
+	require.NoError(t, open.Env("LD_PRELOAD", "envFile /x"), "no policy, no refusal")
 }
 
 func TestPolicy_BareNamesAreLookedUpInPATH(t *testing.T) {
-	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
 	prog := filepath.Join(dir, "myservice")
 	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/true\n"), 0o755))
 	t.Setenv("PATH", dir)
@@ -65,33 +232,36 @@ func TestPolicy_BareNamesAreLookedUpInPATH(t *testing.T) {
 // Templates are rendered before the policy sees a spec (the host receives
 // it rendered): a command hidden in a variable is refused all the same.
 func TestPolicy_TemplatesAreRenderedFirst(t *testing.T) {
+	root := fakeHost(t)
 	tree, err := spec.Parse([]byte(`name: t
 vars: {bin: sh}
 children:
   - name: web
     kind: process
-    process: {command: "/bin/{{ .Vars.bin }}"}
+    process: {command: "` + root + `/bin/{{ .Vars.bin }}"}
 `))
 	require.NoError(t, err)
 	eff := spec.Effective(tree).Children[0]
 	rendered, ps := spec.Render(eff, "")
 	require.Empty(t, ps)
-	require.EqualError(t, policy(t, "commands: [/usr/bin/*]\n").Check(rendered), "policy (inline): command /bin/sh is not allowed")
-	sh, err := filepath.EvalSymlinks("/bin/sh")
-	require.NoError(t, err)
-	require.NoError(t, policy(t, "commands: [/bin/sh, "+sh+"]\n").Check(rendered))
+	require.EqualError(t, policy(t, "commands: ["+root+"/usr/bin/sleep]\n").Check(rendered),
+		"policy (inline): command "+root+"/bin/sh (resolved to "+root+"/usr/bin/dash) is not allowed")
+	require.NoError(t, policy(t, "commands: ["+root+"/bin/sh]\n").Check(rendered))
 }
 
 func TestPolicy_ProbeExecIsAProgramToo(t *testing.T) {
-	p := policy(t, "commands: [/usr/bin/sleep, /usr/bin/true]\n")
-	require.NoError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, health: {exec: [/usr/bin/true]}}`)))
-	require.EqualError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, health: {exec: [/bin/sh, -c, "id"]}}`)),
-		"policy (inline): probe command (process.health.exec) /bin/sh is not allowed")
-	require.EqualError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, ready: {exec: [/bin/sh]}}`)),
-		"policy (inline): probe command (process.ready.exec) /bin/sh is not allowed")
-	require.NoError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, reload: {exec: [/usr/bin/true]}}`)))
-	require.EqualError(t, p.Check(processNode(t, `{command: /usr/bin/sleep, reload: {exec: [/bin/sh, -c, "id"]}}`)),
-		"policy (inline): reload command (process.reload.exec) /bin/sh is not allowed")
+	root := fakeHost(t)
+	sleep, sh := root+"/usr/bin/sleep", root+"/bin/sh"
+	notAllowed := " " + sh + " (resolved to " + root + "/usr/bin/dash) is not allowed"
+	p := policy(t, "commands: ["+sleep+", "+root+"/usr/bin/python3.11]\n")
+	require.NoError(t, p.Check(processNode(t, `{command: `+sleep+`, health: {exec: [`+root+`/usr/bin/python3]}}`)))
+	require.EqualError(t, p.Check(processNode(t, `{command: `+sleep+`, health: {exec: [`+sh+`, -c, "id"]}}`)),
+		"policy (inline): probe command (process.health.exec)"+notAllowed)
+	require.EqualError(t, p.Check(processNode(t, `{command: `+sleep+`, ready: {exec: [`+sh+`]}}`)),
+		"policy (inline): probe command (process.ready.exec)"+notAllowed)
+	require.NoError(t, p.Check(processNode(t, `{command: `+sleep+`, reload: {exec: [`+root+`/bin/python3]}}`)))
+	require.EqualError(t, p.Check(processNode(t, `{command: `+sleep+`, reload: {exec: [`+sh+`, -c, "id"]}}`)),
+		"policy (inline): reload command (process.reload.exec)"+notAllowed)
 }
 
 func TestPolicy_UsersAndGroups(t *testing.T) {
@@ -129,7 +299,7 @@ func TestPolicy_BadFilesNameTheirProblem(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("commands: [/usr/bin/sleep]\n"), 0o644))
 	p, err := LoadPolicy(file)
 	require.NoError(t, err)
-	require.EqualError(t, p.Check(processNode(t, "{command: /bin/sh}")), "policy "+file+": command /bin/sh is not allowed")
+	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/id}")), "policy "+file+": command /usr/bin/id is not allowed")
 	_, err = LoadPolicy(filepath.Join(dir, "missing.yaml"))
 	require.ErrorContains(t, err, "no such file")
 }
@@ -230,7 +400,8 @@ func TestGuard_SignatureFirstThenPolicy(t *testing.T) {
 	sig, err := Sign(priv, "t/web", sh)
 	require.NoError(t, err)
 	sh.Signature = sig
-	require.EqualError(t, g.Admit("t/web", sh, nil), "policy (inline): command /bin/sh is not allowed", "signed by the operator, and still outside the policy")
+	require.ErrorContains(t, g.Admit("t/web", sh, nil), "policy (inline): command /bin/sh", "signed by the operator, and still outside the policy")
+	require.ErrorContains(t, g.Admit("t/web", sh, nil), "is not allowed")
 	sleep := processNode(t, "{command: /usr/bin/sleep}")
 	sleep.Signature, err = Sign(priv, "t/web", sleep)
 	require.NoError(t, err)
@@ -321,19 +492,54 @@ children:
 // allowed too; loader variables and a probe's relative path (a probe runs
 // in the worker's directory) cannot smuggle in another program.
 func TestPolicy_LinksLoaderVariablesAndProbeDirectories(t *testing.T) {
-	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
 	require.NoError(t, os.Symlink("/usr/bin/id", filepath.Join(dir, "innocent")))
+	id, err := filepath.EvalSymlinks("/usr/bin/id")
+	require.NoError(t, err)
 	p := policy(t, "commands: ["+dir+"/*, /usr/bin/sleep]\n")
 	require.EqualError(t, p.Check(processNode(t, "{command: "+dir+"/innocent}")),
-		"policy (inline): command "+dir+"/innocent (a link to /usr/bin/id) is not allowed")
+		"policy (inline): command "+dir+"/innocent (resolved to "+id+") is not allowed")
 	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {LD_PRELOAD: /tmp/x.so}}")),
 		"policy (inline): env LD_PRELOAD is not allowed (it makes an allowed program load other code)")
 	require.ErrorContains(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {BASH_ENV: /tmp/x}}")), "env BASH_ENV is not allowed")
 	require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {LANG: C}}")))
-	wd, err := os.Getwd()
+	// The same name in the service's dir (allowed) and in the worker's
+	// (not): a probe's is the worker's.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "probe"), []byte("#!/bin/sh\n"), 0o755))
+	wd, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, dir: "+dir+", health: {exec: [innocent-x/../sleep]}}")),
-		"policy (inline): probe command (process.health.exec) "+filepath.Join(wd, "sleep")+" is not allowed")
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "probe"), []byte("#!/bin/sh\n"), 0o755))
+	t.Chdir(wd)
+	require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, dir: "+dir+", reload: {exec: [./probe]}}")), "a reload runs in the service's dir")
+	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, dir: "+dir+", health: {exec: [./probe]}}")),
+		"policy (inline): probe command (process.health.exec) "+wd+"/./probe (resolved to "+wd+"/probe) is not allowed", "a probe's relative path is from the worker's directory, not the service's")
+}
+
+// Finding 4: the variables that make an allowed program load other code
+// are refused by name, in the spec's env here and in an envFile where the
+// driver reads it (Env).
+func TestPolicy_LoaderVariablesAreRefused(t *testing.T) {
+	p := policy(t, "commands: [/usr/bin/sleep]\n")
+	for _, name := range []string{
+		"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
+		"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "BASH_FUNC_ls",
+		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
+		"PERL5LIB", "PERLLIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+		"GCONV_PATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
+		"PHPRC", "PHP_INI_SCAN_DIR", "LUA_INIT", "LUA_INIT_5_4", "LUA_PATH", "LUA_CPATH_5_4",
+		"ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ERL_LIBS", "DOTNET_STARTUP_HOOKS", "CORECLR_PROFILER_PATH",
+	} {
+		require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {"+name+": x}}")),
+			"policy (inline): env "+name+" is not allowed (it makes an allowed program load other code)", name)
+		require.EqualError(t, p.Env(name, "envFile /etc/shop/env"),
+			"policy (inline): env "+name+" (from envFile /etc/shop/env) is not allowed (it makes an allowed program load other code)", name)
+	}
+	for _, name := range []string{"PATH", "LANG", "LC_ALL", "TZ", "HOME", "PYTHONUNBUFFERED", "PYTHONINSPECT", "JAVA_HOME", "NODE_ENV", "IFS", "GIT_DIR", "CLASSPATH"} {
+		require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {"+name+": x}}")), name)
+		require.NoError(t, p.Env(name, "envFile /etc/shop/env"), name)
+	}
 }
 
 // A fleet's worker is signed as its template: each instance, rendered by

@@ -3,6 +3,8 @@ package admission
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
@@ -27,22 +29,38 @@ import (
 // Commands govern every program a process spec makes this host run: the
 // service's `command` (a bare name is looked up in the worker's PATH, as
 // the start does; a relative path is taken from the service's `dir`), and
-// the `exec` argv[0] of its ready and health probes. A policy governs
-// programs, not their arguments: allowing a shell or an interpreter allows
-// anything.
+// the `exec` argv[0] of its ready and health probes and of its reload. A
+// policy governs programs, not their arguments: allowing a shell or an
+// interpreter allows anything.
+//
+// Both sides are canonical (every link followed, as the kernel follows
+// them): at load, each entry's literal part (all of it, or the
+// directories before its first wildcard) is resolved, so /bin/* stands
+// for /usr/bin/* where /bin is a link, and a listed link for what it
+// points to then; a program is judged by the file it resolves to when it
+// is about to run, and that file is the one the driver runs (Program).
 type Policy struct {
 	Commands []string `yaml:"commands"`
 	Users    []string `yaml:"users,omitempty"`
 	Groups   []string `yaml:"groups,omitempty"`
 
+	// commands are Commands with their links followed at load.
+	commands []command
 	// file names the policy in refusals.
 	file string
 	// self and selfGroup are the worker's own user and primary group names.
 	self, selfGroup string
 }
 
+// command is an entry of commands: as written, and as matched.
+type command struct {
+	written   string // as the policy file writes it (refusals quote it)
+	canonical string // its literal part with its links followed at load
+}
+
 // LoadPolicy reads and checks a policy file: unknown fields, a command
-// that is not absolute and a bad glob are errors naming their entry.
+// that is not absolute, a bad glob and a ".." after a wildcard are errors
+// naming their entry. The commands' links are followed now (Policy).
 func LoadPolicy(file string) (*Policy, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -72,6 +90,10 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			problems = append(problems, fmt.Sprintf("commands[%d]: %q must be an absolute path or glob", i, c))
 		case !validGlob(c):
 			problems = append(problems, fmt.Sprintf("commands[%d]: %q is not a valid glob", i, c))
+		case dotDotAfterWildcard(c):
+			problems = append(problems, fmt.Sprintf("commands[%d]: %q has .. after a wildcard (a path with its links followed has none: it would match nothing)", i, c))
+		default:
+			p.commands = append(p.commands, command{written: c, canonical: canonicalPattern(c)})
 		}
 	}
 	for i, u := range p.Users {
@@ -136,9 +158,11 @@ func (p *Policy) Check(n spec.Node) error {
 			return err
 		}
 	}
-	for name := range proc.Env {
-		if loaderVariable(name) {
-			return p.refuse("env %s is not allowed (it makes an allowed program load other code)", name)
+	// An envFile's variables are known only where the start reads it: the
+	// process driver checks them there (Env).
+	for _, name := range slices.Sorted(maps.Keys(proc.Env)) {
+		if err := p.Env(name, ""); err != nil {
+			return err
 		}
 	}
 	if proc.User != "" && proc.User != p.self && !slices.Contains(p.Users, proc.User) {
@@ -150,70 +174,275 @@ func (p *Policy) Check(n spec.Node) error {
 	return nil
 }
 
-// checkProgram matches the program a start or a probe runs against the
-// commands: the path as the host resolves it, cleaned (no "..").
+// checkProgram matches the program a start, a probe or a reload runs
+// against the commands (Program).
 func (p *Policy) checkProgram(what, program, dir string) error {
-	path, err := Resolve(program, dir)
-	if err != nil {
-		return p.refuse("%s %s: %v", what, program, err)
-	}
-	if !p.allowed(path) {
-		return p.refuse("%s %s is not allowed", what, path)
-	}
-	// A link under an allowed glob runs what it points to: that must be
-	// allowed too.
-	if real, err := filepath.EvalSymlinks(path); err == nil && real != path && !p.allowed(real) {
-		return p.refuse("%s %s (a link to %s) is not allowed", what, path, real)
-	}
-	return nil
+	_, err := p.Program(what, program, dir)
+	return err
 }
 
+// Program is the file this host runs for program (a spec's command, or a
+// probe's or a reload's argv[0], taken from dir when relative): its
+// canonical path, every link followed as the kernel follows them (Resolve).
+// With a policy, that path must match one of its commands (as they were
+// resolved at load), and a program that cannot be resolved is refused; on
+// a nil policy, Program is Resolve. The caller runs the path it returns,
+// not program again: a link changed after the check does not change what
+// runs.
+func (p *Policy) Program(what, program, dir string) (string, error) {
+	raw, err := locate(program, dir)
+	path := ""
+	if err == nil {
+		path, err = canonicalFile(raw)
+	}
+	if err != nil {
+		if p == nil {
+			return "", err
+		}
+		if raw != "" {
+			program = raw
+		}
+		return "", p.refuse("%s %s: %v", what, program, err)
+	}
+	if p == nil || p.allowed(path) {
+		return path, nil
+	}
+	shown := raw
+	if path != raw {
+		shown = fmt.Sprintf("%s (resolved to %s)", raw, path)
+	}
+	return "", p.refuse("%s %s is not allowed%s", what, shown, p.hint(raw))
+}
+
+// allowed: path (canonical) matches a command as resolved at load.
 func (p *Policy) allowed(path string) bool {
-	for _, c := range p.Commands {
-		if ok, _ := filepath.Match(c, path); ok {
+	for _, c := range p.commands {
+		if ok, _ := filepath.Match(c.canonical, path); ok {
 			return true
 		}
 	}
 	return false
 }
 
+// hint says, for a refused program whose path as written matches an entry
+// that the load resolved to something else, what that entry stands for:
+// its links as they were when the worker loaded the policy.
+func (p *Policy) hint(raw string) string {
+	clean := filepath.Clean(raw)
+	for _, c := range p.commands {
+		if c.canonical == filepath.Clean(c.written) {
+			continue
+		}
+		if ok, _ := filepath.Match(filepath.Clean(c.written), clean); ok {
+			return fmt.Sprintf(" (the policy's %s stands for %s: its links as they were when the worker loaded the policy)", c.written, c.canonical)
+		}
+	}
+	return ""
+}
+
+// Resolved lists the commands whose links the load followed, as
+// "written -> matched" (the worker logs them at start).
+func (p *Policy) Resolved() []string {
+	var out []string
+	for _, c := range p.commands {
+		if c.canonical != filepath.Clean(c.written) {
+			out = append(out, c.written+" -> "+c.canonical)
+		}
+	}
+	return out
+}
+
+// Env refuses a variable of a service's environment that makes an allowed
+// program load other code (loaderVariable); from names where it comes
+// from ("envFile /etc/x", or "" for the spec's env). Nil on a nil policy.
+func (p *Policy) Env(name, from string) error {
+	if p == nil || !loaderVariable(name) {
+		return nil
+	}
+	if from != "" {
+		return p.refuse("env %s (from %s) is not allowed (it makes an allowed program load other code)", name, from)
+	}
+	return p.refuse("env %s is not allowed (it makes an allowed program load other code)", name)
+}
+
+// loaderVariables are the environment variables that make a program load
+// or run code of another's choosing: the dynamic loader's (LD_*, and
+// macOS's DYLD_*, by prefix), the shells' (startup files; options and a
+// trace prompt that run commands; exported functions, BASH_FUNC_*), and
+// the code search paths, startup options and hooks that interpreters and
+// runtimes read at start (Python, Perl, Ruby, Node.js, the JVM, PHP, Lua,
+// Erlang, .NET), glibc's iconv modules and OpenSSL's configuration (which
+// loads engines and providers). Not here: PATH (programs run others by
+// name; a policy governs programs, not what they do), IFS (shells reset
+// it at start), PYTHONINSPECT (an interactive prompt after the program,
+// on a service's empty stdin), and the package paths of package managers
+// (CLASSPATH, GEM_PATH, GEM_HOME): an allow-list of variables is the
+// complete answer.
+var loaderVariables = map[string]bool{
+	// shells
+	"BASH_ENV": true, "ENV": true, "SHELLOPTS": true, "BASHOPTS": true, "PS4": true,
+	// Python
+	"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONUSERBASE": true,
+	// Perl
+	"PERL5LIB": true, "PERLLIB": true, "PERL5OPT": true,
+	// Ruby
+	"RUBYOPT": true, "RUBYLIB": true,
+	// Node.js
+	"NODE_OPTIONS": true, "NODE_PATH": true,
+	// the JVM
+	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true,
+	// PHP
+	"PHPRC": true, "PHP_INI_SCAN_DIR": true,
+	// Erlang
+	"ERL_FLAGS": true, "ERL_AFLAGS": true, "ERL_ZFLAGS": true, "ERL_LIBS": true,
+	// .NET
+	"DOTNET_STARTUP_HOOKS": true,
+	// glibc's iconv modules, OpenSSL's configuration, engines and providers
+	"GCONV_PATH": true, "OPENSSL_CONF": true, "OPENSSL_ENGINES": true, "OPENSSL_MODULES": true,
+}
+
+// loaderPrefixes: the same, by prefix (Lua's take a version suffix:
+// LUA_INIT_5_4).
+var loaderPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "CORECLR_PROFILER"}
+
 // loaderVariable: an environment variable that makes a program load or
-// run code of another's choosing (the dynamic loader's, and the ones
-// interpreters read at start).
+// run code of another's choosing (loaderVariables).
 func loaderVariable(name string) bool {
-	switch name {
-	case "BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONPATH", "PERL5LIB", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS":
+	if loaderVariables[name] {
 		return true
 	}
-	return strings.HasPrefix(name, "LD_")
+	for _, prefix := range loaderPrefixes {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Policy) refuse(format string, args ...any) error {
 	return &Refusal{Rule: "policy " + p.file, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Resolve is the absolute, cleaned path of the program a start runs: a
-// bare name is looked up in this process's PATH (as os/exec does), a
-// relative path is taken from dir (or this process's working directory).
+// Resolve is the file a start runs for program: its absolute path as the
+// host looks it up (a bare name in this process's PATH, as os/exec does; a
+// relative path from dir, or this process's working directory), with every
+// link followed as the kernel follows them: a ".." after a link is the
+// parent of the link's target, not of the link (filepath.EvalSymlinks
+// resolves components in order, as the kernel does). A program that does
+// not exist cannot be resolved.
 func Resolve(program, dir string) (string, error) {
+	raw, err := locate(program, dir)
+	if err != nil {
+		return "", err
+	}
+	return canonicalFile(raw)
+}
+
+// locate is the absolute path the host looks program up at, as written:
+// never cleaned (a ".." after a link is not the link's parent).
+func locate(program, dir string) (string, error) {
 	switch {
 	case program == "":
 		return "", errors.New("empty")
 	case filepath.IsAbs(program):
-		return filepath.Clean(program), nil
+		return program, nil
 	case !strings.Contains(program, "/"):
 		found, err := exec.LookPath(program)
 		if err != nil {
 			return "", errors.New("not found in this host's PATH")
 		}
-		return filepath.Abs(found)
+		return absolute(found, "")
 	}
-	if dir == "" {
+	return absolute(program, dir)
+}
+
+// absolute is path taken from dir (or the working directory), joined
+// without cleaning.
+func absolute(path, dir string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
 		wd, err := os.Getwd()
 		if err != nil {
 			return "", err
 		}
+		if dir != "" {
+			wd = strings.TrimSuffix(wd, "/") + "/" + dir
+		}
 		dir = wd
 	}
-	return filepath.Abs(filepath.Join(dir, program))
+	return strings.TrimSuffix(dir, "/") + "/" + path, nil
+}
+
+// canonicalFile is raw with every link followed; an error says why it cannot
+// be resolved (a missing file, a loop of links), not naming raw again.
+func canonicalFile(raw string) (string, error) {
+	path, err := filepath.EvalSymlinks(raw)
+	if err == nil {
+		return path, nil
+	}
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", errors.New("no such file on this host")
+	case errors.As(err, &pe):
+		return "", fmt.Errorf("cannot be resolved on this host: %s: %v", pe.Path, pe.Err)
+	}
+	return "", fmt.Errorf("cannot be resolved on this host: %v", err)
+}
+
+// canonicalPattern is a commands entry with its literal part resolved:
+// the whole path, or the directories before its first wildcard (what
+// follows is kept as written: a wildcard directory that is a link does not
+// match what it points to). A part that does not exist (yet) keeps its
+// name after its nearest existing parent's canonical path.
+func canonicalPattern(entry string) string {
+	parts := strings.Split(entry, "/")
+	for i, part := range parts {
+		if !hasMeta(part) {
+			continue
+		}
+		prefix := strings.Join(parts[:i], "/")
+		if prefix == "" {
+			prefix = "/"
+		}
+		rest := make([]string, 0, len(parts)-i)
+		for _, r := range parts[i:] {
+			if r != "" && r != "." {
+				rest = append(rest, r)
+			}
+		}
+		return strings.TrimSuffix(canonicalPath(prefix), "/") + "/" + strings.Join(rest, "/")
+	}
+	return canonicalPath(entry)
+}
+
+// canonicalPath is path with its links followed, as far as it exists.
+func canonicalPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	i := strings.LastIndex(path, "/")
+	if i <= 0 {
+		return filepath.Clean(path)
+	}
+	// The parent resolved (its links followed: a ".." in name is then
+	// the kernel's), and the name that is not there.
+	return filepath.Join(canonicalPath(path[:i]), path[i+1:])
+}
+
+func hasMeta(part string) bool { return strings.ContainsAny(part, `*?[\`) }
+
+// dotDotAfterWildcard: entry has a ".." component after a wildcard.
+func dotDotAfterWildcard(entry string) bool {
+	wild := false
+	for _, part := range strings.Split(entry, "/") {
+		if hasMeta(part) {
+			wild = true
+		} else if wild && part == ".." {
+			return true
+		}
+	}
+	return false
 }

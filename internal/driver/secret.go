@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -98,6 +99,55 @@ func ReadEnvFile(path string) ([][2]string, error) {
 		return nil, Permanent(fmt.Errorf("envFile %s: %s", path, reason(err)))
 	}
 	return out, nil
+}
+
+// Secret is a resolved secret, for Redact: its value, and what names it in
+// an error instead ("(header Authorization)").
+type Secret struct{ Value, Name string }
+
+// minRedacted is the shortest value Redact replaces: a shorter one cannot
+// be told from the message's own words.
+const minRedacted = 4
+
+// minRedactedWord is the shortest word of a value Redact replaces on its
+// own (the token of "Bearer TOKEN", echoed alone).
+const minRedactedWord = 8
+
+// Redact replaces in msg every secret's value, and every word of it of
+// minRedactedWord characters or more, by its name: for what an error
+// quotes of what came from elsewhere (a response's body, a transport
+// error that names a host), which may hold a secret the request carried.
+func Redact(msg string, secrets []Secret) string {
+	type piece struct{ value, name string }
+	var pieces []piece
+	for _, s := range secrets {
+		if len(s.Value) >= minRedacted {
+			pieces = append(pieces, piece{s.Value, s.Name})
+		}
+		if words := strings.Fields(s.Value); len(words) > 1 {
+			for _, w := range words {
+				if len(w) >= minRedactedWord {
+					pieces = append(pieces, piece{w, s.Name})
+				}
+			}
+		}
+	}
+	// The longest first: a URL before its host.
+	sort.SliceStable(pieces, func(i, j int) bool { return len(pieces[i].value) > len(pieces[j].value) })
+	for _, p := range pieces {
+		msg = strings.ReplaceAll(msg, p.value, p.name)
+	}
+	return msg
+}
+
+// TransportReason is what an HTTP client's error says without the method
+// and the URL it quotes (a *url.Error's own error).
+func TransportReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // reason is an I/O error without the path it repeats.

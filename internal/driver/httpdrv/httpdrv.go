@@ -329,18 +329,21 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 	if err != nil {
 		return driver.Permanent(fmt.Errorf("http: %s request: %w", action, err))
 	}
-	if err := setHeaders(req, "http."+action+".headers", rq.Headers); err != nil {
+	secrets, err := setHeaders(req, "http."+action+".headers", rq.Headers)
+	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
+		// net/http quotes the URL (the spec's) and never a header's value.
 		return fmt.Errorf("http: %s: %w", action, err)
 	}
 	snippet := finish(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	err = fmt.Errorf("http: %s: %s %s: %s%s", action, rq.Method, rq.URL, resp.Status, snippet)
+	// The answer is the server's: it may echo a secret the request sent.
+	err = fmt.Errorf("http: %s: %s %s: %s", action, rq.Method, rq.URL, driver.Redact(resp.Status+snippet, secrets))
 	if Retryable(resp.StatusCode) {
 		return err
 	}
@@ -349,20 +352,25 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 
 // setHeaders resolves headers (secret references read now, on this host)
 // and sets them on req; "Host" sets the request's host. A reference that
-// cannot be resolved is a Permanent error naming it (what.NAME).
-func setHeaders(req *http.Request, what string, headers map[string]spec.Value) error {
+// cannot be resolved is a Permanent error naming it (what.NAME). It
+// returns the values that came from references, for driver.Redact.
+func setHeaders(req *http.Request, what string, headers map[string]spec.Value) ([]driver.Secret, error) {
 	hs, err := driver.ResolveAll(what, headers)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var secrets []driver.Secret
 	for k, v := range hs {
+		if headers[k].IsRef() {
+			secrets = append(secrets, driver.Secret{Value: v, Name: "(" + what + "." + k + ")"})
+		}
 		if strings.EqualFold(k, "Host") {
 			req.Host = v
 			continue
 		}
 		req.Header.Set(k, v)
 	}
-	return nil
+	return secrets, nil
 }
 
 // Retryable reports whether a non-2xx status of a control request may
@@ -388,7 +396,8 @@ func (d *Driver) check(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
-	if err := setHeaders(req, "http.health.headers", c.HealthHeaders); err != nil {
+	secrets, err := setHeaders(req, "http.health.headers", c.HealthHeaders)
+	if err != nil {
 		return err
 	}
 	resp, err := d.client.Do(req)
@@ -399,7 +408,7 @@ func (d *Driver) check(ctx context.Context, c Config) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	return fmt.Errorf("GET %s: %s%s", c.HealthURL, resp.Status, snippet)
+	return fmt.Errorf("GET %s: %s", c.HealthURL, driver.Redact(resp.Status+snippet, secrets))
 }
 
 // finish reads the start of a response's body (quoted in errors as ": ..."

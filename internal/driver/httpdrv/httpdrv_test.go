@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/steward-sh/steward/internal/driver"
@@ -497,4 +499,50 @@ func TestStartWithoutDeadline(t *testing.T) {
 	_, err := d.Start(context.Background(), req("wf", block(s)))
 	require.NoError(t, err)
 	require.Len(t, s.requests(), 1)
+}
+
+// Finding 5: a server that echoes the secret a request sent (its token in
+// a 401's body, or in a failed health check's) does not put it in the
+// action's error nor in the health log line: the error names the header's
+// reference instead.
+func TestErrorsDoNotQuoteAHeadersSecret(t *testing.T) {
+	const secret = "s3cr3t-VALUE-4242"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad token "+r.Header.Get("Authorization")+" and "+r.Header.Get("X-Key"), http.StatusUnauthorized)
+	}))
+	defer echo.Close()
+	token := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(token, []byte("Bearer "+secret+"\n"), 0o600))
+	t.Setenv("STEWARD_TEST_HEADER", secret+"-env")
+	headers := map[string]any{"Authorization": map[string]any{"file": token}, "X-Key": map[string]any{"env": "STEWARD_TEST_HEADER"}}
+	b := map[string]any{
+		"start":  map[string]any{"url": echo.URL + "/start", "headers": headers},
+		"health": map[string]any{"url": echo.URL + "/health", "headers": headers},
+	}
+	var logged strings.Builder
+	d := New(nil)
+	d.Log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logged), zap.DebugLevel))
+	t.Cleanup(d.Close)
+
+	_, err := d.Start(ctxT(t, 5*time.Second), req("wf", b))
+	require.Error(t, err)
+	require.True(t, driver.IsPermanent(err))
+	require.NotContains(t, err.Error(), secret)
+	require.Equal(t, "http: start: POST "+echo.URL+"/start: 401 Unauthorized: bad token (http.start.headers.Authorization) and (http.start.headers.X-Key)", err.Error())
+
+	obs, err := d.Observe(ctxT(t, 5*time.Second), req("wf", b))
+	require.NoError(t, err)
+	require.Equal(t, driver.Crashed, obs)
+	require.Contains(t, logged.String(), "health check failed")
+	require.Contains(t, logged.String(), "(http.health.headers.Authorization)")
+	require.NotContains(t, logged.String(), secret)
+}
+
+func TestRedact(t *testing.T) {
+	secrets := []driver.Secret{{Value: "http://10.0.0.5:8080/hooks/T0KEN-abcdef", Name: "(webhook)"}, {Value: "10.0.0.5:8080", Name: "(host)"}, {Value: "abc", Name: "(short)"}}
+	require.Equal(t, "Post (webhook): dial tcp (host): refused; abc stays",
+		driver.Redact("Post http://10.0.0.5:8080/hooks/T0KEN-abcdef: dial tcp 10.0.0.5:8080: refused; abc stays", secrets),
+		"the longest first; a value under 4 characters is left alone")
+	require.Equal(t, "token (h) echoed", driver.Redact("token T0KEN-abcdef echoed", []driver.Secret{{Value: "Bearer T0KEN-abcdef", Name: "(h)"}}),
+		"a long word of a value, alone")
 }

@@ -280,6 +280,20 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 	if p.stopSignal == 0 {
 		p.stopSignal = syscall.SIGTERM
 	}
+	if h := p.health; h != nil && len(h.Exec) > 0 && h.Path == "" {
+		// An older worker's record (or, without one, the spec): its exec
+		// probe resolved and checked now, as a start does; one this host's
+		// policy refuses is not run.
+		path, err := d.program("probe command (process.health.exec)", h.Exec[0], "")
+		if err != nil {
+			d.log.Warn("process: adopted without its health probe", zap.String("instance", rec.Instance), zap.Error(err))
+			p.health = nil
+		} else {
+			probe := *h
+			probe.Path = path
+			p.health = &probe
+		}
+	}
 	d.mu.Lock()
 	if q := d.procs[p.id]; q != nil || d.closed {
 		d.mu.Unlock()

@@ -3,14 +3,17 @@ package process
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/spec"
 )
@@ -36,7 +39,9 @@ type account struct {
 // prepare resolves what a start needs on this host: the identity, the
 // environment (secrets read now, never kept), the limits. Every error is
 // Permanent and names the field, never a secret's value.
-func prepare(c Config, cmd *exec.Cmd) (launch, error) {
+// Under a policy, a variable that makes a program load other code is
+// refused (admission.Policy.Env).
+func prepare(c Config, cmd *exec.Cmd, pol *admission.Policy) (launch, error) {
 	var l launch
 	acct, err := lookupAccount(c.User, c.Group)
 	if err != nil {
@@ -45,7 +50,7 @@ func prepare(c Config, cmd *exec.Cmd) (launch, error) {
 	if acct != nil {
 		l.credential = &syscall.Credential{Uid: acct.uid, Gid: acct.gid, Groups: acct.groups}
 	}
-	if l.env, err = environment(c, acct); err != nil {
+	if l.env, err = environment(c, acct, pol); err != nil {
 		return l, err
 	}
 	if c.Limits != nil {
@@ -121,7 +126,10 @@ func lookupAccount(name, group string) (*account, error) {
 // ones InheritEnv names, then each envFile, then Env (later wins). With a
 // user, HOME, USER and LOGNAME are that user's. Nothing else of the
 // worker's environment (its Temporal credentials, say) reaches a service.
-func environment(c Config, acct *account) ([]string, error) {
+// Under a policy, the names of each envFile and of Env are checked here,
+// where the environment is assembled: an envFile's are known only when it
+// is read.
+func environment(c Config, acct *account, pol *admission.Policy) ([]string, error) {
 	vars := map[string]string{}
 	keep := map[string]bool{}
 	for _, k := range spec.BaseEnv {
@@ -145,7 +153,15 @@ func environment(c Config, acct *account) ([]string, error) {
 			return nil, fmt.Errorf("process.%w", err)
 		}
 		for _, kv := range kvs {
+			if err := pol.Env(kv[0], "envFile "+f); err != nil {
+				return nil, driver.Permanent(err)
+			}
 			vars[kv[0]] = kv[1]
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+		if err := pol.Env(k, ""); err != nil {
+			return nil, driver.Permanent(err)
 		}
 	}
 	env, err := driver.ResolveAll("process.env", c.Env)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -20,9 +19,13 @@ import (
 // Probe is a readiness or health check of a process service, with its
 // defaults filled in (spec.Probe says what each form means).
 type Probe struct {
-	TCP       string        `json:"tcp,omitempty"`
-	HTTP      string        `json:"http,omitempty"`
-	Exec      []string      `json:"exec,omitempty"`
+	TCP  string   `json:"tcp,omitempty"`
+	HTTP string   `json:"http,omitempty"`
+	Exec []string `json:"exec,omitempty"`
+	// Path is the file an exec probe runs (Exec[0] resolved and checked
+	// at the start; "": Exec[0] looked up at every run, as an older
+	// worker's record has it).
+	Path      string        `json:"path,omitempty"`
 	Interval  time.Duration `json:"interval"`
 	Timeout   time.Duration `json:"timeout,omitempty"`   // 0: the context's deadline only
 	Threshold int           `json:"threshold,omitempty"` // health: failures in a row that are a crash
@@ -80,7 +83,7 @@ func (p *Probe) check(ctx context.Context, timeout time.Duration) error {
 		}
 		return nil
 	case len(p.Exec) > 0:
-		cmd := exec.CommandContext(ctx, p.Exec[0], p.Exec[1:]...)
+		cmd := command(ctx, p.Path, p.Exec)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		out, err := cmd.CombinedOutput()

@@ -6,7 +6,11 @@
 //
 // The command runs without a shell, with the environment, identity and
 // limits of identity.go (prepare) and Dir as its working directory, in a
-// session and process group of its own. It writes its stdout and stderr
+// session and process group of its own. The driver runs the file the
+// command resolves to, every link followed (admission.Resolve; under a
+// host policy, the file the policy checked right there), with argv[0] as
+// the spec writes it; so do exec probes (resolved at the start) and a
+// reload's exec. It writes its stdout and stderr
 // itself to one log file per workflow under the log directory the worker
 // is given (its name: the workflow ID with '/' and other unsafe characters
 // replaced by '_', cut, plus a hash of the exact ID and ".log"; see
@@ -63,6 +67,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/cgroup"
 	"github.com/steward-sh/steward/internal/driver"
 )
@@ -95,6 +100,13 @@ type Driver struct {
 	// instance in a request could name any process). Otherwise it is taken
 	// over when its pid and start time match.
 	AdoptRecordedOnly bool
+	// Policy is the host's command policy (worker --policy; nil: none).
+	// The activities check a spec against it before an action; the driver
+	// checks again what it is about to run, where it runs it: the file a
+	// program resolves to (which it then runs, never the spec's string
+	// again) and the names of the environment it assembles (an envFile's
+	// are known only here). Set it before the first Start.
+	Policy *admission.Policy
 
 	logDir   string
 	notifier driver.Notifier
@@ -339,11 +351,27 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	if err := d.recordOwner(wfID); err != nil {
 		return "", err
 	}
-	cmd := exec.Command(c.Command, c.Args...)
+	// The files to run: the command's, and its probes' (a probe runs in
+	// the worker's directory), resolved and checked once, here.
+	prog, err := d.program("command", c.Command, c.Dir)
+	if err != nil {
+		return "", err
+	}
+	for _, probe := range []struct {
+		field string
+		p     *Probe
+	}{{"process.ready.exec", c.Ready}, {"process.health.exec", c.Health}} {
+		if probe.p != nil && len(probe.p.Exec) > 0 {
+			if probe.p.Path, err = d.program("probe command ("+probe.field+")", probe.p.Exec[0], ""); err != nil {
+				return "", err
+			}
+		}
+	}
+	cmd := command(context.Background(), prog, append([]string{c.Command}, c.Args...))
 	if cmd.Err != nil {
 		return "", classify(c.Command, cmd.Err)
 	}
-	l, err := prepare(c, cmd)
+	l, err := prepare(c, cmd, d.Policy)
 	if err != nil {
 		return "", err
 	}
@@ -668,6 +696,37 @@ func describe(id string, st *os.ProcessState, err error, success []int) (driver.
 // classify marks a start failure that retrying cannot fix as Permanent: a
 // command that is missing or not executable, a missing or unusable working
 // directory. Others (out of processes or memory) are retried.
+// program is the file to run for a spec's program (its command, or a
+// probe's or a reload's argv[0], taken from dir when relative): its
+// canonical path, every link followed (admission.Resolve), which the
+// caller runs instead of the spec's string, so that a link changed later
+// does not change what runs. Under a policy that path must be allowed (a
+// refusal, Permanent). Without one, a program that cannot be resolved is
+// "": it is run as written, and the exec says why it fails.
+func (d *Driver) program(what, name, dir string) (string, error) {
+	path, err := d.Policy.Program(what, name, dir)
+	switch {
+	case err == nil:
+		return path, nil
+	case d.Policy != nil:
+		return "", driver.Permanent(err)
+	}
+	return "", nil
+}
+
+// command is the command that runs argv: the file path (program's) with
+// argv[0] as the spec writes it (a program such as busybox goes by its
+// argv[0]), or, when path is "", argv[0] looked up as os/exec does. It
+// ends with ctx (context.Background: never).
+func command(ctx context.Context, path string, argv []string) *exec.Cmd {
+	if path == "" {
+		return exec.CommandContext(ctx, argv[0], argv[1:]...)
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	return cmd
+}
+
 func classify(command string, err error) error {
 	err = fmt.Errorf("process: cannot run %s: %w", command, err)
 	switch {

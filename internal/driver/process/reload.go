@@ -62,13 +62,19 @@ func (d *Driver) Reload(ctx context.Context, r driver.Request) error {
 // its environment (secrets read now), its directory, plus MAINPID.
 func (d *Driver) reloadExec(ctx context.Context, c Config, pid int) error {
 	argv := c.Reload.Exec
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// Resolved and checked here, where it runs (it runs in the service's
+	// directory).
+	prog, err := d.program("reload command (process.reload.exec)", argv[0], c.Dir)
+	if err != nil {
+		return err
+	}
+	cmd := command(ctx, prog, argv)
 	if cmd.Err != nil {
 		return classify(argv[0], cmd.Err)
 	}
 	rc := c
 	rc.Limits = nil // the command runs briefly: no prlimit exec around it
-	l, err := prepare(rc, cmd)
+	l, err := prepare(rc, cmd, d.Policy)
 	if err != nil {
 		return err
 	}
