@@ -26,6 +26,7 @@ func (v *validator) dependsOn(p string, children []Node) {
 		names[c.Name] = true
 	}
 	for i, c := range children {
+		seen := map[string]bool{} // a set: a list of thousands is not walked for each
 		for j, d := range c.DependsOn {
 			dp := fmt.Sprintf("%s[%d].dependsOn[%d]", join(p, "children"), i, j)
 			switch {
@@ -33,9 +34,10 @@ func (v *validator) dependsOn(p string, children []Node) {
 				v.add(dp, "%q cannot depend on itself", d)
 			case !names[d]:
 				v.add(dp, "no sibling named %q", d)
-			case slices.Index(c.DependsOn, d) < j:
+			case seen[d]:
 				v.add(dp, "%q is named twice", d)
 			}
+			seen[d] = true
 		}
 	}
 	if cycle := dependencyCycle(children); cycle != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Fleets: instances and hosts.
@@ -93,16 +94,27 @@ func (v *validator) fleet(p string, n Node) {
 
 // instanceClashes reports a sibling whose name is one of a worker's
 // instance names (web-1 beside web with instances: 2).
+//
+// Each sibling's name is read as NAME-N and looked up, once: not each
+// worker's instances against every sibling (children x instances).
 func (v *validator) instanceClashes(p string, children []Node) {
 	names := map[string]int{}
 	for i, c := range children {
-		names[c.Name] = i
+		if _, dup := names[c.Name]; !dup {
+			names[c.Name] = i
+		}
 	}
-	for i, c := range children {
-		for k := 0; k < c.Instances && k < MaxInstances; k++ {
-			if j, ok := names[InstanceName(c.Name, k)]; ok {
-				v.add(fmt.Sprintf("%s[%d].instances", join(p, "children"), i), "instance %q has the name of children[%d]", InstanceName(c.Name, k), j)
-			}
+	for j, c := range children {
+		dash := strings.LastIndexByte(c.Name, '-')
+		if dash <= 0 {
+			continue
+		}
+		k, err := strconv.Atoi(c.Name[dash+1:])
+		if err != nil || k < 0 || InstanceName(c.Name[:dash], k) != c.Name {
+			continue
+		}
+		if i, ok := names[c.Name[:dash]]; ok && k < min(children[i].Instances, MaxInstances) {
+			v.add(fmt.Sprintf("%s[%d].instances", join(p, "children"), i), "instance %q has the name of children[%d]", c.Name, j)
 		}
 	}
 }

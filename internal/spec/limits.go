@@ -54,6 +54,8 @@ const (
 	// MaxTreeBytes is the largest tree (or subtree sent to a supervisor),
 	// as its JSON.
 	MaxTreeBytes = 1536 << 10
+	// MaxVars is the most variables a node has, with those it inherits.
+	MaxVars = 512
 	// MaxRenderedBytes is the most a worker's driver fields render to, in
 	// all (template.go).
 	MaxRenderedBytes = 128 << 10
@@ -98,9 +100,9 @@ func (v *validator) checkPath(p string, n Node, wfPath string, depth int) {
 }
 
 // checkChildren holds a supervisor to MaxChildren, instances counted.
-func (v *validator) checkChildren(p string, children []Node) {
+func (v *validator) checkChildren(p string, children []Node) bool {
 	if v.legacy {
-		return
+		return true
 	}
 	total := 0
 	for _, c := range children {
@@ -108,7 +110,9 @@ func (v *validator) checkChildren(p string, children []Node) {
 	}
 	if total > MaxChildren {
 		v.add(join(p, "children"), "%d children (instances counted): a supervisor has at most %d; group them under supervisors", total, MaxChildren)
+		return false
 	}
+	return true
 }
 
 // checkNodeSize holds a worker node, with what it inherits, to
@@ -116,9 +120,9 @@ func (v *validator) checkChildren(p string, children []Node) {
 // inherits, measured once for all the children of a supervisor (a
 // megabyte of vars is not encoded once per child; a variable a worker
 // overrides is counted twice, an overestimate of a few bytes).
-func (v *validator) checkNodeSize(p string, n Node, own, inherited map[string]string) {
+func (v *validator) checkNodeSize(p string, n Node, own, inherited map[string]string) bool {
 	if v.legacy {
-		return
+		return true
 	}
 	n.Vars = nil
 	size := encodedSize(n) + v.inheritedSize(inherited)
@@ -127,7 +131,9 @@ func (v *validator) checkNodeSize(p string, n Node, own, inherited map[string]st
 	}
 	if size > MaxNodeBytes {
 		v.add(p, "the worker's spec is %s with what it inherits (at most %s)", FormatSize(int64(size)), FormatSize(MaxNodeBytes))
+		return false
 	}
+	return true
 }
 
 func (v *validator) inheritedSize(m map[string]string) int {
@@ -142,13 +148,15 @@ func (v *validator) inheritedSize(m map[string]string) int {
 }
 
 // checkTreeSize holds a tree to MaxTreeBytes.
-func (v *validator) checkTreeSize(n Node) {
+func (v *validator) checkTreeSize(n Node) bool {
 	if v.legacy {
-		return
+		return true
 	}
 	if size := encodedSize(n); size > MaxTreeBytes {
 		v.add("", "the tree's spec is %s (at most %s)", FormatSize(int64(size)), FormatSize(MaxTreeBytes))
+		return false
 	}
+	return true
 }
 
 // atLeast holds an interval to a minimum (a problem, or nothing when it
@@ -207,4 +215,40 @@ func CheckPath(path string) error {
 		}
 	}
 	return nil
+}
+
+// checkExpandedSize holds a supervisor's children as it runs and carries
+// them (instances expanded, each dependsOn naming every instance of a
+// worker it names: Expand) to MaxTreeBytes: a spec of a few hundred bytes
+// (web and db with 500 instances each, db depending on web) expands to
+// megabytes, more than a continue-as-new carries.
+func (v *validator) checkExpandedSize(p string, children []Node) {
+	if v.legacy {
+		return
+	}
+	inst := map[string]int{}
+	for _, c := range children {
+		if c.Instances > 0 && !c.IsSupervisor() {
+			inst[c.Name] = c.Instances
+		}
+	}
+	if len(inst) == 0 {
+		return // nothing expands: the level is within the tree's size
+	}
+	total := encodedSize(children)
+	for _, c := range children {
+		copies := max(c.Instances, 1)
+		if c.Instances > 1 {
+			total += (c.Instances - 1) * encodedSize(c)
+		}
+		for _, d := range c.DependsOn {
+			if k := inst[d]; k > 0 {
+				total += copies * k * (len(d) + 8) // "NAME-K",
+			}
+		}
+		if total > MaxTreeBytes {
+			v.add(join(p, "children"), "with instances expanded, the children's spec is over %s (instances copy a worker's spec, and dependsOn names every instance)", FormatSize(MaxTreeBytes))
+			return
+		}
+	}
 }

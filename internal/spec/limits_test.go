@@ -43,7 +43,7 @@ func TestTemplateLanguage(t *testing.T) {
 		{"{{ add (add 1 2) .Instance }}", "6"},
 		{`{{/* a comment */}}x{{ "lit" }}`, "xlit"},
 	} {
-		got, err := renderString(c.in, data, &renderBudget{left: MaxRenderedBytes})
+		got, err := renderString(c.in, data, &renderBudget{left: MaxRenderedBytes}, false)
 		require.NoError(t, err, c.in)
 		require.Equal(t, c.out, got, c.in)
 	}
@@ -61,7 +61,7 @@ func TestTemplateLanguage(t *testing.T) {
 		{"{{ add .Name 1 }}", "is not an integer"},
 		{`{{ index .Name "x" }}`, "only index .Vars"},
 	} {
-		_, err := renderString(c.in, data, &renderBudget{left: MaxRenderedBytes})
+		_, err := renderString(c.in, data, &renderBudget{left: MaxRenderedBytes}, false)
 		require.Error(t, err, c.in)
 		require.Contains(t, err.Error(), c.says, c.in)
 	}
@@ -188,4 +188,63 @@ func TestYAMLAliasBombIsRefused(t *testing.T) {
 	_, err = Parse([]byte(b.String()))
 	require.ErrorContains(t, err, "2000 children", "a shared block is no alias bomb (the children limit is what refuses this one)")
 	require.NotContains(t, err.Error(), "aliases")
+}
+
+// TestLegacyValidationTakesWhatTextTemplateTook: a run begun before the
+// template language replays the specs it took with text/template's engine,
+// and a spec its supervisor kept still starts its child: such a field is no
+// problem to ValidateLegacy (it stays as written), while what the old
+// engine refused is still refused (a found review: they failed the run's
+// input at once and orphaned its service).
+func TestLegacyValidationTakesWhatTextTemplateTook(t *testing.T) {
+	vars := map[string]string{"debug": "1", "port": "80"}
+	for _, tmpl := range []string{`{{ if .Vars.debug }}-v{{ end }}`, `{{ printf "%s-x" .Name }}`, `{{ index .Vars "missing" }}`, `{{ range .Vars }}x{{ end }}`} {
+		n := Node{Name: "w", Kind: KindProcess, Vars: vars, Process: map[string]any{"command": "c", "args": []any{tmpl}}}
+		require.Empty(t, ValidateWorkerLegacy(n), tmpl)
+		require.NotEmpty(t, ValidateWorker("", n), tmpl)
+	}
+	for _, tmpl := range []string{`{{ add 1 .Vars.port }}`, `{{ .Vars.missing }}`, `{{ .Vars.port`} {
+		n := Node{Name: "w", Kind: KindProcess, Vars: vars, Process: map[string]any{"command": "c", "args": []any{tmpl}}}
+		require.NotEmpty(t, ValidateWorkerLegacy(n), tmpl)
+	}
+	require.Empty(t, ValidateWorker("", Node{Name: "w", Kind: KindProcess, Vars: vars, Process: map[string]any{"command": "c", "args": []any{`{{ add 1 .Vars.port }}`}}}), "the language takes a variable holding an integer")
+}
+
+// TestExpandedChildrenOverTheTreeLimitAreRefused: web and db with 500
+// instances each, db depending on web, is a spec of 300 bytes whose
+// supervisor carries 2.6 MB (each db-i names 500 dependencies): more than
+// a continue-as-new carries (a found review).
+func TestExpandedChildrenOverTheTreeLimitAreRefused(t *testing.T) {
+	root := Node{Name: "t", Children: []Node{
+		{Name: "web", Kind: KindStub, Instances: 500},
+		{Name: "db", Kind: KindStub, Instances: 500, DependsOn: []string{"web"}},
+	}}
+	ps := Validate(root)
+	require.Len(t, ps, 1, ps.Error())
+	require.Contains(t, ps[0].String(), "children: with instances expanded")
+	root.Children[1].DependsOn = nil
+	require.Empty(t, Validate(root), "without the dependencies it is small")
+}
+
+// TestValidationCostIsBoundedByTheLimits: a spec that is refused is not
+// walked past the limit that refuses it, and a tree's vars are not copied
+// into every worker (a found review: 20,000 vars over 1,000 children took
+// 3.8 s to validate inside a signal handler, past the deadlock detector).
+func TestValidationCostIsBoundedByTheLimits(t *testing.T) {
+	vars := map[string]string{}
+	for i := range 20000 {
+		vars[fmt.Sprintf("v%05d", i)] = "0123456789"
+	}
+	root := Node{Name: "plant", Vars: vars}
+	for i := range 1000 {
+		root.Children = append(root.Children, Node{Name: fmt.Sprintf("c%d", i), Kind: KindStub})
+	}
+	root.Children = append(root.Children, Node{Name: "zz", Kind: "bogus"})
+	start := time.Now()
+	ps := Validate(root)
+	require.NotEmpty(t, ps)
+	require.Less(t, time.Since(start), 5*time.Second, "a loose bound: it takes milliseconds")
+	root.Children = root.Children[:10]
+	ps = Validate(root)
+	require.Contains(t, ps.Error(), "20000 variables with those it inherits (at most 512)")
 }

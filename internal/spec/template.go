@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,24 +38,48 @@ const templateAllowed = "a field template may use .Vars.NAME, index .Vars \"NAME
 // (The parser asks only that a name maps to something not nil.)
 var templateFuncNames = map[string]any{"add": true, "index": true}
 
+// languageError is a template that uses what the language leaves out.
+// Validated as code older than the language validated (ValidateLegacy:
+// text/template's engine, which took them), such a field is no problem and
+// stays as written: a run begun before the language replays the specs it
+// took, and a spec it kept still starts its child.
+type languageError struct{ msg string }
+
+func (e languageError) Error() string { return e.msg }
+
+func notAllowed(format string, args ...any) error {
+	return languageError{fmt.Sprintf(format, args...)}
+}
+
 // renderBudget is what is left of a node's rendered bytes.
 type renderBudget struct{ left int }
 
 // renderString renders one field. A string without "{{" is returned as is.
-func renderString(s string, data TemplateData, budget *renderBudget) (string, error) {
+// legacy: as code older than the language validated (languageError).
+func renderString(s string, data TemplateData, budget *renderBudget, legacy bool) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil // the common case: no template, no parse
 	}
 	trees, err := parse.Parse("field", s, "{{", "}}", templateFuncNames)
 	if err != nil {
+		if legacy && strings.Contains(err.Error(), "not defined") {
+			return s, nil // a function of text/template's: taken as it was
+		}
 		return "", fmt.Errorf("bad template %q: %v", s, strings.TrimPrefix(err.Error(), "template: field:"))
 	}
 	t := trees["field"]
 	if len(trees) != 1 || t == nil || t.Root == nil {
+		if legacy {
+			return s, nil
+		}
 		return "", fmt.Errorf("template %q: define, block and template are not allowed (%s)", s, templateAllowed)
 	}
-	r := renderer{data: data, budget: budget}
+	r := renderer{data: data, budget: budget, legacy: legacy}
 	if err := r.list(t.Root); err != nil {
+		var lang languageError
+		if legacy && errors.As(err, &lang) {
+			return s, nil
+		}
 		return "", fmt.Errorf("template %q: %v", s, err)
 	}
 	return r.out.String(), nil
@@ -64,6 +89,7 @@ type renderer struct {
 	data   TemplateData
 	budget *renderBudget
 	out    strings.Builder
+	legacy bool
 }
 
 func (r *renderer) write(s string) error {
@@ -92,7 +118,7 @@ func (r *renderer) list(l *parse.ListNode) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("%s is not allowed (%s)", actionName(n), templateAllowed)
+			return notAllowed("%s is not allowed (%s)", actionName(n), templateAllowed)
 		}
 	}
 	return nil
@@ -135,7 +161,7 @@ func (v value) integer() (int, error) {
 
 func (r *renderer) pipe(p *parse.PipeNode) (value, error) {
 	if len(p.Decl) > 0 || p.IsAssign {
-		return value{}, fmt.Errorf("variables are not allowed (%s)", templateAllowed)
+		return value{}, notAllowed("variables are not allowed (%s)", templateAllowed)
 	}
 	var prev *value
 	for _, c := range p.Cmds {
@@ -172,10 +198,10 @@ func (r *renderer) command(c *parse.CommandNode, prev *value) (value, error) {
 		return r.call(id.Ident, c.Args[1:], vals)
 	}
 	if prev != nil || len(c.Args) > 1 {
-		return value{}, fmt.Errorf("%s: only add takes arguments (%s)", c, templateAllowed)
+		return value{}, notAllowed("%s: only add takes arguments (%s)", c, templateAllowed)
 	}
 	if f, ok := c.Args[0].(*parse.FieldNode); ok && len(f.Ident) == 1 && f.Ident[0] == "Vars" {
-		return value{}, fmt.Errorf(".Vars is a map: name a variable (.Vars.NAME)")
+		return value{}, notAllowed(".Vars is a map: name a variable (.Vars.NAME)")
 	}
 	return r.arg(c.Args[0])
 }
@@ -188,6 +214,9 @@ func (r *renderer) call(fn string, args []parse.Node, vals []value) (value, erro
 		}
 		sum := 0
 		for _, v := range vals {
+			if r.legacy && !v.isInt {
+				return value{}, fmt.Errorf("add: %q is not an integer", v.s) // text/template's add took ints only
+			}
 			n, err := v.integer()
 			if err != nil {
 				return value{}, err
@@ -198,18 +227,21 @@ func (r *renderer) call(fn string, args []parse.Node, vals []value) (value, erro
 	case "index":
 		// Only index .Vars "NAME": a variable whose name is no identifier.
 		if len(args) != 2 || len(vals) != 2 {
-			return value{}, fmt.Errorf("index: only index .Vars \"NAME\" is allowed")
+			return value{}, notAllowed("index: only index .Vars \"NAME\" is allowed")
 		}
 		f, ok := args[0].(*parse.FieldNode)
 		if !ok || len(f.Ident) != 1 || f.Ident[0] != "Vars" {
-			return value{}, fmt.Errorf("index: only index .Vars \"NAME\" is allowed")
+			return value{}, notAllowed("index: only index .Vars \"NAME\" is allowed")
 		}
 		if _, ok := args[1].(*parse.StringNode); !ok {
-			return value{}, fmt.Errorf("index: only index .Vars \"NAME\" is allowed")
+			return value{}, notAllowed("index: only index .Vars \"NAME\" is allowed")
+		}
+		if _, ok := r.data.Vars[vals[1].s]; !ok && r.legacy {
+			return value{}, nil // text/template's index of a missing key
 		}
 		return r.variable(vals[1].s)
 	}
-	return value{}, fmt.Errorf("function %q is not allowed (%s)", fn, templateAllowed)
+	return value{}, notAllowed("function %q is not allowed (%s)", fn, templateAllowed)
 }
 
 // arg evaluates an argument or a lone operand.
@@ -227,7 +259,7 @@ func (r *renderer) arg(n parse.Node) (value, error) {
 	case *parse.PipeNode:
 		return r.pipe(x)
 	}
-	return value{}, fmt.Errorf("%s is not allowed (%s)", n, templateAllowed)
+	return value{}, notAllowed("%s is not allowed (%s)", n, templateAllowed)
 }
 
 func (r *renderer) field(ident []string) (value, error) {
@@ -240,12 +272,12 @@ func (r *renderer) field(ident []string) (value, error) {
 			return value{}, nil
 		}
 		if len(ident) > 2 {
-			return value{}, fmt.Errorf(".%s: a variable is a string, it has no fields", strings.Join(ident, "."))
+			return value{}, notAllowed(".%s: a variable is a string, it has no fields", strings.Join(ident, "."))
 		}
 		return r.variable(ident[1])
 	}
 	if len(ident) > 1 {
-		return value{}, fmt.Errorf(".%s: .%s has no fields", strings.Join(ident, "."), ident[0])
+		return value{}, notAllowed(".%s: .%s has no fields", strings.Join(ident, "."), ident[0])
 	}
 	switch ident[0] {
 	case "Name":
@@ -255,7 +287,7 @@ func (r *renderer) field(ident []string) (value, error) {
 	case "Instance":
 		return value{n: r.data.Instance, isInt: true}, nil
 	}
-	return value{}, fmt.Errorf(".%s is not a field (.Vars.NAME, .Name, .Instance or .Host)", ident[0])
+	return value{}, notAllowed(".%s is not a field (.Vars.NAME, .Name, .Instance or .Host)", ident[0])
 }
 
 func (r *renderer) variable(name string) (value, error) {

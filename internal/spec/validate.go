@@ -19,7 +19,9 @@ func Validate(root Node) Problems { return ValidateAt("", root) }
 // limits on paths and depth count from the root.
 func ValidateAt(parent string, n Node) Problems {
 	v := &validator{}
-	v.checkTreeSize(n)
+	if !v.checkTreeSize(n) {
+		return v.ps // not walked: what is over the limit costs no more
+	}
 	v.node("", n, nil, childPath(parent, n.Name), pathDepth(parent)+1)
 	return v.ps
 }
@@ -100,7 +102,15 @@ func (v *validator) node(p string, n Node, inherited map[string]string, wfPath s
 	v.update(p, n.Update, n.IsSupervisor())
 	v.fleet(p, n)
 	own := n.Vars
-	n.Vars = MergeVars(inherited, n.Vars)
+	switch {
+	case len(own) == 0:
+		n.Vars = inherited // not copied (read only below): a tree's vars are not copied into every node
+	case !v.legacy && len(inherited)+len(own) > MaxVars:
+		v.add(join(p, "vars"), "%d variables with those it inherits (at most %d)", len(inherited)+len(own), MaxVars)
+		n.Vars = inherited
+	default:
+		n.Vars = MergeVars(inherited, own)
+	}
 
 	switch {
 	case n.IsSupervisor() && n.Kind != "":
@@ -110,8 +120,9 @@ func (v *validator) node(p string, n Node, inherited map[string]string, wfPath s
 	case n.Kind == "":
 		v.add(join(p, "kind"), "required for a worker (stub, process or http), or give the node children")
 	default:
-		v.checkNodeSize(p, n, own, inherited)
-		v.worker(p, n)
+		if v.checkNodeSize(p, n, own, inherited) { // what is over it is not rendered
+			v.worker(p, n)
+		}
 	}
 }
 
@@ -144,6 +155,10 @@ func (v *validator) supervisor(p string, n Node, wfPath string, depth int) {
 			v.add(join(p, f.name), "only workers (nodes with a kind) take %s", f.name)
 		}
 	}
+	if !v.checkChildren(p, n.Children) {
+		return // not walked: what is over the limit costs no more
+	}
+	v.checkExpandedSize(p, n.Children)
 	seen := map[string]int{}
 	for i, c := range n.Children {
 		cp := fmt.Sprintf("%s[%d]", join(p, "children"), i)
@@ -154,7 +169,6 @@ func (v *validator) supervisor(p string, n Node, wfPath string, depth int) {
 		}
 		v.node(cp, c, n.Vars, childPath(wfPath, c.Name), depth+1)
 	}
-	v.checkChildren(p, n.Children)
 	v.dependsOn(p, n.Children)
 	v.instanceClashes(p, n.Children)
 	v.backoff(p, n.Backoff)
@@ -169,7 +183,7 @@ func (v *validator) worker(p string, n Node) {
 	}
 	// Driver blocks are checked as they render (a template in a URL is not
 	// a URL); one that does not render is reported by its fields' paths.
-	n, rendered := Render(n, p)
+	n, rendered := render(n, p, v.legacy)
 	v.ps = append(v.ps, rendered...)
 	switch {
 	case len(rendered) > 0 && (n.Kind == KindProcess || n.Kind == KindHTTP):

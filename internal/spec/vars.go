@@ -60,7 +60,11 @@ func Inherit(parent Node, child Node) Node {
 // Render returns the worker node with every driver field template executed
 // over its vars. Its error is Problems, each with the field's path below
 // prefix.
-func Render(n Node, prefix string) (Node, Problems) {
+func Render(n Node, prefix string) (Node, Problems) { return render(n, prefix, false) }
+
+// render is Render; legacy: as code older than the template language
+// validated (template.go's languageError).
+func render(n Node, prefix string, legacy bool) (Node, Problems) {
 	data := TemplateData{Vars: n.Vars, Name: n.Name, Host: n.RunsOn()}
 	if n.Instance != nil {
 		data.Instance = *n.Instance
@@ -74,12 +78,12 @@ func Render(n Node, prefix string) (Node, Problems) {
 	var ps Problems
 	budget := &renderBudget{left: MaxRenderedBytes}
 	if n.Process != nil {
-		out, p := renderValue(n.Process, join(prefix, KindProcess), data, budget)
+		out, p := renderValue(n.Process, join(prefix, KindProcess), data, budget, legacy)
 		n.Process = out.(map[string]any)
 		ps = append(ps, p...)
 	}
 	if n.HTTP != nil {
-		out, p := renderValue(n.HTTP, join(prefix, KindHTTP), data, budget)
+		out, p := renderValue(n.HTTP, join(prefix, KindHTTP), data, budget, legacy)
 		n.HTTP = out.(map[string]any)
 		ps = append(ps, p...)
 	}
@@ -89,10 +93,10 @@ func Render(n Node, prefix string) (Node, Problems) {
 // renderValue renders every string in v (a decoded YAML/JSON value) and
 // returns a copy; maps are walked in key order so problems come out in a
 // stable order.
-func renderValue(v any, path string, data TemplateData, budget *renderBudget) (any, Problems) {
+func renderValue(v any, path string, data TemplateData, budget *renderBudget, legacy bool) (any, Problems) {
 	switch x := v.(type) {
 	case string:
-		s, err := renderString(x, data, budget)
+		s, err := renderString(x, data, budget, legacy)
 		if err != nil {
 			return x, Problems{{Path: path, Msg: err.Error()}}
 		}
@@ -101,7 +105,7 @@ func renderValue(v any, path string, data TemplateData, budget *renderBudget) (a
 		out := make(map[string]any, len(x))
 		var ps Problems
 		for _, k := range sortedKeys(x) {
-			r, p := renderValue(x[k], join(path, k), data, budget)
+			r, p := renderValue(x[k], join(path, k), data, budget, legacy)
 			out[k] = r
 			ps = append(ps, p...)
 		}
@@ -110,7 +114,7 @@ func renderValue(v any, path string, data TemplateData, budget *renderBudget) (a
 		out := make([]any, len(x))
 		var ps Problems
 		for i, e := range x {
-			r, p := renderValue(e, fmt.Sprintf("%s[%d]", path, i), data, budget)
+			r, p := renderValue(e, fmt.Sprintf("%s[%d]", path, i), data, budget, legacy)
 			out[i] = r
 			ps = append(ps, p...)
 		}
