@@ -89,6 +89,12 @@ func (s *supervisorRun) onHost(raw converter.RawValue) {
 		s.carry.RejectedSignals++
 		return
 	}
+	if st.Live != HostUp && st.Live != HostUnknown {
+		// A host says up or unknown; anything else (a megabyte, say) was
+		// sent by someone else, and kept it would grow the carry.
+		s.reject(SignalHost, fmt.Errorf("a state of host %.100q that is neither %s nor %s (%d bytes)", st.Host, HostUp, HostUnknown, len(st.Live)))
+		return
+	}
 	if _, known := s.carry.HostStates[st.Host]; !known && (len(st.Host) > spec.MaxNameLength || len(s.carry.HostStates) >= maxHostStates) {
 		// Not a host's (one sent with the temporal CLI): kept, a state of
 		// every name sent would grow the carry past what a continue-as-new

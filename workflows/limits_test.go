@@ -121,17 +121,22 @@ func TestLimitsMarkerAbsent_ASpecIsTakenAsOlderCodeTookIt(t *testing.T) {
 		}
 		n := stubNode("w", nil)
 		n.Observe = &spec.Observe{Interval: spec.Dur(500 * time.Millisecond)}
-		var st Status
+		var st, second Status
 		at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: n}) })
 		at(env, 2*time.Minute, func() { st = query(t, env) })
-		endAt(env, 3*time.Minute)
+		at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: n, Generation: 5}) })
+		at(env, 4*time.Minute, func() { second = query(t, env) })
+		endAt(env, 5*time.Minute)
 		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "t/w", Spec: stubNode("w", nil), Generation: 1})
 		if absent {
 			require.Zero(t, st.RejectedSignals, "marker absent: taken as before")
 			require.EqualValues(t, 2, st.Generation)
+			require.Equal(t, 1, second.RejectedSignals, "the next spec asks steward-limits-2, recorded live: the limit holds from then on")
+			require.EqualValues(t, 2, second.Generation)
 		} else {
 			require.Equal(t, 1, st.RejectedSignals, "marker recorded: the limit holds")
 			require.EqualValues(t, 1, st.Generation)
+			require.Equal(t, 2, second.RejectedSignals)
 		}
 	}
 }

@@ -227,6 +227,8 @@ type supervisorRun struct {
 	shuttingDown bool
 	// upgrade: the run was asked to continue as new onto this build's code.
 	upgrade upgrade
+	// limits: the answer to the input limits' markers (limits.go).
+	limits limitsMarker
 }
 
 type pendingCancel struct {
@@ -734,7 +736,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		err = fmt.Errorf("spec.name %q does not match this supervisor (%q)", u.Spec.Name, s.in.Spec.Name)
 	}
 	if err == nil {
-		if ps := validateSupervisorSpec(limitsHeld(s.ctx), s.in.Path, u.Spec); len(ps) > 0 {
+		if ps := validateSupervisorSpec(s.limits.holds(s.ctx), s.in.Path, u.Spec); len(ps) > 0 {
 			err = ps
 		} else if !u.Spec.IsSupervisor() {
 			err = fmt.Errorf("a supervisor's spec needs children")

@@ -160,6 +160,8 @@ type workerRun struct {
 	notes notifier
 	// upgrade: the run was asked to continue as new onto this build's code.
 	upgrade upgrade
+	// limits: the answer to the input limits' markers (limits.go).
+	limits limitsMarker
 }
 
 func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {

@@ -95,7 +95,7 @@ func (w *workerRun) onReload() (honoured bool) {
 func (w *workerRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
 	if err == nil {
-		err = w.checkSpec(u, limitsHeld(w.ctx))
+		err = w.checkSpec(u, w.limits.holds(w.ctx))
 	}
 	if err != nil {
 		w.reject(SignalSpec, err)

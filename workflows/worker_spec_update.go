@@ -73,7 +73,7 @@ func (w *workerRun) onSpecUpdate(u spec.Update) {
 		w.log.Info("spec update older than this worker's: dropped", "path", w.in.Path, "generation", u.Generation, "has", w.in.Generation)
 		return
 	}
-	if err := w.checkSpec(u, limitsHeld(w.ctx)); err != nil { // checked when accepted; a replay skips validators
+	if err := w.checkSpec(u, w.limits.holds(w.ctx)); err != nil { // checked when accepted; a replay skips validators
 		w.reject(SignalSpec, err)
 		return
 	}
