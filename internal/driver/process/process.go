@@ -70,6 +70,7 @@ import (
 	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/cgroup"
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // DefaultStopGrace is how long Stop waits after SIGTERM when its context
@@ -217,7 +218,7 @@ func (d *Driver) Start(ctx context.Context, r driver.Request) (string, error) {
 	if err != nil {
 		return "", driver.Permanent(err)
 	}
-	return d.start(ctx, r.WorkflowID, c)
+	return d.start(ctx, r, c)
 }
 
 // Stop ends the instance: SIGTERM to its group, SIGKILL shortly before the
@@ -251,7 +252,7 @@ func (d *Driver) Restart(ctx context.Context, r driver.Request) (string, error) 
 			return "", err
 		}
 	}
-	return d.start(ctx, r.WorkflowID, c)
+	return d.start(ctx, r, c)
 }
 
 // Observe reports Running while the process runs, Exited or Crashed once it
@@ -342,13 +343,19 @@ func (d *Driver) Running() int {
 	return n
 }
 
-func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, error) {
+func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string, error) {
+	wfID := r.WorkflowID
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	// Its record's file must not be another workflow's (adopt.go): refused
 	// before anything runs.
 	if err := d.recordOwner(wfID); err != nil {
+		return "", err
+	}
+	// Exactly one process per service: one of this workflow that still
+	// runs is stopped before the new one starts.
+	if err := d.stopEarlier(ctx, r); err != nil {
 		return "", err
 	}
 	// The files to run: the command's, and its probes' (a probe runs in
@@ -544,6 +551,69 @@ func (d *Driver) start(ctx context.Context, wfID string, c Config) (string, erro
 	d.mu.Unlock()
 	d.record(p, false)
 	return p.id, nil
+}
+
+// stopEarlier stops, as a stop does (its stop signal, then SIGKILL when
+// the spec's stop timeout runs out), every process of r's workflow that
+// still runs: one this driver holds, and one its record in StateDir names
+// (an earlier worker's, adopted now) that no Recover took over. A start
+// asked while one runs means the workflow believes it ended, rightly or
+// not (an exit signal anyone with access to the namespace can send): left
+// running, it would run beside the new one, and its record, overwritten,
+// would not let the next worker find it. Liveness is its pid and start
+// time, as for adoption: a pid that is another process's by now is never
+// signalled.
+func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
+	wfID := r.WorkflowID
+	if d.StateDir != "" {
+		d.recMu.Lock()
+		rec, _, found := d.recordOf(wfID)
+		d.recMu.Unlock()
+		if found && rec.Instance != "" {
+			d.mu.Lock()
+			_, holds := d.procs[rec.Instance]
+			d.mu.Unlock()
+			if !holds {
+				_ = d.adopt(rec, true) // nil when it no longer runs
+			}
+		}
+	}
+	d.mu.Lock()
+	var live []*proc
+	for _, p := range d.procs {
+		if p.wfID != wfID {
+			continue
+		}
+		select {
+		case <-p.exited:
+			continue
+		default:
+		}
+		if p.ticks != 0 {
+			if t, err := startTicks(p.pid); err != nil || t != p.ticks {
+				continue // gone (its end is being seen), or its pid reused
+			}
+		}
+		p.stopping = true
+		live = append(live, p)
+	}
+	d.mu.Unlock()
+	for _, p := range live {
+		d.log.Warn(fmt.Sprintf("process: start of %s while its instance %s still runs: stopped it first (an exit report that was not the host's?)", wfID, p.id),
+			zap.String("workflow", wfID), zap.String("instance", p.id))
+		timeout := spec.DefaultStopTimeout
+		if t := r.Spec.Timeouts; t != nil && t.Stop.D() > 0 {
+			timeout = t.Stop.D()
+		}
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		err := d.terminate(sctx, p)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("process: start of %s: its instance %s still runs: %w", wfID, p.id, err)
+		}
+		d.forget(p)
+	}
+	return nil
 }
 
 // fork starts cmd on the spawning thread.

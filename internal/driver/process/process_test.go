@@ -417,14 +417,81 @@ func TestRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, driver.Running, obs)
 
-	// Restart without an instance is a start.
+	// Restart without an instance is a start: one process per service, so
+	// the one still running is stopped first (not pushed as an exit).
 	r.Instance = ""
 	other, err := d.Restart(ctx, r)
 	require.NoError(t, err)
-	require.Equal(t, 2, d.Running())
 	require.NotEqual(t, id, other)
+	require.Eventually(t, func() bool { return !alive(pidOf(id)) }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, 1, d.Running())
 	d.Close()
 	require.Empty(t, n.ch)
+}
+
+// Regression (a forged exit): anyone with access to the namespace can
+// signal a worker workflow an "exit" of its instance; the workflow then
+// starts the service again. The start must not leave the old process
+// running beside the new one (nor overwrite its record): it stops it
+// first, as a stop does, and its end is not pushed as an exit.
+func TestForgedExitThenStartLeavesOneProcess(t *testing.T) {
+	t.Parallel()
+	need(t, "sleep")
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	d.StateDir = t.TempDir()
+	r := req("plant/web", sleepCfg())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	old, err := d.Start(ctx, r)
+	require.NoError(t, err)
+	require.True(t, alive(pidOf(old)))
+
+	id, err := d.Start(ctx, r) // as after the forged exit
+	require.NoError(t, err)
+	require.NotEqual(t, old, id)
+	require.Eventually(t, func() bool { return !alive(pidOf(old)) }, 5*time.Second, 10*time.Millisecond,
+		"the first process of the workflow still runs")
+	eventuallyGroupGone(t, pidOf(old))
+	require.True(t, alive(pidOf(id)))
+	require.Equal(t, 1, d.Running())
+	rec, err := readRecord(d.recordPath("plant/web"))
+	require.NoError(t, err)
+	require.Equal(t, id, rec.Instance, "the record names the new instance")
+	obs, err := d.Observe(ctx, driver.Request{WorkflowID: "plant/web", Instance: old})
+	require.NoError(t, err)
+	require.Equal(t, driver.Crashed, obs)
+	require.Empty(t, n.ch, "the stop of the old one is not an exit")
+}
+
+// The same after a worker restart without Recover: the process an earlier
+// worker started is not held, but its record names it; the start stops it
+// first instead of overwriting its record while it runs.
+func TestForgedExitThenStartStopsTheRecordedProcess(t *testing.T) {
+	state := t.TempDir()
+	old, kill := runHelper(t, "STEWARD_PROCESS_TEST_STATE="+state)
+	pid := pidOf(old)
+	t.Cleanup(func() { signalGroup(pid, syscall.SIGKILL) })
+	kill()
+	require.True(t, alive(pid))
+	_, wfID, _ := strings.Cut(old, "@")
+
+	n := newRecorder()
+	d, _ := newDriver(t, n)
+	d.StateDir = state
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	id, err := d.Start(ctx, req(wfID, sleepCfg()))
+	require.NoError(t, err)
+	require.NotEqual(t, old, id)
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond,
+		"the recorded process of the workflow still runs")
+	require.True(t, alive(pidOf(id)))
+	require.Equal(t, 1, d.Running())
+	rec, err := readRecord(d.recordPath(wfID))
+	require.NoError(t, err)
+	require.Equal(t, id, rec.Instance, "the record names the new instance")
+	require.Empty(t, n.ch, "the stop of the old one is not an exit")
 }
 
 func TestStartHonoursContext(t *testing.T) {
