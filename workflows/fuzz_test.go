@@ -967,7 +967,7 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 		return one(err != nil || !slices.Contains([]string{"promote", "pause", "resume", "cancel"}, op)), true, nil
 	case SignalHost:
 		var st HostState
-		if decodeRaw(raw, &st) != nil || st.Host == "" {
+		if decodeRaw(raw, &st) != nil || st.Host == "" || (st.Live != HostUp && st.Live != HostUnknown) {
 			return 1, true, nil
 		}
 		if !hosts[st.Host] && (len(st.Host) > spec.MaxNameLength || len(hosts) >= maxHostStates) {
