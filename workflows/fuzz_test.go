@@ -80,7 +80,10 @@ const (
 	fuzzSlowActionTime = 4 * time.Second
 	// fuzzMaxActivities bounds the activities of one execution: more is a
 	// runaway loop (an observe every nanosecond, a retry storm).
-	fuzzMaxActivities = 2000
+	// An observe every second (the minimum) of a dozen instances over a
+	// script's few minutes is legitimately about 2,000: the bound is well
+	// above that, and far below what a loop makes.
+	fuzzMaxActivities = 20000
 	// fuzzWallBudget bounds one execution's wall time (checked as
 	// activities start); past fuzzHangAfter the execution is hung: the
 	// watchdog crashes the process with every goroutine's stack, and the
@@ -955,7 +958,8 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 			return 1, true, nil
 		}
 		for _, m := range append([]ChildReport{r}, r.More...) {
-			bad += one(encodedSize(narrowRecord(m.Status)) > maxReportBytes)
+			d := m.Status.Desired
+			bad += one((d != "" && !validDesired(d)) || encodedSize(narrowRecord(m.Status)) > maxReportBytes)
 		}
 		return bad, true, nil
 	case SignalSupervise:

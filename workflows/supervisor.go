@@ -953,6 +953,10 @@ const maxReportBytes = 8 << 10
 
 // applyBounded records a report, or rejects (and counts) one too large.
 func (s *supervisorRun) applyBounded(r ChildReport) {
+	if d := r.Status.Desired; d != "" && d != spec.DesiredRunning && d != spec.DesiredStopped {
+		s.reject(SignalChild, fmt.Errorf("the report of %.100q says desired %.20q (running or stopped)", r.Status.Path, d))
+		return
+	}
 	if n := encodedSize(narrowRecord(r.Status)); n > maxReportBytes {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q is %d bytes (a child's is at most %d)", r.Status.Path, n, maxReportBytes))
 		return
