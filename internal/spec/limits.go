@@ -32,7 +32,7 @@ import (
 //     and a gRPC message over 4 MiB: a supervisor starts up to
 //     StartWindow children in one task, so a worker node is kept to
 //     MaxNodeBytes (20 of them are well under 4 MiB) and a tree to
-//     MaxTreeBytes (a 10,000-worker tree is about 0.8 MiB).
+//     MaxTreeBytes (a 10,000-worker tree of stubs is 0.7 MiB).
 //   - A supervisor's carried state grows with its direct children, and
 //     Temporal allows 2,000 pending child workflows per workflow: at most
 //     MaxChildren (after instances are expanded).
