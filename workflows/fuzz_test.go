@@ -959,7 +959,7 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 		}
 		for _, m := range append([]ChildReport{r}, r.More...) {
 			d := m.Status.Desired
-			bad += one((d != "" && !validDesired(d)) || encodedSize(narrowRecord(m.Status)) > maxReportBytes)
+			bad += one((d != "" && !validDesired(d)) || spec.EncodedSize(narrowRecord(m.Status)) > maxReportBytes)
 		}
 		return bad, true, nil
 	case SignalSupervise:

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
@@ -79,10 +78,4 @@ func validateWorkerSpec(held bool, path string, n spec.Node) spec.Problems {
 		return spec.ValidateWorker(path, n)
 	}
 	return spec.ValidateWorkerLegacy(n)
-}
-
-// encodedSize is a value's size as JSON (what it weighs in a payload).
-func encodedSize(n any) int {
-	b, _ := json.Marshal(n)
-	return len(b)
 }

@@ -532,7 +532,7 @@ func (s *supervisorRun) startBatchEnd(nodes []spec.Node, lo int) int {
 	if s.in.Version < 8 {
 		return len(nodes)
 	}
-	return batchEnd(nodes, lo, startBatchBytes, func(n spec.Node) int { return encodedSize(s.childNode(n)) })
+	return batchEnd(nodes, lo, startBatchBytes, func(n spec.Node) int { return spec.EncodedSize(s.childNode(n)) })
 }
 
 // batchEnd is the end of the batch that begins at lo: as many nodes as fit
@@ -957,7 +957,7 @@ func (s *supervisorRun) applyBounded(r ChildReport) {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q says desired %.20q (running or stopped)", r.Status.Path, d))
 		return
 	}
-	if n := encodedSize(narrowRecord(r.Status)); n > maxReportBytes {
+	if n := spec.EncodedSize(narrowRecord(r.Status)); n > maxReportBytes {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q is %d bytes (a child's is at most %d)", r.Status.Path, n, maxReportBytes))
 		return
 	}

@@ -125,9 +125,9 @@ func (v *validator) checkNodeSize(p string, n Node, own, inherited map[string]st
 		return true
 	}
 	n.Vars = nil
-	size := encodedSize(n) + v.inheritedSize(inherited)
+	size := EncodedSize(n) + v.inheritedSize(inherited)
 	if len(own) > 0 {
-		size += encodedSize(own)
+		size += EncodedSize(own)
 	}
 	if size > MaxNodeBytes {
 		v.add(p, "the worker's spec is %s with what it inherits (at most %s)", FormatSize(int64(size)), FormatSize(MaxNodeBytes))
@@ -142,7 +142,7 @@ func (v *validator) inheritedSize(m map[string]string) int {
 	}
 	// The map measured is held, so its address names it until replaced.
 	if v.varsOf == nil || reflect.ValueOf(m).Pointer() != reflect.ValueOf(v.varsOf).Pointer() {
-		v.varsOf, v.varsBytes = m, encodedSize(m)
+		v.varsOf, v.varsBytes = m, EncodedSize(m)
 	}
 	return v.varsBytes
 }
@@ -152,7 +152,7 @@ func (v *validator) checkTreeSize(n Node) bool {
 	if v.legacy {
 		return true
 	}
-	if size := encodedSize(n); size > MaxTreeBytes {
+	if size := EncodedSize(n); size > MaxTreeBytes {
 		v.add("", "the tree's spec is %s (at most %s)", FormatSize(int64(size)), FormatSize(MaxTreeBytes))
 		return false
 	}
@@ -168,8 +168,8 @@ func (v *validator) atLeast(path string, d *Duration, least time.Duration) {
 	v.add(path, "%s is too short (at least %s)", d.D(), least)
 }
 
-// encodedSize is a value's size as JSON (what it weighs in a payload).
-func encodedSize(x any) int {
+// EncodedSize is a value's size as JSON (what it weighs in a payload).
+func EncodedSize(x any) int {
 	b, err := json.Marshal(x)
 	if err != nil {
 		return 0 // what does not encode is refused where it is sent
@@ -235,11 +235,11 @@ func (v *validator) checkExpandedSize(p string, children []Node) {
 	if len(inst) == 0 {
 		return // nothing expands: the level is within the tree's size
 	}
-	total := encodedSize(children)
+	total := EncodedSize(children)
 	for _, c := range children {
 		copies := max(c.Instances, 1)
 		if c.Instances > 1 {
-			total += (c.Instances - 1) * encodedSize(c)
+			total += (c.Instances - 1) * EncodedSize(c)
 		}
 		for _, d := range c.DependsOn {
 			if k := inst[d]; k > 0 {
