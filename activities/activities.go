@@ -289,11 +289,16 @@ func (a *Activities) admit(ctx context.Context, req *ActionRequest) error {
 	if a.Guard.Open() {
 		return nil
 	}
-	err := a.Guard.Admit(req.Path, req.Spec, req.Template)
+	// The workflow that asked is the one the server names, whatever the
+	// input says: the driver acts on that workflow's own records.
+	req.WorkflowID = info.WorkflowExecution.ID
+	name := info.ActivityType.Name
+	err := a.Guard.Admit(admission.Action{WorkflowID: info.WorkflowExecution.ID, Path: req.Path, Spec: req.Spec, Template: req.Template,
+		Starts: name == StartName || name == RestartName})
 	if err == nil {
 		return nil
 	}
-	if name := info.ActivityType.Name; name == StopName || name == ObserveName {
+	if name == StopName || name == ObserveName {
 		req.Spec = withoutProbes(req.Spec)
 		return nil
 	}

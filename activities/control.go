@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/steward-sh/steward/internal/admission"
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -38,6 +39,11 @@ type ClosedChild struct {
 type Control struct {
 	Client    client.Client
 	Namespace string
+	// Guard is the host's admission (nil or open: none). A notification
+	// is nobody's signed spec (any worker process of the namespace may
+	// deliver any node's): on a guarded host it resolves no secret and
+	// reaches no URL that the host's policy does not allow (NotifyAllowed).
+	Guard *admission.Guard
 }
 
 // ClosedChildren lists which of req.Paths have no running workflow. One

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/steward-sh/steward/internal/admission"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -69,6 +73,9 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	body, err := json.Marshal(t.Notification)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("encode notification", ErrPermanent, err)
+	}
+	if err := c.notifyAllowed(t); err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
 	webhook, err := driver.Resolve("notify.webhook", t.Webhook)
 	if err != nil {
@@ -141,4 +148,35 @@ func webhookName(v spec.Value) string {
 		return "webhook " + u.Redacted()
 	}
 	return "webhook " + v.Literal
+}
+
+// notifyAllowed refuses, on a guarded host, a notification that would read
+// this host's secrets or reach a URL its operator did not allow: with a
+// policy, what its secrets, secretEnv and urls list (Policy.CheckNotify);
+// with trusted keys and no policy, any secret reference at all (a
+// notification is signed by nobody). An open host sends what it is given.
+func (c *Control) notifyAllowed(t NotificationTask) error {
+	g := c.Guard
+	if g.Open() {
+		return nil
+	}
+	if g.Policy != nil {
+		return g.Policy.CheckNotify(t.Webhook, t.Headers, func(v spec.Value) (string, error) {
+			return driver.Resolve("notify.webhook", v)
+		})
+	}
+	refs := []string{}
+	if t.Webhook.IsRef() {
+		refs = append(refs, "notify.webhook")
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Headers)) {
+		if t.Headers[k].IsRef() {
+			refs = append(refs, "notify.headers."+k)
+		}
+	}
+	if len(refs) > 0 {
+		return &admission.Refusal{Rule: "signature", Msg: fmt.Sprintf(
+			"%s is a secret reference, and this host resolves none for a notification (nobody signs one; list it in a --policy's secrets to allow it)", strings.Join(refs, ", "))}
+	}
+	return nil
 }

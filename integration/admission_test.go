@@ -302,7 +302,7 @@ children:
 	require.NoError(t, err)
 	priv, err := admission.LoadPrivateKey(key)
 	require.NoError(t, err)
-	signed, err := admission.SignTree(priv, tree)
+	signed, err := admission.SignTree(priv, tree, 1, nil)
 	require.NoError(t, err)
 	node := spec.Inherit(signed, spec.Expand(signed)[1])
 	node.PlacedOn = "it-sf"

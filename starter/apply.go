@@ -50,16 +50,16 @@ func applyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return badInput("invalid spec %s:\n%v", file, err)
 			}
-			if signKey != "" {
-				if node, err = signSpec(node, signKey); err != nil {
-					return err
-				}
-			}
 			c, err := g.dial()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			if signKey != "" {
+				if node, err = signSpec(cmd.Context(), c, node, signKey); err != nil {
+					return err
+				}
+			}
 			if dryRun {
 				ctx := cmd.Context()
 				running, stale, err := runningTree(ctx, c, node.Name)

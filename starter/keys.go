@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"time"
+
 	"errors"
 	"fmt"
+	"go.temporal.io/sdk/client"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -32,13 +36,22 @@ func keygenCmd() *cobra.Command {
 	}
 }
 
-// signSpec signs every worker of a tree with the private key at file.
-func signSpec(node spec.Node, file string) (spec.Node, error) {
+// signSpec signs every worker of a tree with the private key at file, at
+// a revision that only grows (the signing time in milliseconds): a host
+// refuses a revision older than the ones it has run. A worker the running
+// tree holds with a signature by this key that still covers it keeps that
+// signature (admission.SignTree): re-applying a file restarts nothing and
+// changes no signature.
+func signSpec(ctx context.Context, c client.Client, node spec.Node, file string) (spec.Node, error) {
 	key, err := admission.LoadPrivateKey(file)
 	if err != nil {
 		return node, badInput("--sign-key: %v", err)
 	}
-	signed, err := admission.SignTree(key, node)
+	running, _, err := runningTree(ctx, c, node.Name)
+	if err != nil {
+		return node, err
+	}
+	signed, err := admission.SignTree(key, node, time.Now().UnixMilli(), running)
 	if err != nil {
 		return node, badInput("--sign-key: %v", err)
 	}

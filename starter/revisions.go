@@ -199,6 +199,7 @@ func printRevisions(w io.Writer, l revision.Log, output string) error {
 func revertCmd(g *globals) *cobra.Command {
 	var to int64
 	var o applyOptions
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "revert NAME [--to N]",
 		Short: "Apply an earlier revision of the tree NAME again, as a new revision, through its update policy (default: the one before the current)",
@@ -228,6 +229,13 @@ func revertCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if signKey != "" {
+				// Signed again now: a host refuses the kept signatures'
+				// revisions once it has run two newer ones.
+				if node, err = signSpec(ctx, c, node, signKey); err != nil {
+					return err
+				}
+			}
 			if o.message == "" {
 				o.message = fmt.Sprintf("revert to revision %d", target.Revision)
 			}
@@ -236,6 +244,7 @@ func revertCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&to, "to", 0, "the revision to apply again (0: the one before the current)")
+	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign the revision again with this private key (a host with --trusted-keys runs a kept signature only while it is one of the two newest it has run)")
 	o.flags(cmd, "wait until every worker is at its desired state (or the update fails), showing progress")
 	return cmd
 }

@@ -142,6 +142,14 @@ func main() {
 		o.stateDir = filepath.Join(os.TempDir(), "steward", "state")
 	}
 	o.stateDir = filepath.Join(o.stateDir, o.host) // one directory per host: each adopts its own
+	guard.Host = o.host
+	if len(guard.Trusted) > 0 {
+		// The signed revisions this host has run: a replayed older one is refused.
+		if guard.Revisions, err = admission.OpenRevisions(o.stateDir); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(2)
+		}
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
@@ -296,7 +304,7 @@ func run(o options) error {
 	controlOpts.DisableWorkflowWorker = true
 	controlOpts.MaxConcurrentActivityExecutionSize = 100
 	cw := worker.New(c, workflows.ControlQueue, controlOpts)
-	cw.RegisterActivityWithOptions(&activities.Control{Client: c, Namespace: namespace}, activity.RegisterOptions{Name: activities.Prefix})
+	cw.RegisterActivityWithOptions(&activities.Control{Client: c, Namespace: namespace, Guard: o.guard}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := cw.Start(); err != nil {
 		return fmt.Errorf("control task queue: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -278,10 +280,9 @@ func TestPolicy_UsersAndGroups(t *testing.T) {
 	require.NoError(t, policy(t, "commands: [/usr/bin/*]\nusers: [nobody]\ngroups: [docker]\n").Check(processNode(t, "{command: /usr/bin/sleep, user: nobody, group: docker}")))
 }
 
-func TestPolicy_OtherKindsAreNotItsBusiness(t *testing.T) {
+func TestPolicy_StubsAreNotItsBusiness(t *testing.T) {
 	p := policy(t, "commands: []\n")
 	require.NoError(t, p.Check(spec.Node{Name: "s", Kind: spec.KindStub}))
-	require.NoError(t, p.Check(spec.Node{Name: "h", Kind: spec.KindHTTP, HTTP: map[string]any{"start": "http://x"}}))
 }
 
 func TestPolicy_BadFilesNameTheirProblem(t *testing.T) {
@@ -339,44 +340,44 @@ func TestSignature_SignedSpecsVerifyAndNothingElseDoes(t *testing.T) {
 	require.NoError(t, err)
 	n.Signature = sig
 	trusted := []ed25519.PublicKey{pub}
-	require.NoError(t, Verify(trusted, "t/web", n))
+	require.NoError(t, verifyErr(trusted, "t/web", n))
 	// What a workflow decodes (a JSON round trip, numbers as float64,
 	// defaults filled in) verifies the same.
-	require.NoError(t, Verify(trusted, "t/web", roundTrip(t, n).Resolved()))
+	require.NoError(t, verifyErr(trusted, "t/web", roundTrip(t, n).Resolved()))
 
 	tampered := roundTrip(t, n)
 	tampered.Process["command"] = "/bin/sh"
-	require.ErrorContains(t, Verify(trusted, "t/web", tampered), "does not match its signature")
+	require.ErrorContains(t, verifyErr(trusted, "t/web", tampered), "does not match its signature")
 	tampered = roundTrip(t, n)
 	tampered.Process["args"] = []any{"1"}
-	require.ErrorContains(t, Verify(trusted, "t/web", tampered), "was changed after it was signed")
+	require.ErrorContains(t, verifyErr(trusted, "t/web", tampered), "was changed after it was signed")
 	tampered = roundTrip(t, n)
 	tampered.Process["env"].(map[string]any)["LD_PRELOAD"] = "/tmp/x.so"
-	require.ErrorContains(t, Verify(trusted, "t/web", tampered), "does not match")
+	require.ErrorContains(t, verifyErr(trusted, "t/web", tampered), "does not match")
 	tampered = roundTrip(t, n)
 	tampered.Kind = spec.KindStub
-	require.ErrorContains(t, Verify(trusted, "t/web", tampered), "does not match")
-	require.ErrorContains(t, Verify(trusted, "t/other", n), "does not match", "a signature does not move to another path")
+	require.ErrorContains(t, verifyErr(trusted, "t/web", tampered), "does not match")
+	require.ErrorContains(t, verifyErr(trusted, "t/other", n), "does not match", "a signature does not move to another path")
 
 	unsigned := roundTrip(t, n)
 	unsigned.Signature = ""
-	require.EqualError(t, Verify(trusted, "t/web", unsigned), "signature: the spec of t/web is not signed, and this host runs only signed specs (--trusted-keys)")
+	require.EqualError(t, verifyErr(trusted, "t/web", unsigned), "signature: the spec of t/web is not signed, and this host runs only signed specs (--trusted-keys)")
 	for _, bad := range []string{"x", "rsa:1:2", "ed25519:" + KeyID(pub) + ":!!!"} {
 		m := roundTrip(t, n)
 		m.Signature = bad
-		require.ErrorContains(t, Verify(trusted, "t/web", m), "malformed", bad)
+		require.ErrorContains(t, verifyErr(trusted, "t/web", m), "malformed", bad)
 	}
 
 	wrong, err := Sign(otherPriv, "t/web", n)
 	require.NoError(t, err)
 	byOther := roundTrip(t, n)
 	byOther.Signature = wrong
-	require.EqualError(t, Verify(trusted, "t/web", byOther), "signature: the spec of t/web is signed by key "+KeyID(otherPub)+", which this host does not trust")
+	require.EqualError(t, verifyErr(trusted, "t/web", byOther), "signature: the spec of t/web is signed by key "+KeyID(otherPub)+", which this host does not trust")
 
 	// Rotation: a host trusting both keys takes specs signed by either.
 	both := []ed25519.PublicKey{pub, otherPub}
-	require.NoError(t, Verify(both, "t/web", n))
-	require.NoError(t, Verify(both, "t/web", byOther))
+	require.NoError(t, verifyErr(both, "t/web", n))
+	require.NoError(t, verifyErr(both, "t/web", byOther))
 }
 
 func roundTrip(t testing.TB, n spec.Node) spec.Node {
@@ -392,26 +393,28 @@ func TestGuard_SignatureFirstThenPolicy(t *testing.T) {
 	_, priv, pub := keys(t)
 	var open *Guard
 	require.True(t, open.Open())
-	require.NoError(t, open.Admit("t/web", processNode(t, "{command: /bin/sh}"), nil))
+	require.NoError(t, admit(open, "t/web", processNode(t, "{command: /bin/sh}"), nil))
 	g := &Guard{Policy: policy(t, "commands: [/usr/bin/sleep]\n"), Trusted: []ed25519.PublicKey{pub}}
 	require.False(t, g.Open())
 	sh := processNode(t, "{command: /bin/sh}")
-	require.ErrorContains(t, g.Admit("t/web", sh, nil), "signature: the spec of t/web is not signed")
+	require.ErrorContains(t, admit(g, "t/web", sh, nil), "signature: the spec of t/web is not signed")
 	sig, err := Sign(priv, "t/web", sh)
 	require.NoError(t, err)
 	sh.Signature = sig
-	require.ErrorContains(t, g.Admit("t/web", sh, nil), "policy (inline): command /bin/sh", "signed by the operator, and still outside the policy")
-	require.ErrorContains(t, g.Admit("t/web", sh, nil), "is not allowed")
+	require.ErrorContains(t, admit(g, "t/web", sh, nil), "policy (inline): command /bin/sh", "signed by the operator, and still outside the policy")
+	require.ErrorContains(t, admit(g, "t/web", sh, nil), "is not allowed")
 	sleep := processNode(t, "{command: /usr/bin/sleep}")
 	sleep.Signature, err = Sign(priv, "t/web", sleep)
 	require.NoError(t, err)
-	require.NoError(t, g.Admit("t/web", sleep, nil))
-	require.NoError(t, g.Admit("t/stub", spec.Node{Name: "stub", Kind: spec.KindStub}, nil), "a stub runs nothing")
+	require.NoError(t, admit(g, "t/web", sleep, nil))
+	require.NoError(t, admit(g, "t/stub", spec.Node{Name: "stub", Kind: spec.KindStub}, nil), "a stub runs nothing")
 	h := spec.Node{Name: "h", Kind: spec.KindHTTP, HTTP: map[string]any{"start": map[string]any{"url": "http://x", "headers": map[string]any{"X": map[string]any{"file": "/etc/shadow"}}}}}
-	require.ErrorContains(t, g.Admit("t/h", h, nil), "not signed", "an http worker's secret references are read where its action runs")
+	require.ErrorContains(t, admit(g, "t/h", h, nil), "not signed", "an http worker's secret references are read where its action runs")
 	h.Signature, err = Sign(priv, "t/h", h)
 	require.NoError(t, err)
-	require.NoError(t, g.Admit("t/h", h, nil), "the policy is a process's business")
+	require.ErrorContains(t, admit(g, "t/h", h, nil), "http.start.url http://x is not allowed (the policy's urls do not list it)", "signed, and still outside the policy")
+	g.Policy = policy(t, "commands: [/usr/bin/*]\nurls: [\"http://x/\"]\nsecrets: [/etc/shadow]\n")
+	require.NoError(t, admit(g, "t/h", h, nil), "its URL and its secret listed")
 }
 
 // The goal: policy and signature checks cost a start <= 1 ms on the host.
@@ -427,7 +430,7 @@ func BenchmarkGuard_Admit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := g.Admit("t/web", n, nil); err != nil {
+		if err := admit(g, "t/web", n, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -456,7 +459,7 @@ children:
 	require.NoError(t, err)
 	before, err := json.Marshal(tree)
 	require.NoError(t, err)
-	signed, err := SignTree(priv, tree)
+	signed, err := SignTree(priv, tree, 1, nil)
 	require.NoError(t, err)
 	after, err := json.Marshal(tree)
 	require.NoError(t, err)
@@ -474,16 +477,16 @@ children:
 	}
 	api := host("shop/api", []spec.Node{signed}, signed.Children[0])
 	require.Equal(t, []any{"8080"}, api.Process["args"])
-	require.NoError(t, Verify(trusted, "shop/api", api))
+	require.NoError(t, verifyErr(trusted, "shop/api", api))
 	back := spec.Inherit(signed, signed.Children[1])
 	db := host("shop/back/db", []spec.Node{back}, signed.Children[1].Children[0])
 	require.Equal(t, []any{"9090", "db"}, db.Process["args"])
-	require.NoError(t, Verify(trusted, "shop/back/db", db))
+	require.NoError(t, verifyErr(trusted, "shop/back/db", db))
 	require.NotEmpty(t, signed.Children[1].Children[1].Signature, "every worker is signed")
 
 	// The same file signed again gives the same signatures (Ed25519 is
 	// deterministic): a re-apply with the same key changes nothing.
-	again, err := SignTree(priv, tree)
+	again, err := SignTree(priv, tree, 1, nil)
 	require.NoError(t, err)
 	require.Equal(t, signed, again)
 }
@@ -560,7 +563,7 @@ children:
     process: {command: /usr/bin/sleep, args: ["{{ .Host }}"]}
 `))
 	require.NoError(t, err)
-	signed, err := SignTree(priv, tree)
+	signed, err := SignTree(priv, tree, 1, nil)
 	require.NoError(t, err)
 	trusted := []ed25519.PublicKey{pub}
 	g := &Guard{Trusted: trusted}
@@ -581,22 +584,225 @@ children:
 	web2 := handed(2, "b")
 	got := received(web2)
 	require.Equal(t, []any{"8082", "b", "8080"}, got.Process["args"])
-	require.NoError(t, VerifyFleet(trusted, "shop/web-2", got, &web2))
-	require.NoError(t, g.Admit("shop/web-2", got, &web2))
+	require.NoError(t, verifyFleetErr(trusted, "shop/web-2", got, &web2))
+	require.NoError(t, admit(g, "shop/web-2", got, &web2))
 	one := handed(3, "a")
-	require.NoError(t, g.Admit("shop/one", received(one), &one), "hosts alone make a fleet's worker too")
+	require.NoError(t, admit(g, "shop/one", received(one), &one), "hosts alone make a fleet's worker too")
 
-	require.ErrorContains(t, g.Admit("shop/web-2", got, nil), "came without its signed template")
-	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-1", got, &web2), "names instance 2, which is not its path's")
+	require.ErrorContains(t, admit(g, "shop/web-2", got, nil), "came without its signed template")
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-1", got, &web2), "names instance 2, which is not its path's")
 	changed := got
 	changed.Process = map[string]any{"command": "/usr/bin/id"}
-	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", changed, &web2), "not its signed template's rendering")
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-2", changed, &web2), "not its signed template's rendering")
 	evilVars := web2
 	evilVars.Vars = map[string]string{"port": "22"}
-	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", received(evilVars), &evilVars), "does not match its signature")
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-2", received(evilVars), &evilVars), "does not match its signature")
 	elsewhere := handed(2, "c")
-	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", received(elsewhere), &elsewhere), `placed on host "c", which its signed hosts do not list`)
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-2", received(elsewhere), &elsewhere), `placed on host "c", which its signed hosts do not list`)
 	moved := handed(2, "a")
-	require.ErrorContains(t, VerifyFleet(trusted, "shop/web-2", received(moved), &web2), "not placed as its template is")
-	require.ErrorContains(t, Verify(trusted, "shop/web-2", got), "does not match its signature", "a template's signature is not a worker's")
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-2", received(moved), &web2), "not placed as its template is")
+	require.ErrorContains(t, verifyErr(trusted, "shop/web-2", got), "carries a fleet's signature", "a template's signature is not a worker's")
+
+	// Version 2 signs the count: an instance beyond it is refused, and
+	// a count changed in the signature breaks it.
+	web57 := web2
+	web57.Instance = new(int)
+	*web57.Instance = 57
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-57", received(web57), &web57), "instance 57, beyond the 3 instances its template is signed as")
+	more := web57
+	more.Signature = strings.Replace(web57.Signature, ":1:3:", ":1:60:", 1)
+	require.ErrorContains(t, verifyFleetErr(trusted, "shop/web-57", received(more), &more), "does not match its signature")
+	// A host that is not the one the spec runs on refuses it.
+	require.ErrorContains(t, (&Guard{Trusted: trusted, Host: "a"}).Admit(Action{WorkflowID: "shop/web-2", Path: "shop/web-2", Spec: got, Template: &web2}),
+		"host a: the spec of shop/web-2 runs on host b, not this one")
+}
+
+func verifyErr(trusted []ed25519.PublicKey, path string, n spec.Node) error {
+	_, err := Verify(trusted, path, n)
+	return err
+}
+
+func verifyFleetErr(trusted []ed25519.PublicKey, path string, n spec.Node, template *spec.Node) error {
+	_, err := VerifyFleet(trusted, path, n, template)
+	return err
+}
+
+// admit asks g for a start of n at path by the workflow of that path.
+func admit(g *Guard, path string, n spec.Node, template *spec.Node) error {
+	return g.Admit(Action{WorkflowID: path, Path: path, Spec: n, Template: template, Starts: true})
+}
+
+// The issue's "rogue-1": a workflow started by hand with a real worker's
+// input asks for that worker's signed spec.
+func TestGuard_SignatureHoldsForItsOwnWorkflowOnly(t *testing.T) {
+	_, priv, pub := keys(t)
+	n := processNode(t, "{command: /usr/bin/sleep, args: [\"60\"]}")
+	signed, err := SignTree(priv, spec.Node{Name: "t1", Children: []spec.Node{n}}, 1, nil)
+	require.NoError(t, err)
+	web := signed.Children[0]
+	g := &Guard{Trusted: []ed25519.PublicKey{pub}}
+	require.NoError(t, g.Admit(Action{WorkflowID: "t1/web", Path: "t1/web", Spec: web, Starts: true}))
+	require.EqualError(t, g.Admit(Action{WorkflowID: "rogue-1", Path: "t1/web", Spec: web, Starts: true}),
+		"signature: the action names path t1/web, and comes from workflow rogue-1: a signature holds for its own path's workflow only")
+	require.ErrorContains(t, g.Admit(Action{WorkflowID: "rogue-1", Path: "rogue-1", Spec: web, Starts: true}), "does not match its signature")
+}
+
+// The issue's replay: the first signed spec of a worker sent again after
+// the operator signed two newer ones.
+func TestRevisionStore_AnOlderSignedSpecIsNotRunAgain(t *testing.T) {
+	_, priv, pub := keys(t)
+	dir := t.TempDir()
+	store, err := OpenRevisions(dir)
+	require.NoError(t, err)
+	g := &Guard{Trusted: []ed25519.PublicKey{pub}, Revisions: store}
+	signAt := func(rev int64, arg string) spec.Node {
+		n := processNode(t, "{command: /usr/bin/sleep, args: [\""+arg+"\"]}")
+		s, err := SignTree(priv, spec.Node{Name: "t1", Children: []spec.Node{n}}, rev, nil)
+		require.NoError(t, err)
+		return s.Children[0]
+	}
+	first, second, third := signAt(100, "1"), signAt(200, "2"), signAt(300, "3")
+	start := func(n spec.Node) error {
+		return g.Admit(Action{WorkflowID: "t1/web", Path: "t1/web", Spec: n, Starts: true})
+	}
+	require.NoError(t, start(first))
+	require.NoError(t, start(second))
+	require.NoError(t, start(first), "the revision before the newest: a rolling update's revert")
+	require.NoError(t, start(third))
+	require.EqualError(t, start(first), "signature: the spec of t1/web is signed at revision 100, older than revision 300 this host has run (and not 200, the one it ran before): an old signed spec is not run again")
+	require.NoError(t, start(second), "the revert target")
+	require.NoError(t, g.Admit(Action{WorkflowID: "t1/web", Path: "t1/web", Spec: first}), "a stop or an observe is not a start")
+
+	// The host remembers across a restart of its worker.
+	again, err := OpenRevisions(dir)
+	require.NoError(t, err)
+	g.Revisions = again
+	require.ErrorContains(t, start(first), "older than revision 300")
+	require.NoError(t, start(third))
+
+	// A signature of the release before (version 1, revision 0) still
+	// runs on a host that has run none of version 2.
+	v1, err := SignTreeV1(priv, spec.Node{Name: "t2", Children: []spec.Node{processNode(t, "{command: /usr/bin/sleep}")}})
+	require.NoError(t, err)
+	require.NoError(t, g.Admit(Action{WorkflowID: "t2/web", Path: "t2/web", Spec: v1.Children[0], Starts: true}))
+}
+
+func TestSignTree_AReapplyKeepsTheSignaturesOfWhatItDoesNotChange(t *testing.T) {
+	_, priv, pub := keys(t)
+	tree, err := spec.Parse([]byte(`name: shop
+children:
+  - {name: api, kind: process, process: {command: /usr/bin/sleep, args: ["1"]}}
+  - {name: web, kind: process, instances: 2, process: {command: /usr/bin/sleep, args: ["{{ .Instance }}"]}}
+  - {name: db, kind: process, process: {command: /usr/bin/sleep, args: ["2"]}}
+`))
+	require.NoError(t, err)
+	one, err := SignTree(priv, tree, 1, nil)
+	require.NoError(t, err)
+	changed := tree
+	changed.Children = slices.Clone(tree.Children)
+	changed.Children[2].Process = map[string]any{"command": "/usr/bin/sleep", "args": []any{"3"}}
+	two, err := SignTree(priv, changed, 2, &one)
+	require.NoError(t, err)
+	require.Equal(t, one.Children[0].Signature, two.Children[0].Signature, "api unchanged: its signature kept")
+	require.Equal(t, one.Children[1].Signature, two.Children[1].Signature, "the fleet's template unchanged: kept")
+	require.NotEqual(t, one.Children[2].Signature, two.Children[2].Signature)
+	sig, err := Verify([]ed25519.PublicKey{pub}, "shop/db", two.Children[2])
+	require.NoError(t, err)
+	require.Equal(t, int64(2), sig.Revision, "a changed worker is signed at the new revision")
+	// Another key's signature is never kept.
+	_, otherPriv, _ := keys(t)
+	three, err := SignTree(otherPriv, changed, 3, &two)
+	require.NoError(t, err)
+	require.NotEqual(t, two.Children[0].Signature, three.Children[0].Signature)
+}
+
+func TestPolicy_AllowLists(t *testing.T) {
+	root := t.TempDir()
+	secrets := filepath.Join(root, "secrets")
+	require.NoError(t, os.MkdirAll(secrets, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "token"), []byte("s3cret"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "shadow"), []byte("root:x"), 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(root, "shadow"), filepath.Join(secrets, "link")))
+	srv := filepath.Join(root, "srv")
+	require.NoError(t, os.MkdirAll(filepath.Join(srv, "app"), 0o755))
+	p := policy(t, "commands: [/usr/bin/*]\nsecrets: ["+secrets+"/*]\nsecretEnv: [APP_TOKEN]\nenv: [DB_*, PORT]\ndirs: ["+srv+"/*]\nurls: [\"https://hooks.example.com/steward\", \"http://127.0.0.1:8080\"]\n")
+	proc := func(y string) spec.Node { return processNode(t, "{command: /usr/bin/sleep, "+y+"}") }
+	for y, want := range map[string]string{
+		"env: {DB_HOST: db}":                                "",
+		"env: {PORT: \"1\", LC_ALL: C}":                     "",
+		"env: {OTHER: x}":                                   "env OTHER is not allowed (the policy's env does not list it)",
+		"env: {SHELLOPTS: xtrace, PS4: x}":                  "env PS4 is not allowed (it makes an allowed program load other code)",
+		"env: {DB_PASS: {file: " + secrets + "/token}}":     "",
+		"env: {DB_PASS: {file: " + root + "/shadow}}":       "process.env.DB_PASS file " + root + "/shadow is not allowed (the policy's secrets do not list it)",
+		"env: {DB_PASS: {file: " + secrets + "/link}}":      "(resolved to " + root + "/shadow) is not allowed",
+		"env: {DB_PASS: {file: " + secrets + "/../shadow}}": "is not allowed",
+		"env: {DB_PASS: {env: APP_TOKEN}}":                  "",
+		"env: {DB_PASS: {env: TEMPORAL_API_KEY}}":           "process.env.DB_PASS {env: TEMPORAL_API_KEY} is not allowed",
+		"envFile: " + root + "/shadow":                      "process.envFile file " + root + "/shadow is not allowed",
+		"inheritEnv: [TEMPORAL_API_KEY]":                    "process.inheritEnv TEMPORAL_API_KEY is not allowed",
+		"inheritEnv: [APP_TOKEN, PATH]":                     "",
+		"dir: " + srv + "/app":                              "",
+		"dir: " + root:                                      "process.dir " + root + " is not allowed (the policy's dirs do not list it)",
+	} {
+		err := p.Check(proc(y))
+		if want == "" {
+			require.NoError(t, err, y)
+			continue
+		}
+		require.ErrorContains(t, err, want, y)
+		require.NotContains(t, err.Error(), "s3cret", "a refusal never quotes a secret")
+		require.NotContains(t, err.Error(), "root:x")
+	}
+	// Without the lists: env and dirs open, secrets and URLs closed.
+	bare := policy(t, "commands: [/usr/bin/*]\n")
+	require.NoError(t, bare.Check(proc("env: {ANY: x}, dir: "+root)))
+	require.ErrorContains(t, bare.Check(proc("envFile: "+secrets+"/token")), "not allowed (the policy's secrets do not list it)")
+
+	httpNode := func(url string, headers string) spec.Node {
+		n, err := spec.Parse([]byte("name: h\nkind: http\nhttp: {health: {url: \"" + url + "\"" + headers + "}}\n"))
+		require.NoError(t, err)
+		return n
+	}
+	for url, want := range map[string]string{
+		"https://hooks.example.com/steward":          "",
+		"https://hooks.example.com/steward/x?y=1":    "",
+		"https://hooks.example.com:443/steward/x":    "",
+		"https://hooks.example.com/stewardship":      "is not allowed",
+		"https://hooks.example.com/steward/../admin": "is not allowed",
+		"http://hooks.example.com/steward":           "is not allowed",
+		"https://evil.example.com/steward":           "is not allowed",
+		"https://hooks.example.com.evil.com/steward": "is not allowed",
+		"http://127.0.0.1:8080/anything":             "",
+		"http://127.0.0.1:8081/":                     "is not allowed",
+		"http://user:pw@127.0.0.1:8080/":             "is not allowed",
+	} {
+		err := p.Check(httpNode(url, ""))
+		if want == "" {
+			require.NoError(t, err, url)
+		} else {
+			require.ErrorContains(t, err, want, url)
+		}
+	}
+	require.ErrorContains(t, p.Check(httpNode("http://127.0.0.1:8080/", ", headers: {X: {file: "+root+"/shadow}}")), "http.health.headers.X file")
+
+	// A notification: its secrets and its URL, even when the URL is a reference.
+	read := func(v spec.Value) (string, error) { b, err := os.ReadFile(v.File); return string(b), err }
+	require.NoError(t, p.CheckNotify(spec.Value{Literal: "https://hooks.example.com/steward"}, map[string]spec.Value{"X": spec.FileRef(secrets + "/token")}, read))
+	require.ErrorContains(t, p.CheckNotify(spec.Value{Literal: "http://127.0.0.1:9/hook"}, nil, read), "notify.webhook http://127.0.0.1:9/hook is not allowed")
+	require.ErrorContains(t, p.CheckNotify(spec.Value{Literal: "https://hooks.example.com/steward"}, map[string]spec.Value{"X": spec.FileRef(root + "/shadow")}, read), "notify.headers.X file")
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook"), []byte("http://127.0.0.1:9/x"), 0o600))
+	err := p.CheckNotify(spec.FileRef(secrets+"/hook"), nil, read)
+	require.ErrorContains(t, err, "notify.webhook (the webhook its reference names) is not allowed")
+	require.NotContains(t, err.Error(), "127.0.0.1:9", "the resolved URL is not quoted")
+
+	for text, want := range map[string]string{
+		"secrets: [relative]\n":       `secrets[0]: "relative" must be an absolute path or glob`,
+		"dirs: [\"/x/*/..\"]\n":       `dirs[0]: "/x/*/.." has .. after a wildcard`,
+		"env: [\"A=B\"]\n":            `env[0]: "A=B" is not a variable name`,
+		"urls: [\"ftp://x/\"]\n":      `urls[0]: "ftp://x/" is not an http(s) URL prefix`,
+		"urls: [\"http://x/?a=b\"]\n": `urls[0]: "http://x/?a=b" is not an http(s) URL prefix`,
+	} {
+		_, err := ParsePolicy([]byte(text))
+		require.ErrorContains(t, err, want, text)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -25,6 +26,20 @@ import (
 //	  - /opt/shop/bin/*
 //	users: [www-data]    # run-as users a spec may name (empty: only the worker's own)
 //	groups: [www-data]   # run-as groups a spec may name (empty: only the worker's own)
+//	env: [DB_HOST, APP_*]  # service variables beyond the base (absent: any but the loader's)
+//	secrets: [/etc/steward/secrets/*]  # files {file: ...} and envFile may name (absent: none)
+//	secretEnv: [WEBHOOK_TOKEN]  # worker variables {env: ...} and inheritEnv may name (absent: none)
+//	urls: [https://hooks.example.com/]  # what http workers and notify may reach (absent: nothing)
+//	dirs: [/srv/*]       # working directories a spec may name (absent: any)
+//
+// Every list but commands is an allow list whose default is written above.
+// secrets, secretEnv and urls default to nothing: on a host with a policy,
+// a spec reads no file and no variable of the worker's and reaches no URL
+// that its operator did not list (a namespace writer could otherwise have
+// the host send them out: a notify header, an http worker's header). env
+// and dirs default to open (a service's own variables and directory are
+// the service's business), and env never admits a loader variable
+// (loaderVariables) it does not list by name.
 //
 // Commands govern every program a process spec makes this host run: the
 // service's `command` (a bare name is looked up in the worker's PATH, as
@@ -43,9 +58,27 @@ type Policy struct {
 	Commands []string `yaml:"commands"`
 	Users    []string `yaml:"users,omitempty"`
 	Groups   []string `yaml:"groups,omitempty"`
+	// EnvNames (env): the names (or globs of names) of service variables allowed
+	// beyond the base (spec.BaseEnv, LC_*); nil: any name but a loader
+	// variable.
+	EnvNames []string `yaml:"env,omitempty"`
+	// Secrets: the files (absolute paths or globs, canonical as commands
+	// are) that secret references ({file: ...}) and envFile may name.
+	Secrets []string `yaml:"secrets,omitempty"`
+	// SecretEnv: the variables of the worker's environment that secret
+	// references ({env: ...}) and inheritEnv may name.
+	SecretEnv []string `yaml:"secretEnv,omitempty"`
+	// URLs: the URL prefixes (scheme, host and port exactly; the path as a
+	// prefix) that http workers and notifications may reach.
+	URLs []string `yaml:"urls,omitempty"`
+	// Dirs: the working directories (absolute paths or globs) a process
+	// may name; nil: any.
+	Dirs []string `yaml:"dirs,omitempty"`
 
-	// commands are Commands with their links followed at load.
-	commands []command
+	// commands are Commands with their links followed at load; secrets
+	// and dirs the same of Secrets and Dirs; urls are URLs parsed.
+	commands, secrets, dirs []command
+	urls                    []*url.URL
 	// file names the policy in refusals.
 	file string
 	// self and selfGroup are the worker's own user and primary group names.
@@ -84,17 +117,26 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		return nil, errors.New(yaml.FormatError(err, false, false))
 	}
 	var problems []string
-	for i, c := range p.Commands {
-		switch {
-		case !filepath.IsAbs(c):
-			problems = append(problems, fmt.Sprintf("commands[%d]: %q must be an absolute path or glob", i, c))
-		case !validGlob(c):
-			problems = append(problems, fmt.Sprintf("commands[%d]: %q is not a valid glob", i, c))
-		case dotDotAfterWildcard(c):
-			problems = append(problems, fmt.Sprintf("commands[%d]: %q has .. after a wildcard (a path with its links followed has none: it would match nothing)", i, c))
-		default:
-			p.commands = append(p.commands, command{written: c, canonical: canonicalPattern(c)})
+	p.commands = paths(&problems, "commands", p.Commands)
+	p.secrets = paths(&problems, "secrets", p.Secrets)
+	p.dirs = paths(&problems, "dirs", p.Dirs)
+	for i, e := range p.EnvNames {
+		if !validName(e) {
+			problems = append(problems, fmt.Sprintf("env[%d]: %q is not a variable name or a glob of names", i, e))
 		}
+	}
+	for i, e := range p.SecretEnv {
+		if !validName(e) {
+			problems = append(problems, fmt.Sprintf("secretEnv[%d]: %q is not a variable name or a glob of names", i, e))
+		}
+	}
+	for i, raw := range p.URLs {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			problems = append(problems, fmt.Sprintf("urls[%d]: %q is not an http(s) URL prefix (scheme://host[:port][/path], no query or user)", i, raw))
+			continue
+		}
+		p.urls = append(p.urls, u)
 	}
 	for i, u := range p.Users {
 		if strings.TrimSpace(u) == "" {
@@ -119,6 +161,34 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	return &p, nil
 }
 
+// paths checks the entries of a list of absolute paths or globs (field
+// names it in problems) and resolves their links (canonicalPattern).
+func paths(problems *[]string, field string, entries []string) []command {
+	var out []command
+	for i, c := range entries {
+		switch {
+		case !filepath.IsAbs(c):
+			*problems = append(*problems, fmt.Sprintf("%s[%d]: %q must be an absolute path or glob", field, i, c))
+		case !validGlob(c):
+			*problems = append(*problems, fmt.Sprintf("%s[%d]: %q is not a valid glob", field, i, c))
+		case dotDotAfterWildcard(c):
+			*problems = append(*problems, fmt.Sprintf("%s[%d]: %q has .. after a wildcard (a path with its links followed has none: it would match nothing)", field, i, c))
+		default:
+			out = append(out, command{written: c, canonical: canonicalPattern(c)})
+		}
+	}
+	return out
+}
+
+// validName: a variable name, or a glob of names.
+func validName(name string) bool {
+	if name == "" || strings.ContainsAny(name, "=/\x00") {
+		return false
+	}
+	_, err := filepath.Match(name, "")
+	return err == nil
+}
+
 func validGlob(pattern string) bool {
 	_, err := filepath.Match(pattern, "")
 	return err == nil
@@ -131,12 +201,34 @@ func (p *Policy) File() string { return p.file }
 // the policy does not allow; nil for other kinds. n is the node as the
 // driver receives it (templates rendered).
 func (p *Policy) Check(n spec.Node) error {
-	if n.Kind != spec.KindProcess {
+	switch n.Kind {
+	case spec.KindHTTP:
+		return p.checkHTTP(n)
+	case spec.KindProcess:
+	default:
 		return nil
 	}
 	proc, err := spec.ParseProcess(n.Process)
 	if err != nil {
 		return p.refuse("process block: %v", err)
+	}
+	if err := p.Dir(proc.Dir); err != nil {
+		return err
+	}
+	for _, f := range proc.EnvFile {
+		if err := p.Secret("process.envFile", spec.FileRef(f)); err != nil {
+			return err
+		}
+	}
+	for _, name := range proc.InheritEnv {
+		if !baseVariable(name) && !matchName(p.SecretEnv, name) {
+			return p.refuse("process.inheritEnv %s is not allowed (the policy's secretEnv does not list it)", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(proc.Env)) {
+		if err := p.Secret("process.env."+name, proc.Env[name]); err != nil {
+			return err
+		}
 	}
 	if err := p.checkProgram("command", proc.Command, proc.Dir); err != nil {
 		return err
@@ -252,17 +344,226 @@ func (p *Policy) Resolved() []string {
 	return out
 }
 
-// Env refuses a variable of a service's environment that makes an allowed
-// program load other code (loaderVariable); from names where it comes
-// from ("envFile /etc/x", or "" for the spec's env). Nil on a nil policy.
+// Env refuses a variable of a service's environment that the policy's env
+// does not allow: with env, a name neither of the base nor listed; always,
+// a variable that makes an allowed program load other code (loaderVariable)
+// unless env lists it by name. from names where it comes from ("envFile
+// /etc/x", or "" for the spec's env). Nil on a nil policy.
 func (p *Policy) Env(name, from string) error {
-	if p == nil || !loaderVariable(name) {
+	if p == nil {
 		return nil
 	}
+	where := ""
 	if from != "" {
-		return p.refuse("env %s (from %s) is not allowed (it makes an allowed program load other code)", name, from)
+		where = " (from " + from + ")"
 	}
-	return p.refuse("env %s is not allowed (it makes an allowed program load other code)", name)
+	if slices.Contains(p.EnvNames, name) {
+		return nil
+	}
+	if loaderVariable(name) {
+		return p.refuse("env %s%s is not allowed (it makes an allowed program load other code)", name, where)
+	}
+	if p.EnvNames != nil && !baseVariable(name) && !matchName(p.EnvNames, name) {
+		return p.refuse("env %s%s is not allowed (the policy's env does not list it)", name, where)
+	}
+	return nil
+}
+
+// baseVariable: a variable every service gets (spec.BaseEnv, LC_*).
+func baseVariable(name string) bool {
+	return slices.Contains(spec.BaseEnv, name) || strings.HasPrefix(name, "LC_")
+}
+
+// matchName: name matches one of the names or globs of names.
+func matchName(patterns []string, name string) bool {
+	for _, pat := range patterns {
+		if ok, _ := filepath.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Secret refuses a secret reference the policy does not allow (what names
+// the field): a file its secrets do not list (judged by the file it
+// resolves to, every link followed), a variable its secretEnv does not
+// list. A literal is allowed. Nil on a nil policy. The refusal quotes the
+// reference, never what it holds.
+func (p *Policy) Secret(what string, v spec.Value) error {
+	if p == nil || !v.IsRef() {
+		return nil
+	}
+	if v.File == "" {
+		if matchName(p.SecretEnv, v.Env) {
+			return nil
+		}
+		return p.refuse("%s {env: %s} is not allowed (the policy's secretEnv does not list it)", what, v.Env)
+	}
+	if !filepath.IsAbs(v.File) {
+		return p.refuse("%s {file: %s} is not allowed (not an absolute path)", what, v.File)
+	}
+	path := canonicalPath(v.File)
+	if matchAny(p.secrets, path) {
+		return nil
+	}
+	shown := v.File
+	if path != v.File {
+		shown = fmt.Sprintf("%s (resolved to %s)", v.File, path)
+	}
+	return p.refuse("%s file %s is not allowed (the policy's secrets do not list it)", what, shown)
+}
+
+// Dir refuses a working directory the policy's dirs do not list (judged by
+// its canonical path); "" (the worker's) and any directory without dirs are
+// allowed.
+func (p *Policy) Dir(dir string) error {
+	if p == nil || p.Dirs == nil || dir == "" {
+		return nil
+	}
+	if !filepath.IsAbs(dir) {
+		return p.refuse("process.dir %s is not allowed (not an absolute path)", dir)
+	}
+	path := canonicalPath(dir)
+	if matchAny(p.dirs, path) {
+		return nil
+	}
+	shown := dir
+	if path != dir {
+		shown = fmt.Sprintf("%s (resolved to %s)", dir, path)
+	}
+	return p.refuse("process.dir %s is not allowed (the policy's dirs do not list it)", shown)
+}
+
+func matchAny(entries []command, path string) bool {
+	for _, c := range entries {
+		if ok, _ := filepath.Match(c.canonical, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// URL refuses a URL (what names the field; name is how a refusal shows it,
+// never a secret's value) that no entry of the policy's urls is a prefix
+// of: same scheme, same host and port, and the entry's path a prefix of the
+// URL's at a "/" boundary. Nil on a nil policy.
+func (p *Policy) URL(what, name, raw string) error {
+	if p == nil {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return p.refuse("%s %s is not allowed (not an absolute URL)", what, name)
+	}
+	for _, e := range p.urls {
+		if urlUnder(u, e) {
+			return nil
+		}
+	}
+	return p.refuse("%s %s is not allowed (the policy's urls do not list it)", what, name)
+}
+
+// urlUnder: u is at or below prefix e.
+func urlUnder(u, e *url.URL) bool {
+	if !strings.EqualFold(u.Scheme, e.Scheme) || !strings.EqualFold(hostPort(u), hostPort(e)) {
+		return false
+	}
+	if u.User != nil { // credentials in a URL are not the listed one's
+		return false
+	}
+	path, prefix := u.EscapedPath(), e.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if prefix == "" || prefix == "/" {
+		return true
+	}
+	if strings.Contains(path, "/../") || strings.HasSuffix(path, "/..") || strings.Contains(path, "%2e") || strings.Contains(path, "%2E") {
+		return false // a dot segment climbs out of the prefix at the receiver
+	}
+	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
+}
+
+// hostPort is u's host with its scheme's default port made explicit.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return u.Hostname() + ":443"
+	}
+	return u.Hostname() + ":80"
+}
+
+// checkHTTP refuses an http worker whose requests go to a URL the policy's
+// urls do not list or carry a secret it does not allow.
+func (p *Policy) checkHTTP(n spec.Node) error {
+	h, err := spec.ParseHTTP(n.HTTP)
+	if err != nil {
+		return p.refuse("http block: %v", err)
+	}
+	type request struct {
+		field, url string
+		headers    map[string]spec.Value
+	}
+	var reqs []request
+	if h.Health != nil {
+		reqs = append(reqs, request{"http.health.url", h.Health.URL, h.Health.Headers})
+	}
+	if h.Start != nil {
+		reqs = append(reqs, request{"http.start.url", h.Start.URL, h.Start.Headers})
+	}
+	if h.Stop != nil {
+		reqs = append(reqs, request{"http.stop.url", h.Stop.URL, h.Stop.Headers})
+	}
+	if h.Reload != nil {
+		reqs = append(reqs, request{"http.reload.url", h.Reload.URL, h.Reload.Headers})
+	}
+	for _, r := range reqs {
+		if err := p.URL(r.field, redactedURL(r.url), r.url); err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.headers)) {
+			if err := p.Secret(strings.TrimSuffix(r.field, ".url")+".headers."+k, r.headers[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CheckNotify refuses a notification whose webhook or headers the policy
+// does not allow (URL, Secret); a webhook that is a reference is checked
+// as a secret first, then the URL it resolves to (resolve reads it).
+func (p *Policy) CheckNotify(webhook spec.Value, headers map[string]spec.Value, resolve func(spec.Value) (string, error)) error {
+	if p == nil {
+		return nil
+	}
+	if err := p.Secret("notify.webhook", webhook); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		if err := p.Secret("notify.headers."+k, headers[k]); err != nil {
+			return err
+		}
+	}
+	raw, name := webhook.Literal, redactedURL(webhook.Literal)
+	if webhook.IsRef() {
+		v, err := resolve(webhook)
+		if err != nil {
+			return err
+		}
+		raw, name = v, "(the webhook its reference names)"
+	}
+	return p.URL("notify.webhook", name, raw)
+}
+
+// redactedURL is raw with a password masked (refusals quote it).
+func redactedURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "(not a URL)"
 }
 
 // loaderVariables are the environment variables that make a program load

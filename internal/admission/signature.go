@@ -122,19 +122,73 @@ func signMessage(key ed25519.PrivateKey, msg []byte) string {
 	return "ed25519:" + KeyID(pub) + ":" + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 }
 
-// Verify checks n's signature at path against the trusted keys.
-func Verify(trusted []ed25519.PublicKey, path string, n spec.Node) error {
-	return checkSignature(trusted, path, n.Signature, func() ([]byte, error) { return Message(path, n) })
+// signatureDomainV2 and fleetSignatureDomainV2 separate version 2's
+// messages from version 1's and from each other.
+const (
+	signatureDomainV2      = "steward spec signature v2"
+	fleetSignatureDomainV2 = "steward fleet spec signature v2"
+)
+
+// MessageV2 is what a version 2 signature of a worker covers: Message's
+// fields and the revision.
+func MessageV2(path string, revision int64, n spec.Node) ([]byte, error) {
+	type signed struct {
+		Path     string         `json:"path"`
+		Revision int64          `json:"revision"`
+		Kind     string         `json:"kind"`
+		Stub     *spec.Stub     `json:"stub,omitempty"`
+		Process  map[string]any `json:"process,omitempty"`
+		HTTP     map[string]any `json:"http,omitempty"`
+	}
+	n = n.Resolved()
+	return canonical(signatureDomainV2, signed{Path: path, Revision: revision, Kind: n.Kind, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP})
+}
+
+// FleetMessageV2 is what a version 2 signature of a fleet's template
+// covers: FleetMessage's fields, the revision and the instance count (0: a
+// fleet by hosts alone).
+func FleetMessageV2(path string, revision int64, instances int, n spec.Node) ([]byte, error) {
+	type signed struct {
+		Path      string            `json:"path"`
+		Revision  int64             `json:"revision"`
+		Instances int               `json:"instances"`
+		Kind      string            `json:"kind"`
+		Hosts     []string          `json:"hosts,omitempty"`
+		Vars      map[string]string `json:"vars,omitempty"`
+		Stub      *spec.Stub        `json:"stub,omitempty"`
+		Process   map[string]any    `json:"process,omitempty"`
+		HTTP      map[string]any    `json:"http,omitempty"`
+	}
+	return canonical(fleetSignatureDomainV2, signed{Path: path, Revision: revision, Instances: instances, Kind: n.Kind, Hosts: n.Hosts, Vars: n.Vars, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP})
+}
+
+// Verify checks n's signature at path against the trusted keys, and
+// returns it (its revision: 0 for version 1).
+func Verify(trusted []ed25519.PublicKey, path string, n spec.Node) (Signature, error) {
+	sig, err := ParseSignature(path, n.Signature)
+	if err != nil {
+		return sig, err
+	}
+	if sig.Version == 2 && sig.Instances != 0 {
+		return sig, &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s carries a fleet's signature, and is not a fleet's", path)}
+	}
+	return sig, sig.check(trusted, path, func() ([]byte, error) {
+		if sig.Version == 1 {
+			return Message(path, n)
+		}
+		return MessageV2(path, sig.Revision, n)
+	})
 }
 
 // VerifyFleet checks the spec n of a fleet's worker at path: template is
 // the worker's spec before its supervisor rendered it (nil: none came), its
 // signature must verify at the path as written, n must be the instance and
-// host the path and the template's hosts allow, and n must be the
-// template rendered for them.
-func VerifyFleet(trusted []ed25519.PublicKey, path string, n spec.Node, template *spec.Node) error {
-	refuse := func(format string, a ...any) error {
-		return &Refusal{Rule: "signature", Msg: fmt.Sprintf(format, a...)}
+// host the path and the template's hosts allow (and, for a version 2
+// signature, an instance within the signed count), and n must be the
+// template rendered for them. It returns the template's signature.
+func VerifyFleet(trusted []ed25519.PublicKey, path string, n spec.Node, template *spec.Node) (Signature, error) {
+	refuse := func(format string, a ...any) (Signature, error) {
+		return Signature{}, &Refusal{Rule: "signature", Msg: fmt.Sprintf(format, a...)}
 	}
 	if template == nil {
 		return refuse("the spec of %s is a fleet's, and came without its signed template", path)
@@ -154,8 +208,27 @@ func VerifyFleet(trusted []ed25519.PublicKey, path string, n spec.Node, template
 		return refuse("the spec of %s is placed on host %q, which its signed hosts do not list", path, n.PlacedOn)
 	}
 	t := *template
-	if err := checkSignature(trusted, path, t.Signature, func() ([]byte, error) { return FleetMessage(written, t) }); err != nil {
-		return err
+	sig, err := ParseSignature(path, t.Signature)
+	if err != nil {
+		return sig, err
+	}
+	if sig.Version == 2 {
+		switch {
+		case sig.Instances > 0 && n.Instance == nil:
+			return refuse("the spec of %s is not an instance, and its template is signed as %d instances", path, sig.Instances)
+		case sig.Instances == 0 && n.Instance != nil:
+			return refuse("the spec of %s is instance %d, and its template is signed as no instances", path, *n.Instance)
+		case n.Instance != nil && (*n.Instance < 0 || *n.Instance >= sig.Instances):
+			return refuse("the spec of %s is instance %d, beyond the %d instances its template is signed as", path, *n.Instance, sig.Instances)
+		}
+	}
+	if err := sig.check(trusted, path, func() ([]byte, error) {
+		if sig.Version == 1 {
+			return FleetMessage(written, t)
+		}
+		return FleetMessageV2(written, sig.Revision, sig.Instances, t)
+	}); err != nil {
+		return sig, err
 	}
 	r, ps := spec.Render(t, "")
 	if len(ps) > 0 {
@@ -172,7 +245,7 @@ func VerifyFleet(trusted []ed25519.PublicKey, path string, n spec.Node, template
 	if !bytes.Equal(want, got) {
 		return refuse("the spec of %s is not its signed template's rendering: it was changed after it was signed", path)
 	}
-	return nil
+	return sig, nil
 }
 
 func samePlace(a, b spec.Node) bool {
@@ -182,36 +255,91 @@ func samePlace(a, b spec.Node) bool {
 	return a.PlacedOn == b.PlacedOn
 }
 
-// checkSignature checks signature (of the spec at path) against the
-// trusted keys and the message msg returns.
+// checkSignature checks a version 1 signature (of the spec at path)
+// against the trusted keys and the message msg returns.
 func checkSignature(trusted []ed25519.PublicKey, path, signature string, msg func() ([]byte, error)) error {
+	sig, err := ParseSignature(path, signature)
+	if err != nil {
+		return err
+	}
+	return sig.check(trusted, path, msg)
+}
+
+// Signature is a signature as a spec carries it, parsed.
+//
+// Version 1 ("ed25519:KEYID:SIG") covers a worker's path and driver blocks
+// (Message, FleetMessage). Version 2 ("ed25519.v2:KEYID:REVISION:INSTANCES:SIG")
+// covers the same and its revision (a number that only grows from one
+// signing to the next: a host refuses a revision older than the ones it has
+// run, RevisionStore) and, for a fleet's template, its instance count
+// (MessageV2, FleetMessageV2). REVISION and INSTANCES ride in the clear
+// and are signed: changing either breaks the signature.
+type Signature struct {
+	Version   int
+	KeyID     string
+	Revision  int64
+	Instances int
+	sig       []byte
+}
+
+// sigPrefixV2 starts a version 2 signature.
+const sigPrefixV2 = "ed25519.v2"
+
+// ParseSignature parses the signature of the spec at path ("": none, a
+// refusal that says the host wants one).
+func ParseSignature(path, signature string) (Signature, error) {
+	malformed := func(why string) error {
+		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the signature of %s is malformed (%s)", path, why)}
+	}
 	if signature == "" {
-		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is not signed, and this host runs only signed specs (--trusted-keys)", path)}
+		return Signature{}, &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is not signed, and this host runs only signed specs (--trusted-keys)", path)}
 	}
 	parts := strings.Split(signature, ":")
-	if len(parts) != 3 || parts[0] != "ed25519" {
-		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the signature of %s is malformed (want ed25519:KEYID:SIG)", path)}
+	var s Signature
+	switch {
+	case len(parts) == 3 && parts[0] == "ed25519":
+		s.Version = 1
+	case len(parts) == 5 && parts[0] == sigPrefixV2:
+		s.Version = 2
+		rev, err := strconv.ParseInt(parts[2], 10, 64)
+		if err != nil || rev < 0 {
+			return s, malformed("bad revision")
+		}
+		n, err := strconv.Atoi(parts[3])
+		if err != nil || n < 0 || n > spec.MaxChildren {
+			return s, malformed("bad instance count")
+		}
+		s.Revision, s.Instances = rev, n
+	default:
+		return s, malformed("want ed25519:KEYID:SIG or " + sigPrefixV2 + ":KEYID:REVISION:INSTANCES:SIG")
 	}
-	sig, err := base64.StdEncoding.DecodeString(parts[2])
+	s.KeyID = parts[1]
+	sig, err := base64.StdEncoding.DecodeString(parts[len(parts)-1])
 	if err != nil || len(sig) != ed25519.SignatureSize {
-		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the signature of %s is malformed (bad signature bytes)", path)}
+		return s, malformed("bad signature bytes")
 	}
+	s.sig = sig
+	return s, nil
+}
+
+// check verifies s over the message msg returns with the trusted key s names.
+func (s Signature) check(trusted []ed25519.PublicKey, path string, msg func() ([]byte, error)) error {
 	var key ed25519.PublicKey
 	for _, k := range trusted {
-		if KeyID(k) == parts[1] {
+		if KeyID(k) == s.KeyID {
 			key = k
 			break
 		}
 	}
 	if key == nil {
-		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is signed by key %s, which this host does not trust", path, parts[1])}
+		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is signed by key %s, which this host does not trust", path, s.KeyID)}
 	}
 	m, err := msg()
 	if err != nil {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s cannot be encoded: %v", path, err)}
 	}
-	if !ed25519.Verify(key, m, sig) {
-		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s does not match its signature by key %s: it was changed after it was signed", path, parts[1])}
+	if !ed25519.Verify(key, m, s.sig) {
+		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s does not match its signature by key %s: it was changed after it was signed", path, s.KeyID)}
 	}
 	return nil
 }
@@ -316,13 +444,66 @@ func readPEM(file, typ string) ([]byte, error) {
 // SignTree signs every worker of a tree as its host will receive it: with
 // the vars its supervisors hand down (spec.Effective) and its templates
 // rendered; a fleet's worker (instances, or hosts) as its template
-// (FleetMessage). It returns the tree with each worker's Signature set,
-// and leaves its input alone.
-func SignTree(key ed25519.PrivateKey, root spec.Node) (spec.Node, error) {
-	return signNode(key, "", root, spec.Effective(root), nil)
+// (FleetMessageV2), with its instance count. Signatures are version 2 at
+// revision. A worker of previous (the tree as it runs; nil: none) whose
+// version 2 signature by this key still covers it keeps that signature
+// and its revision: a re-apply changes no signature of a worker it does
+// not change (so a host's revision check and a dry run see the same
+// spec), and a changed worker gets revision. It returns the tree with each
+// worker's Signature set, and leaves its input alone.
+func SignTree(key ed25519.PrivateKey, root spec.Node, revision int64, previous *spec.Node) (spec.Node, error) {
+	s := signer{key: key, pub: key.Public().(ed25519.PublicKey), revision: revision, previous: map[string]string{}}
+	if previous != nil {
+		collectSignatures(s.previous, "", *previous)
+	}
+	return s.node("", root, spec.Effective(root), nil)
 }
 
-func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node, parent *spec.Node) (spec.Node, error) {
+// signer signs the workers of one tree.
+type signer struct {
+	key      ed25519.PrivateKey
+	pub      ed25519.PublicKey
+	revision int64
+	previous map[string]string // path: the signature it runs with
+}
+
+func collectSignatures(into map[string]string, prefix string, n spec.Node) {
+	path := n.Name
+	if prefix != "" {
+		path = prefix + "/" + n.Name
+	}
+	if n.Signature != "" {
+		into[path] = n.Signature
+	}
+	for _, c := range n.Children {
+		collectSignatures(into, path, c)
+	}
+}
+
+// keep is the previous signature of path if it is version 2, by this key,
+// and verifies over msg at its own revision and instance count.
+func (s signer) keep(path string, instances int, msg func(revision int64) ([]byte, error)) string {
+	old, ok := s.previous[path]
+	if !ok {
+		return ""
+	}
+	sig, err := ParseSignature(path, old)
+	if err != nil || sig.Version != 2 || sig.KeyID != KeyID(s.pub) || sig.Instances != instances || sig.Revision > s.revision {
+		return ""
+	}
+	m, err := msg(sig.Revision)
+	if err != nil || !ed25519.Verify(s.pub, m, sig.sig) {
+		return ""
+	}
+	return old
+}
+
+func (s signer) sign(instances int, msg []byte) string {
+	return sigPrefixV2 + ":" + KeyID(s.pub) + ":" + strconv.FormatInt(s.revision, 10) + ":" + strconv.Itoa(instances) + ":" +
+		base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, msg))
+}
+
+func (s signer) node(prefix string, n, effective spec.Node, parent *spec.Node) (spec.Node, error) {
 	path := n.Name
 	if prefix != "" {
 		path = prefix + "/" + n.Name
@@ -336,6 +517,65 @@ func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node, par
 			if _, ps := spec.Render(template, ""); len(ps) > 0 {
 				return n, fmt.Errorf("%s: %v", path, ps)
 			}
+			// The count is signed beside the template: an instance's
+			// worker holds it cleared (Expand).
+			msg := func(rev int64) ([]byte, error) { return FleetMessageV2(path, rev, n.Instances, template) }
+			if kept := s.keep(path, n.Instances, msg); kept != "" {
+				n.Signature = kept
+				return n, nil
+			}
+			m, err := msg(s.revision)
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", path, err)
+			}
+			n.Signature = s.sign(n.Instances, m)
+			return n, nil
+		}
+		rendered, ps := spec.Render(effective, "")
+		if len(ps) > 0 {
+			return n, fmt.Errorf("%s: %v", path, ps)
+		}
+		msg := func(rev int64) ([]byte, error) { return MessageV2(path, rev, rendered) }
+		if kept := s.keep(path, 0, msg); kept != "" {
+			n.Signature = kept
+			return n, nil
+		}
+		m, err := msg(s.revision)
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", path, err)
+		}
+		n.Signature = s.sign(0, m)
+		return n, nil
+	}
+	kids := make([]spec.Node, len(n.Children))
+	for i, c := range n.Children {
+		signed, err := s.node(path, c, effective.Children[i], &effective)
+		if err != nil {
+			return n, err
+		}
+		kids[i] = signed
+	}
+	n.Children = kids
+	return n, nil
+}
+
+// SignTreeV1 signs a tree with version 1 signatures, as the release before
+// did (tests of hosts that still run such trees).
+func SignTreeV1(key ed25519.PrivateKey, root spec.Node) (spec.Node, error) {
+	return signNodeV1(key, "", root, spec.Effective(root), nil)
+}
+
+func signNodeV1(key ed25519.PrivateKey, prefix string, n, effective spec.Node, parent *spec.Node) (spec.Node, error) {
+	path := n.Name
+	if prefix != "" {
+		path = prefix + "/" + n.Name
+	}
+	if !n.IsSupervisor() {
+		template := effective
+		if parent != nil {
+			template = spec.InheritFleet(*parent, template)
+		}
+		if n.Instances > 0 || len(template.Hosts) > 0 {
 			msg, err := FleetMessage(path, template)
 			if err != nil {
 				return n, fmt.Errorf("%s: %w", path, err)
@@ -356,7 +596,7 @@ func signNode(key ed25519.PrivateKey, prefix string, n, effective spec.Node, par
 	}
 	kids := make([]spec.Node, len(n.Children))
 	for i, c := range n.Children {
-		signed, err := signNode(key, path, c, effective.Children[i], &effective)
+		signed, err := signNodeV1(key, path, c, effective.Children[i], &effective)
 		if err != nil {
 			return n, err
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,7 +27,10 @@ type Probe struct {
 	// Path is the file an exec probe runs (Exec[0] resolved and checked
 	// at the start; "": Exec[0] looked up at every run, as an older
 	// worker's record has it).
-	Path      string        `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Cred is the identity an exec probe runs as: the service's (nil: the
+	// worker's, for a service that runs as the worker's user).
+	Cred      *Credential   `json:"cred,omitempty"`
 	Interval  time.Duration `json:"interval"`
 	Timeout   time.Duration `json:"timeout,omitempty"`   // 0: the context's deadline only
 	Threshold int           `json:"threshold,omitempty"` // health: failures in a row that are a crash
@@ -85,6 +90,13 @@ func (p *Probe) check(ctx context.Context, timeout time.Duration) error {
 	case len(p.Exec) > 0:
 		cmd := command(ctx, p.Path, p.Exec)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if p.Cred != nil {
+			// As the service: a probe may do no more on the host than it.
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: p.Cred.UID, Gid: p.Cred.GID, Groups: p.Cred.Groups}
+		}
+		// The base of the worker's environment only: its credentials
+		// (Temporal's, say) reach no probe, as they reach no service.
+		cmd.Env = baseEnvironment()
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -186,4 +198,24 @@ func (d *Driver) watchHealth(p *proc, h *Probe) {
 		d.endUnhealthy(p, fmt.Sprintf("unhealthy: %d health probes failed in a row (%s): %v", failures, h.describe(), err))
 		return
 	}
+}
+
+// Credential is a user and its groups, as a probe runs as them.
+type Credential struct {
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// baseEnvironment is the base of the worker's environment every service
+// gets (spec.BaseEnv and LC_*).
+func baseEnvironment() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(spec.BaseEnv, k) || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

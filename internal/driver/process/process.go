@@ -382,6 +382,13 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	if err != nil {
 		return "", err
 	}
+	if cr := l.credential; cr != nil {
+		for _, p := range []*Probe{c.Ready, c.Health} {
+			if p != nil {
+				p.Cred = &Credential{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
+			}
+		}
+	}
 	cmd.Env = l.env
 	cmd.Dir = c.Dir
 	if l.path != "" {
