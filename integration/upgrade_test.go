@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,4 +184,83 @@ func otherBuildWorker(t *testing.T) string {
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	return bin
+}
+
+// A tree signed by the release before (version 1 signatures) keeps running
+// on a host of this build that trusts the key: its service outlives the
+// worker swap and the upgrade, a crash is restarted under its version 1
+// signature, and re-signing it with this build's starter (version 2, with
+// revisions) restarts nothing; a second re-sign keeps every signature.
+func TestSignedTreeOfTheReleaseBeforeKeepsRunningAndReSigningRestartsNothing(t *testing.T) {
+	needServer(t)
+	repo, err := filepath.Abs("..")
+	require.NoError(t, err)
+	oldWorker, oldStarter, err := release.Build(repo, release.SignedV1, t.TempDir())
+	require.NoError(t, err)
+	addr, _ := ownServer(t)
+	key := keygen(t)
+	state := filepath.Join(t.TempDir(), "state")
+	workerFlags := []string{"--host", "it-sup", "--state-dir", state, "--trusted-keys", key + ".pub"}
+	tree := writeSpec(t, `name: it-sup
+children:
+  - name: svc
+    kind: process
+    process: {command: sleep, args: ["600"], startSeconds: 200ms, host: it-sup}
+    observe: {interval: 1s}
+`)
+	old, err := startWorkerBin(oldWorker, "worker-sup-old", addr, workerFlags...)
+	require.NoError(t, err)
+	r := runAt(t, oldStarter, addr, 3*time.Minute, "apply", "-f", tree, "--sign-key", key, "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	svcStatus := func() workflows.Status {
+		t.Helper()
+		r := runAt(t, starterBin, addr, time.Minute, "status", "it-sup/svc", "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var st workflows.Status
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+		return st
+	}
+	before := svcStatus()
+	require.Equal(t, "running", before.State)
+	pid := pidOf(t, before.Instance)
+
+	old.stop()
+	w, err := startWorkerBin(workerBin, "worker-sup-new", addr, workerFlags...)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	r = runAt(t, starterBin, addr, 6*time.Minute, "upgrade", "--wait", "--timeout", "5m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	st := svcStatus()
+	require.Equal(t, before.Instance, st.Instance, "the service outlived the swap and the upgrade")
+	require.True(t, alive(pid))
+
+	// A crash: restarted under its version 1 signature.
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	eventually(t, time.Minute, func() (bool, string) {
+		st = svcStatus()
+		return st.State == "running" && st.Instance != before.Instance && st.Restarts == before.Restarts+1, fmt.Sprintf("%+v", st)
+	})
+	restarted := st
+
+	// Re-signed by this build: version 2 signatures, no restart.
+	r = runAt(t, starterBin, addr, 3*time.Minute, "apply", "-f", tree, "--sign-key", key, "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	st = svcStatus()
+	require.Equal(t, restarted.Instance, st.Instance, "re-signing restarts nothing")
+	require.Equal(t, restarted.Restarts, st.Restarts)
+	require.Equal(t, restarted.ManualRestarts, st.ManualRestarts)
+	// Another re-sign keeps the version 2 signatures: nothing to change.
+	r = runAt(t, starterBin, addr, time.Minute, "apply", "-f", tree, "--sign-key", key, "--dry-run", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"changed": []`, "a re-sign of the same file changes no signature")
+	// And the service still restarts under its new signature.
+	r = runAt(t, starterBin, addr, time.Minute, "restart", "it-sup/svc")
+	require.Equal(t, 0, r.code, r.stderr)
+	eventually(t, time.Minute, func() (bool, string) {
+		st = svcStatus()
+		return st.State == "running" && st.ManualRestarts == restarted.ManualRestarts+1, fmt.Sprintf("%+v", st)
+	})
+	r = runAt(t, starterBin, addr, 2*time.Minute, "delete", "it-sup")
+	require.Equal(t, 0, r.code, r.stderr)
+	eventually(t, time.Minute, func() (bool, string) { return !alive(pidOf(t, st.Instance)), "the service stops with its tree" })
 }

@@ -14,6 +14,11 @@ import (
 // `starter upgrade` (docs/upgrading.md).
 const Last = "5b9cb0e"
 
+// SignedV1 is the last commit whose starter signs specs with version 1
+// signatures (internal/admission): its signed trees must keep running on
+// hosts of this build, and a re-sign under version 2 restart nothing.
+const SignedV1 = "e734e32"
+
 // Build extracts commit from the repository at repo (`git archive`: the
 // checkout is untouched) into dir and builds its worker and starter there.
 func Build(repo, commit, dir string) (worker, starter string, err error) {
