@@ -2,8 +2,11 @@ package activities
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/steward-sh/steward/internal/admission"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -26,6 +29,10 @@ type ReadLogRequest struct {
 	Follow     bool                `json:"follow,omitempty"`
 	From       process.LogPosition `json:"from"`
 	Wait       time.Duration       `json:"wait,omitempty"`
+	// Auth is the operator's signature of the read (admission.ReadAuth;
+	// nil: unsigned). A host with trusted keys answers only a signed read;
+	// a signed read's answer is sealed to its reader (Sealed).
+	Auth *admission.ReadAuth `json:"auth,omitempty"`
 }
 
 // ReadLogResult is the output read (bytes as written: a service's output
@@ -33,6 +40,9 @@ type ReadLogRequest struct {
 type ReadLogResult struct {
 	Data []byte              `json:"data"`
 	Next process.LogPosition `json:"next"`
+	// Sealed: the answer to a signed read, Data and Next sealed to its
+	// reader (admission.Open, then JSON); Data and Next are then empty.
+	Sealed *admission.Sealed `json:"sealed,omitempty"`
 }
 
 // Logs reads the logs the host's process driver writes under Dir (a
@@ -41,12 +51,56 @@ type ReadLogResult struct {
 // queue only: a log is on the host that ran the process.
 type Logs struct {
 	Dir string
+	// Trusted are the host's trusted keys (--trusted-keys): with any, a
+	// read must be signed by one of them (admission.VerifyRead).
+	Trusted []ed25519.PublicKey
 	// Poll is how often a follow read looks for new output (default 100ms).
 	Poll time.Duration
 }
 
-// ReadLog reads a log (see ReadLogRequest).
+// ReadLog reads a log (see ReadLogRequest): a signed read is checked and
+// its answer sealed (authorizeRead, sealAnswer).
 func (l *Logs) ReadLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, error) {
+	auth := req.Auth
+	req.Auth = nil
+	if err := authorizeRead(l.Trusted, "log", req, auth); err != nil {
+		return ReadLogResult{}, err
+	}
+	res, err := l.readLog(ctx, req)
+	if err != nil || auth == nil {
+		return res, err
+	}
+	sealed, err := sealAnswer(auth, res)
+	return ReadLogResult{Sealed: sealed}, err
+}
+
+// authorizeRead refuses a read that a host with trusted keys must not
+// answer (admission.VerifyRead): unsigned, signed by another key, or out of
+// its time window. A host without trusted keys answers any read.
+func authorizeRead(trusted []ed25519.PublicKey, kind string, req any, auth *admission.ReadAuth) error {
+	if len(trusted) == 0 {
+		return nil
+	}
+	if err := admission.VerifyRead(trusted, kind, req, auth, time.Now()); err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	return nil
+}
+
+// sealAnswer is answer as JSON, sealed to the signed read's reader.
+func sealAnswer(auth *admission.ReadAuth, answer any) (*admission.Sealed, error) {
+	plain, err := json.Marshal(answer)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := admission.Seal(auth.ReplyKey, plain)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("the read's reply key: "+err.Error(), ErrRefused, nil)
+	}
+	return sealed, nil
+}
+
+func (l *Logs) readLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, error) {
 	if !req.Follow {
 		data, end, err := process.TailLog(l.Dir, req.WorkflowID, req.Lines)
 		if errors.Is(err, process.ErrNoLog) {

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"crypto/ed25519"
+	"github.com/steward-sh/steward/internal/admission"
 
 	"github.com/steward-sh/steward/internal/treestatus"
 )
@@ -14,6 +16,15 @@ const ReadServicesName = Prefix + "ReadServices"
 // the host runs).
 type ReadServicesRequest struct {
 	WorkflowIDs []string `json:"workflowIds,omitempty"`
+	// Auth: as a log read's (ReadLogRequest.Auth).
+	Auth *admission.ReadAuth `json:"auth,omitempty"`
+}
+
+// ServicesResult is what a host tells (Views), or, for a signed read, the
+// same sealed to its reader (Sealed: JSON of Views).
+type ServicesResult struct {
+	Views  map[string]treestatus.HostView `json:"views,omitempty"`
+	Sealed *admission.Sealed              `json:"sealed,omitempty"`
 }
 
 // HostServices is what the host's process driver tells (process.Driver).
@@ -28,10 +39,22 @@ type HostServices interface {
 // seen on the host that runs it.
 type Services struct {
 	Host HostServices
+	// Trusted: as Logs.Trusted.
+	Trusted []ed25519.PublicKey
 }
 
 // ReadServices returns what the host tells of each service asked, by
 // workflow ID.
-func (s *Services) ReadServices(_ context.Context, req ReadServicesRequest) (map[string]treestatus.HostView, error) {
-	return s.Host.Services(req.WorkflowIDs...), nil
+func (s *Services) ReadServices(_ context.Context, req ReadServicesRequest) (ServicesResult, error) {
+	auth := req.Auth
+	req.Auth = nil
+	if err := authorizeRead(s.Trusted, "services", req, auth); err != nil {
+		return ServicesResult{}, err
+	}
+	views := s.Host.Services(req.WorkflowIDs...)
+	if auth == nil {
+		return ServicesResult{Views: views}, nil
+	}
+	sealed, err := sealAnswer(auth, views)
+	return ServicesResult{Sealed: sealed}, err
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -176,7 +179,8 @@ func (l *attackLab) noLeak(paths ...string) {
 	l.received.mu.Lock()
 	got := strings.Join(l.received.reqs, "\n")
 	l.received.mu.Unlock()
-	for _, s := range []string{l.secretValue, l.envValue} {
+	// A log's bytes travel as base64 in JSON.
+	for _, s := range []string{l.secretValue, l.envValue, base64.StdEncoding.EncodeToString([]byte(l.secretValue + "\n"))} {
 		require.NotContains(l.t, got, s, "the attacker's receiver got a secret of the host")
 		for _, p := range paths {
 			require.NotContains(l.t, l.history(p), s, "the history of %s holds a secret of the host", p)
@@ -219,6 +223,9 @@ children:
     kind: process
     process: {command: sleep, args: ["`+secs+`"], host: atk-signed, startSeconds: 200ms}
     observe: {interval: 2s}
+  - name: talk
+    kind: process
+    process: {command: /bin/sh, args: ["-c", "cat `+l.secretFile+`; exec sleep 300"], host: atk-signed, startSeconds: 200ms}
 `)
 	}
 	r := l.starter("apply", "-f", signedTree("300"), "--sign-key", l.key, "--wait", "--timeout", "2m")
@@ -282,10 +289,7 @@ children:
 		return spec.Node{Name: "svc", Kind: spec.KindProcess, Process: p}
 	}
 
-	cases := []struct {
-		name string
-		run  func(t *testing.T, l *attackLab)
-	}{
+	cases := []attackCase{
 		{"notify reads a file and the worker's variable for the attacker (signed host)", func(t *testing.T, l *attackLab) {
 			before := l.status("atk/svc")
 			shellSpec := spec.Node{Name: "svc", Kind: spec.KindProcess, Process: withSignedHost(shell), Notify: leakyNotify}
@@ -383,6 +387,7 @@ children:
 			l.noLeak("evil-http")
 		}},
 	}
+	cases = append(cases, readAttacks(l)...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.run(t, l.on(t))
@@ -402,4 +407,75 @@ func withSignedHost(p map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+type attackCase struct {
+	name string
+	run  func(t *testing.T, l *attackLab)
+}
+
+// logsRun runs a LogsWorkflow by hand, as `temporal workflow execute
+// --type LogsWorkflow` does, and returns its ID and answer.
+func (l *attackLab) logsRun(id string, req activities.ReadLogRequest) (activities.ReadLogResult, error) {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := l.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.LogsWorkflow,
+		workflows.LogsRequest{Host: "atk-signed", Read: req})
+	require.NoError(l.t, err)
+	var res activities.ReadLogResult
+	return res, run.Get(ctx, &res)
+}
+
+// readAttacks: what a namespace reader or writer reads of a signed host
+// (atk/talk's log holds the content of the host's secret file).
+func readAttacks(l *attackLab) []attackCase {
+	waitLogged := func(t *testing.T, l *attackLab) {
+		eventually(t, time.Minute, func() (bool, string) {
+			r := l.starter("logs", "atk/talk", "--sign-key", l.key)
+			return r.code == 0 && strings.Contains(r.stdout, l.secretValue), r.stdout + r.stderr
+		})
+	}
+	return []attackCase{
+		{"a LogsWorkflow started by a namespace writer reads a service's log", func(t *testing.T, l *attackLab) {
+			waitLogged(t, l)
+			_, err := l.logsRun("steward-logs-attack-1", activities.ReadLogRequest{WorkflowID: "atk/talk", Lines: 10})
+			require.ErrorContains(t, err, "this host answers only signed reads")
+			l.noLeak("steward-logs-attack-1")
+			r := l.starter("logs", "atk/talk")
+			require.NotEqual(t, 0, r.code)
+			require.Contains(t, r.stderr, "this host answers only signed reads")
+			require.NotContains(t, r.stdout, l.secretValue)
+		}},
+		{"a signed read's answer is read in its history, or replayed", func(t *testing.T, l *attackLab) {
+			key, err := admission.LoadPrivateKey(l.key)
+			require.NoError(t, err)
+			req := activities.ReadLogRequest{WorkflowID: "atk/talk", Lines: 10}
+			auth, reply, err := (&admission.Reader{Key: key}).Sign("log", req)
+			require.NoError(t, err)
+			req.Auth = &auth
+			res, err := l.logsRun("steward-logs-attack-2", req)
+			require.NoError(t, err)
+			require.Empty(t, res.Data, "a signed read's answer is sealed")
+			plain, err := admission.Open(reply, res.Sealed)
+			require.NoError(t, err)
+			var opened activities.ReadLogResult
+			require.NoError(t, json.Unmarshal(plain, &opened))
+			require.Contains(t, string(opened.Data), l.secretValue, "its reader opens it")
+			// The history holds the sealed answer only; the same request
+			// replayed gets an answer sealed to the operator's reply key.
+			res, err = l.logsRun("steward-logs-attack-3", req)
+			require.NoError(t, err)
+			require.NotNil(t, res.Sealed)
+			l.noLeak("steward-logs-attack-2", "steward-logs-attack-3")
+		}},
+		{"usage read by a starter without the key", func(t *testing.T, l *attackLab) {
+			r := l.starter("status", "atk/svc")
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Contains(t, r.stderr, "this host answers only signed reads", "the status shows, without the host's usage")
+			r = l.starter("status", "atk/svc", "--sign-key", l.key)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.NotContains(t, r.stderr, "signed reads")
+		}},
+	}
 }

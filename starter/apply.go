@@ -55,7 +55,7 @@ func applyCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			if signKey != "" {
+			if signKeyFile(signKey) != "" {
 				if node, err = signSpec(cmd.Context(), c, node, signKey); err != nil {
 					return err
 				}
@@ -79,7 +79,7 @@ func applyCmd(g *globals) *cobra.Command {
 	o.flags(cmd, "wait until every worker is at its desired state (or one fails), showing progress")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "compare the file with the running tree and print what apply would add, remove and change, field by field; start and signal nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format of --dry-run: text or json")
-	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign what each host will run with this private key (starter keygen PREFIX writes it): hosts started with --trusted-keys run only specs signed by a key they trust")
+	signKeyFlag(cmd, &signKey, "sign what each host will run with this private key: hosts started with --trusted-keys run only specs signed by a key they trust")
 	cmd.Flags().IntVar(&o.historyLimit, "history-limit", 0, fmt.Sprintf("a new tree's workflows continue as new past this many history events (0: %d; a shorter history replays faster)", workflows.DefaultHistoryLimit))
 	return cmd
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/steward-sh/steward/internal/admission"
+	"golang.org/x/sync/singleflight"
 	"net"
 	"os"
 	ossignal "os/signal"
@@ -29,7 +31,7 @@ import (
 )
 
 func consoleCmd(g *globals) *cobra.Command {
-	var listen, tokenFile, readTokenFileName, allowedHosts, webUI, grafana string
+	var listen, tokenFile, readTokenFileName, allowedHosts, webUI, grafana, signKey string
 	var allowActions bool
 	var interval time.Duration
 	var compression string
@@ -79,6 +81,10 @@ name of its own (DNS rebinding).`,
 					return err
 				}
 			}
+			reads, err := readSigner(signKey)
+			if err != nil {
+				return err
+			}
 			if compression != "gzip" && compression != "none" {
 				return badInput("--grpc-compression must be gzip or none, not %q", compression)
 			}
@@ -100,7 +106,7 @@ name of its own (DNS rebinding).`,
 			ctx, stop := ossignal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 
-			src := &consoleSource{c: c, namespace: g.namespace}
+			src := &consoleSource{c: c, namespace: g.namespace, reads: reads}
 			watch := console.NewWatch(src, interval)
 			src.follow = &followers{c: c, namespace: g.namespace, ctx: ctx, poke: watch.Poke, by: map[string]*follower{}}
 			go watch.Run(ctx)
@@ -140,6 +146,7 @@ name of its own (DNS rebinding).`,
 	cmd.Flags().StringVar(&webUI, "web-ui", "http://localhost:8233", "the Temporal Web UI, for the panel's links (empty: none)")
 	cmd.Flags().StringVar(&grafana, "grafana", "", "a Grafana dashboard URL for the panel's links (empty: none)")
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors whose histories it does not follow (each followed one is asked when an event is written to it, and all every 30 s)")
+	signKeyFlag(cmd, &signKey, "sign the hosts' log and usage reads with this private key: a host with --trusted-keys answers only signed reads, sealed to this console")
 	cmd.Flags().StringVar(&compression, "grpc-compression", "none", "compression of the console's requests to Temporal: none (its many small queries cost less CPU without) or gzip")
 	return cmd
 }
@@ -148,6 +155,13 @@ name of its own (DNS rebinding).`,
 type consoleSource struct {
 	c         client.Client
 	namespace string
+	// reads signs the reads of hosts' logs and usage (nil: unsigned).
+	reads *admission.Reader
+	// shared makes one read of a host serve every page that asks the same
+	// thing at once (a log's tail, a follow from one position, a service's
+	// usage): pages that open, reload or poll together cost one workflow,
+	// not one each.
+	shared singleflight.Group
 
 	// The roots, listed at most every rootsEvery (a new tree shows within
 	// that, a deleted one at the next look; the supervisors are asked every
@@ -323,8 +337,13 @@ func (s *consoleSource) Status(ctx context.Context, path string) (treestatus.Sta
 	if err == nil && st.Kind == spec.KindProcess {
 		// A process service's panel shows its usage and notify status.
 		sts := []treestatus.Status{st}
-		addHostViews(ctx, s.c, s.namespace, sts)
-		st = sts[0]
+		v, err, _ := s.shared.Do("usage\x00"+path, func() (any, error) {
+			addHostViews(ctx, s.c, s.namespace, sts, s.reads)
+			return sts[0], nil
+		})
+		if err == nil {
+			st = v.(treestatus.Status)
+		}
 	}
 	return st, plain(err)
 }
@@ -368,10 +387,14 @@ func (s *consoleSource) Log(ctx context.Context, path, from string, follow bool)
 		}
 		req = activities.ReadLogRequest{WorkflowID: path, Follow: true, From: pos, Wait: followWait}
 	}
-	res, err := readLog(ctx, s.c, s.namespace, host, req)
+	key, _ := json.Marshal(req)
+	v, err, _ := s.shared.Do("log\x00"+host+"\x00"+string(key), func() (any, error) {
+		return readLog(ctx, s.c, s.namespace, host, req, s.reads)
+	})
 	if err != nil {
 		return console.LogChunk{}, plain(err)
 	}
+	res := v.(activities.ReadLogResult)
 	next, _ := json.Marshal(res.Next)
 	return console.LogChunk{Text: strings.ToValidUTF8(string(res.Data), "\uFFFD"), Next: string(next)}, nil
 }

@@ -43,7 +43,7 @@ func keygenCmd() *cobra.Command {
 // signature (admission.SignTree): re-applying a file restarts nothing and
 // changes no signature.
 func signSpec(ctx context.Context, c client.Client, node spec.Node, file string) (spec.Node, error) {
-	key, err := admission.LoadPrivateKey(file)
+	key, err := admission.LoadPrivateKey(signKeyFile(file))
 	if err != nil {
 		return node, badInput("--sign-key: %v", err)
 	}
@@ -56,4 +56,35 @@ func signSpec(ctx context.Context, c client.Client, node spec.Node, file string)
 		return node, badInput("--sign-key: %v", err)
 	}
 	return signed, nil
+}
+
+// SignKeyEnv names the operator's private key when --sign-key is not given.
+const SignKeyEnv = "STEWARD_SIGN_KEY"
+
+// signKeyFile is the --sign-key given, or SignKeyEnv ("": none).
+func signKeyFile(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(SignKeyEnv)
+}
+
+// signKeyFlag adds --sign-key to cmd (what says what it signs).
+func signKeyFlag(cmd *cobra.Command, file *string, what string) {
+	cmd.Flags().StringVar(file, "sign-key", "", what+" (default: "+SignKeyEnv+"; starter keygen PREFIX writes a key)")
+}
+
+// readSigner signs reads of what hosts hold with the key at file (after
+// signKeyFile; nil: none given, reads go unsigned). A host with
+// --trusted-keys answers only signed reads, and seals their answers.
+func readSigner(file string) (*admission.Reader, error) {
+	file = signKeyFile(file)
+	if file == "" {
+		return nil, nil
+	}
+	key, err := admission.LoadPrivateKey(file)
+	if err != nil {
+		return nil, badInput("--sign-key: %v", err)
+	}
+	return &admission.Reader{Key: key}, nil
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/ecdh"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/steward-sh/steward/internal/admission"
 	"os"
 	ossignal "os/signal"
 	"strconv"
@@ -29,6 +32,7 @@ const followWait = 500 * time.Millisecond
 func logsCmd(g *globals) *cobra.Command {
 	var n int
 	var follow bool
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "logs PATH",
 		Short: "Print the last lines of a process service's output (stdout and stderr), read on its host through that host's worker; -f follows",
@@ -45,6 +49,10 @@ it never enters the history of the service's own workflow.`,
 			if n < 1 {
 				return badInput("-n must be >= 1, not %d", n)
 			}
+			rd, err := readSigner(signKey)
+			if err != nil {
+				return err
+			}
 			ctx, stop := ossignal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			c, err := g.dial()
@@ -59,7 +67,7 @@ it never enters the history of the service's own workflow.`,
 			out := cmd.OutOrStdout()
 			req := activities.ReadLogRequest{WorkflowID: a[0], Lines: n}
 			for {
-				res, err := readLog(ctx, c, g.namespace, host, req)
+				res, err := readLog(ctx, c, g.namespace, host, req, rd)
 				if ctx.Err() != nil {
 					return nil // interrupted: the normal end of a follow (or of a read)
 				}
@@ -78,6 +86,7 @@ it never enters the history of the service's own workflow.`,
 	}
 	cmd.Flags().IntVarP(&n, "lines", "n", 100, "how many of the last lines")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing new output until interrupted")
+	signKeyFlag(cmd, &signKey, "sign the read with this private key: a host with --trusted-keys answers only signed reads, sealed to this starter")
 	return cmd
 }
 
@@ -106,12 +115,28 @@ func processHost(ctx context.Context, c client.Client, path string) (string, err
 }
 
 // readLog runs one read through the host's worker and deletes its workflow.
-func readLog(ctx context.Context, c client.Client, namespace, host string, req activities.ReadLogRequest) (activities.ReadLogResult, error) {
+func readLog(ctx context.Context, c client.Client, namespace, host string, req activities.ReadLogRequest, rd *admission.Reader) (activities.ReadLogResult, error) {
 	var res activities.ReadLogResult
+	var reply *ecdh.PrivateKey
+	if rd != nil {
+		auth, key, err := rd.Sign("log", req)
+		if err != nil {
+			return res, failure("sign the read: %v", err)
+		}
+		req.Auth, reply = &auth, key
+	}
 	err := hostRead(ctx, c, namespace, client.StartWorkflowOptions{
 		WorkflowExecutionTimeout: workflows.LogHostWait + req.Wait + time.Minute,
 		StaticSummary:            "steward logs " + req.WorkflowID,
 	}, workflows.LogsWorkflow, workflows.LogsRequest{Host: host, Read: req}, &res)
+	if err == nil && res.Sealed != nil {
+		if reply == nil {
+			return res, failure("read the log: the host sealed its answer to a read this starter did not sign")
+		}
+		if res, err = openLog(reply, res.Sealed); err != nil {
+			return res, failure("read the log: %v", err)
+		}
+	}
 	var he hostError
 	if errors.As(err, &he) {
 		return res, failure("%s", he.msg)
@@ -153,4 +178,14 @@ func hostRead(ctx context.Context, c client.Client, namespace string, opts clien
 		return hostError{app.Message()}
 	}
 	return err
+}
+
+// openLog opens a signed read's sealed answer.
+func openLog(reply *ecdh.PrivateKey, sealed *admission.Sealed) (activities.ReadLogResult, error) {
+	var res activities.ReadLogResult
+	plain, err := admission.Open(reply, sealed)
+	if err != nil {
+		return res, err
+	}
+	return res, json.Unmarshal(plain, &res)
 }

@@ -229,7 +229,7 @@ func revertCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if signKey != "" {
+			if signKeyFile(signKey) != "" {
 				// Signed again now: a host refuses the kept signatures'
 				// revisions once it has run two newer ones.
 				if node, err = signSpec(ctx, c, node, signKey); err != nil {
@@ -244,7 +244,7 @@ func revertCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&to, "to", 0, "the revision to apply again (0: the one before the current)")
-	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign the revision again with this private key (a host with --trusted-keys runs a kept signature only while it is one of the two newest it has run)")
+	signKeyFlag(cmd, &signKey, "sign the revision again with this private key (a host with --trusted-keys runs a kept signature only while it is one of the two newest it has run)")
 	o.flags(cmd, "wait until every worker is at its desired state (or the update fails), showing progress")
 	return cmd
 }

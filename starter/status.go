@@ -33,6 +33,7 @@ func statusCmd(g *globals) *cobra.Command {
 	var output, exact string
 	var watch, usage bool
 	var interval, timeout time.Duration
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "status [PATH]",
 		Short: "Show the status of the tree at PATH (every running tree when omitted)",
@@ -40,6 +41,10 @@ func statusCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if output != "text" && output != "json" {
 				return badInput("-o must be text or json, not %q", output)
+			}
+			rd, err := readSigner(signKey)
+			if err != nil {
+				return err
 			}
 			if exact != "auto" && exact != "true" && exact != "false" {
 				return badInput("--exact must be auto, true or false, not %q", exact)
@@ -84,7 +89,7 @@ func statusCmd(g *globals) *cobra.Command {
 			var health bytes.Buffer
 			warnQueueHealth(rest, c, g.namespace, &health)
 			if usage {
-				for _, w := range addHostViews(rest, c, g.namespace, sts) {
+				for _, w := range addHostViews(rest, c, g.namespace, sts, rd) {
 					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 				}
 			}
@@ -113,6 +118,7 @@ func statusCmd(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultStatusTimeout, "how long status may take (each --watch round too): a node that has not answered by then shows its supervisor's record, marked stale, and the rows below it visibility's")
 	cmd.Flags().BoolVar(&usage, "usage", true, "read from the hosts what each running process service uses (CPU, memory) and its notify status (not with --watch; starter top shows usage live)")
 	cmd.Flags().StringVar(&exact, "exact", "auto", fmt.Sprintf("ask every worker for its row: true, false (the supervisors' records: state, desired state and generation current, counters as of the last report), or auto (true up to %d workers)", exactUpTo))
+	signKeyFlag(cmd, &signKey, "sign the hosts' usage reads with this private key: a host with --trusted-keys answers only signed reads, sealed to this starter")
 	return cmd
 }
 

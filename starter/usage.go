@@ -3,8 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/ecdh"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/steward-sh/steward/internal/admission"
 	"io"
 	"os"
 	ossignal "os/signal"
@@ -35,7 +38,7 @@ const usageWait = 5 * time.Second
 // with process services (where its children run), then one read per host,
 // in parallel. It returns a warning per host or supervisor it could not
 // read; their services are left without usage.
-func addHostViews(ctx context.Context, c client.Client, namespace string, sts []workflows.Status) []string {
+func addHostViews(ctx context.Context, c client.Client, namespace string, sts []workflows.Status, rd *admission.Reader) []string {
 	ctx, cancel := context.WithTimeout(ctx, usageWait)
 	defer cancel()
 	hosts, warnings := processHosts(ctx, c, sts)
@@ -52,18 +55,14 @@ func addHostViews(ctx context.Context, c client.Client, namespace string, sts []
 	for h, paths := range byHost {
 		wg.Go(func() {
 			slices.Sort(paths)
-			var res map[string]treestatus.HostView
-			err := hostRead(ctx, c, namespace, client.StartWorkflowOptions{
-				WorkflowExecutionTimeout: usageWait + time.Minute,
-				StaticSummary:            "steward services of " + h,
-			}, workflows.ServicesWorkflow, workflows.ServicesRequest{Host: h, Read: activities.ReadServicesRequest{WorkflowIDs: paths}}, &res)
+			views, err := readServices(ctx, c, namespace, h, activities.ReadServicesRequest{WorkflowIDs: paths}, rd)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				warnings = append(warnings, fmt.Sprintf("services of host %s (usage, notify status): %v", h, err))
 				return
 			}
-			for p, u := range res {
+			for p, u := range views {
 				got[p] = u
 			}
 		})
@@ -151,6 +150,7 @@ type topRow struct {
 func topCmd(g *globals) *cobra.Command {
 	var sortBy, output string
 	var interval time.Duration
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "top [PATH]",
 		Short: "Show what the process services use (CPU, memory), live on a terminal",
@@ -161,6 +161,10 @@ On a terminal the table is redrawn every --interval until Ctrl-C; otherwise,
 and with -o json, one sample is printed.`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			rd, err := readSigner(signKey)
+			if err != nil {
+				return err
+			}
 			if sortBy != "cpu" && sortBy != "memory" {
 				return badInput("--sort must be cpu or memory, not %q", sortBy)
 			}
@@ -183,7 +187,7 @@ and with -o json, one sample is printed.`,
 				if err != nil {
 					return nil, nil, err
 				}
-				warnings := addHostViews(ctx, c, g.namespace, sts)
+				warnings := addHostViews(ctx, c, g.namespace, sts, rd)
 				return topRows(sts, sortBy), warnings, nil
 			}
 			f, isFile := out.(*os.File)
@@ -229,6 +233,7 @@ and with -o json, one sample is printed.`,
 	cmd.Flags().StringVar(&sortBy, "sort", "cpu", "sort by cpu or memory (largest first)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (one sample)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often the table is redrawn on a terminal")
+	signKeyFlag(cmd, &signKey, "sign the hosts' usage reads with this private key: a host with --trusted-keys answers only signed reads, sealed to this starter")
 	return cmd
 }
 
@@ -286,4 +291,34 @@ func humanBytes(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f%si", v, "KMGTP"[i:i+1])
+}
+
+// readServices reads what host tells of its services, signed with rd's key
+// when given (the answer then comes sealed to this read).
+func readServices(ctx context.Context, c client.Client, namespace, host string, req activities.ReadServicesRequest, rd *admission.Reader) (map[string]treestatus.HostView, error) {
+	var reply *ecdh.PrivateKey
+	if rd != nil {
+		auth, key, err := rd.Sign("services", req)
+		if err != nil {
+			return nil, err
+		}
+		req.Auth, reply = &auth, key
+	}
+	var res activities.ServicesResult
+	err := hostRead(ctx, c, namespace, client.StartWorkflowOptions{
+		WorkflowExecutionTimeout: usageWait + time.Minute,
+		StaticSummary:            "steward services of " + host,
+	}, workflows.ServicesWorkflow, workflows.ServicesRequest{Host: host, Read: req}, &res)
+	if err != nil || res.Sealed == nil {
+		return res.Views, err
+	}
+	if reply == nil {
+		return nil, errors.New("the host sealed its answer to a read this starter did not sign")
+	}
+	plain, err := admission.Open(reply, res.Sealed)
+	if err != nil {
+		return nil, err
+	}
+	var views map[string]treestatus.HostView
+	return views, json.Unmarshal(plain, &views)
 }

@@ -314,8 +314,8 @@ func run(o options) error {
 	hostOpts.DisableWorkflowWorker = true
 	hw := worker.New(c, workflows.HostTaskQueue(o.host), hostOpts)
 	hw.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
-	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir}, activity.RegisterOptions{Name: activities.Prefix})
-	hw.RegisterActivityWithOptions(&activities.Services{Host: processDriver}, activity.RegisterOptions{Name: activities.Prefix})
+	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir, Trusted: o.guard.Trusted}, activity.RegisterOptions{Name: activities.Prefix})
+	hw.RegisterActivityWithOptions(&activities.Services{Host: processDriver, Trusted: o.guard.Trusted}, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Host{Info: activities.HostInfo{
 		Name: o.host, Address: hostAddress(), Build: buildinfo.ID(), PID: os.Getpid(), UpSince: time.Now().UTC()}}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := hw.Start(); err != nil {

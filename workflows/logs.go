@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
-	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // LogsWorkflowIDPrefix starts the ID of every LogsWorkflow.
@@ -61,7 +60,7 @@ type ServicesRequest struct {
 // read per run, through the host's worker, as LogsWorkflow reads a log.
 // What it reads never enters the histories of the workflows that
 // supervise the services.
-func ServicesWorkflow(ctx workflow.Context, req ServicesRequest) (map[string]treestatus.HostView, error) {
+func ServicesWorkflow(ctx workflow.Context, req ServicesRequest) (activities.ServicesResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              HostTaskQueue(req.Host),
 		ScheduleToStartTimeout: ServicesHostWait,
@@ -69,7 +68,7 @@ func ServicesWorkflow(ctx workflow.Context, req ServicesRequest) (map[string]tre
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:                "read the services of " + req.Host,
 	})
-	var res map[string]treestatus.HostView
+	var res activities.ServicesResult
 	err := workflow.ExecuteActivity(actx, activities.ReadServicesName, req.Read).Get(ctx, &res)
 	var to *temporal.TimeoutError
 	if errors.As(err, &to) && to.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
