@@ -73,6 +73,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -102,6 +104,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/temporalclient"
@@ -1186,6 +1189,35 @@ func applyAndIdle(ctx context.Context, c client.Client, o options, res Result, w
 	if serverPid > 0 {
 		res[fmt.Sprintf("idle_server_cpu_percent_%d", o.idle)] = round(100 * (s1 - s0) / o.idleFor.Seconds())
 	}
+	return applySigned(ctx, c, o, res)
+}
+
+// applySigned is the apply of the same tree signed by an operator's key
+// (signing included, as `starter apply --sign-key` does it) beside another
+// unsigned one, each with the same trees present: apply_signed_ratio.
+func applySigned(ctx context.Context, c client.Client, o options, res Result) error {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	if err := applyAndWait(ctx, c, fleet("bench-unsigned", o.idle, 50), 30*time.Minute); err != nil {
+		return err
+	}
+	unsigned := time.Since(began).Seconds()
+	began = time.Now()
+	signed, err := admission.SignTree(key, fleet("bench-signed", o.idle, 50), time.Now().UnixMilli(), nil)
+	if err != nil {
+		return err
+	}
+	res[fmt.Sprintf("sign_%d_ms", o.idle)] = ms(time.Since(began))
+	if err := applyAndWait(ctx, c, signed, 30*time.Minute); err != nil {
+		return err
+	}
+	secs := time.Since(began).Seconds()
+	res[fmt.Sprintf("apply_unsigned_%d_seconds", o.idle)] = round(unsigned)
+	res[fmt.Sprintf("apply_signed_%d_seconds", o.idle)] = round(secs)
+	res["apply_signed_ratio"] = round(secs / unsigned)
 	return nil
 }
 
@@ -1654,6 +1686,8 @@ var goals = []goal{
 	{"upgrade_seconds_1000", "<=", 60},
 	{"tick_ratio_p99_entity", "<=", 1.5},
 	{"apply_ratio_children", "<=", 1.2},
+	// Signed specs (issue 47): the same apply, signed, beside an unsigned one.
+	{"apply_signed_ratio", "<=", 1.1},
 	{"upgrade_restarts_1000", "<=", 0},
 	// Rolling updates: against a rollout restart of the same workers.
 	{"update_ratio_1000", "<=", 1.2},
