@@ -110,9 +110,12 @@ done
 # checkout's absolute path, so it is written at every run.
 cat >"$DATA/policy.yaml" <<YAML
 # The demo host's policy, written by scripts/run.sh: only the hello service
-# (examples/hello, built into bin/hello) may run here.
+# (examples/hello, built into bin/hello) may run here, and the http worker
+# hello-health may reach only it.
 commands:
   - $PWD/bin/hello
+urls:
+  - http://127.0.0.1:18081/
 YAML
 
 echo "Starting the steward worker (logs: $DATA/worker.log; policy: $DATA/policy.yaml)..."
