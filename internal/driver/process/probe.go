@@ -30,7 +30,10 @@ type Probe struct {
 	Path string `json:"path,omitempty"`
 	// Cred is the identity an exec probe runs as: the service's (nil: the
 	// worker's, for a service that runs as the worker's user).
-	Cred      *Credential   `json:"cred,omitempty"`
+	Cred *Credential `json:"cred,omitempty"`
+	// Dir is where an exec probe run as another user runs: the service's
+	// dir, or / (the worker's own directory may be closed to that user).
+	Dir       string        `json:"dir,omitempty"`
 	Interval  time.Duration `json:"interval"`
 	Timeout   time.Duration `json:"timeout,omitempty"`   // 0: the context's deadline only
 	Threshold int           `json:"threshold,omitempty"` // health: failures in a row that are a crash
@@ -93,6 +96,7 @@ func (p *Probe) check(ctx context.Context, timeout time.Duration) error {
 		if p.Cred != nil {
 			// As the service: a probe may do no more on the host than it.
 			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: p.Cred.UID, Gid: p.Cred.GID, Groups: p.Cred.Groups}
+			cmd.Dir = p.Dir
 		}
 		// The base of the worker's environment only: its credentials
 		// (Temporal's, say) reach no probe, as they reach no service.

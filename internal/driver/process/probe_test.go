@@ -145,3 +145,30 @@ func TestStopSignalAndSuccessExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// An exec probe runs as the service's user, with the base of the worker's
+// environment only: a probe a spec names may do no more on the host than
+// its service, and never sees the worker's credentials (issue 47: "exec
+// probes run as the worker's user (root) with arguments the sender chose").
+func TestExecProbeRunsAsTheServiceWithTheBaseEnvironment(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the service runs as another user")
+	}
+	t.Setenv("STEWARD_PROBE_SECRET", "worker-only")
+	d, _ := newDriver(t, nil)
+	dir, err := os.MkdirTemp("", "probe-user-") // t.TempDir's parent is closed to nobody
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o777))
+	out := dir + "/probe"
+	cfg := sleepCfg()
+	cfg["user"] = "nobody"
+	cfg["ready"] = map[string]any{"exec": []string{"/bin/sh", "-c", "{ id -u; env; } > " + out}, "interval": "20ms"}
+	_, err = d.Start(context.Background(), req("probe-user", cfg))
+	require.NoError(t, err)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	lines := strings.Split(string(b), "\n")
+	require.Equal(t, "65534", lines[0], "the probe ran as nobody")
+	require.NotContains(t, string(b), "STEWARD_PROBE_SECRET", "the worker's environment beyond the base reaches no probe")
+}

@@ -53,6 +53,7 @@
 package process
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -386,6 +387,7 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 		for _, p := range []*Probe{c.Ready, c.Health} {
 			if p != nil {
 				p.Cred = &Credential{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
+				p.Dir = cmp.Or(c.Dir, "/")
 			}
 		}
 	}
