@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/steward-sh/steward/internal/admission"
-	"golang.org/x/sync/singleflight"
 	"net"
 	"os"
 	ossignal "os/signal"
@@ -21,8 +19,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/console"
 	"github.com/steward-sh/steward/internal/driver/process"
 	"github.com/steward-sh/steward/internal/spec"
@@ -145,7 +146,7 @@ name of its own (DNS rebinding).`,
 	cmd.Flags().StringVar(&readTokenFileName, "read-token-file", "", "require a read token for the API (the tree, status, panels, logs, events): this file's content, trimmed; the page takes it as ?token= (never printed or logged)")
 	cmd.Flags().StringVar(&webUI, "web-ui", "http://localhost:8233", "the Temporal Web UI, for the panel's links (empty: none)")
 	cmd.Flags().StringVar(&grafana, "grafana", "", "a Grafana dashboard URL for the panel's links (empty: none)")
-	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors whose histories it does not follow (each followed one is asked when an event is written to it, and all every 30 s)")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often the watch asks the supervisors whose histories it does not follow (each followed one is asked when an event is written to it, and all every 5 minutes)")
 	signKeyFlag(cmd, &signKey, "sign the hosts' log and usage reads with this private key: a host with --trusted-keys answers only signed reads, sealed to this console")
 	cmd.Flags().StringVar(&compression, "grpc-compression", "none", "compression of the console's requests to Temporal: none (its many small queries cost less CPU without) or gzip")
 	return cmd
@@ -168,12 +169,13 @@ type consoleSource struct {
 	// look). A listing reads visibility, which costs more than the looks.
 	roots   []string
 	rootsAt time.Time
+	fullAt  time.Time // the last look that asked every supervisor
 
 	// follow tells which supervisors had an event since their last answer
 	// (console_follow.go); a look asks only those, and all of them every
-	// rootsEvery, in case a follow missed something.
+	// fullEvery, in case a follow missed something.
 	follow *followers
-	full   bool // this look asks every supervisor
+	full   bool // this look asks every supervisor (every fullEvery)
 
 	// The supervisors' last answers by path, with their digests: a look
 	// asks a supervisor for its digest (a few bytes) and for its answer
@@ -209,7 +211,7 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 	}
 	var d string
 	var err error
-	if changed && !full {
+	if !ok || changed && !full {
 		// An event: the answer itself, one round trip instead of two (its
 		// digest is asked at the next full look).
 		err = errors.New("changed")
@@ -220,18 +222,21 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 		}
 	}
 	if err != nil {
-		// Changed, or a worker, or a build without the digest: the answer,
-		// kept under no digest (the next full look asks it again).
+		// Changed, new to the cache, or a worker or a build without the
+		// digest: the answer (one round trip, not two).
 		st, err := queryOne(ctx, s.c, path)
 		if err != nil && s.follow != nil {
 			s.follow.retry(path)
 		}
 		s.mu.Lock()
 		s.fetched = true
-		if err == nil && changed {
+		if err == nil && (changed || !ok) {
+			// Kept with the digest the supervisor would answer
+			// (statusDigest is treestatus.Digest of this answer): the next
+			// full look asks the digest alone.
 			kept := st
 			kept.Children = slices.Clone(st.Children)
-			s.cache[path] = cachedAnswer{st: kept}
+			s.cache[path] = cachedAnswer{digest: treestatus.Digest(st), st: kept}
 		}
 		s.mu.Unlock()
 		return st, err
@@ -257,6 +262,15 @@ func (s *consoleSource) query(ctx context.Context, path string) (workflows.Statu
 
 const rootsEvery = 30 * time.Second
 
+// fullEvery is how often a look asks every supervisor, followed or not, in
+// case a follow missed an event. Each asks one digest per supervisor of
+// every tree of the namespace: at rest, most of the console's CPU.
+const fullEvery = 5 * time.Minute
+
+// rootsParallel bounds the trees assembled at once (each with up to
+// treestatus.DefaultParallel queries).
+const rootsParallel = 4
+
 // plain turns the starter's exit errors into errors the console shows.
 func plain(err error) error {
 	var ee *exitError
@@ -271,21 +285,26 @@ func plain(err error) error {
 
 func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, error) {
 	s.mu.Lock()
-	s.full = time.Since(s.rootsAt) >= rootsEvery // the watch's loop is the only caller
+	s.full = time.Since(s.fullAt) >= fullEvery // the watch's loop is the only caller
 	asked := s.asked
 	s.mu.Unlock()
-	if !s.full && s.last != nil && s.follow != nil && !s.follow.pending(asked) {
-		return s.last, false, nil // at rest: nothing to ask
-	}
-	if s.full {
+	rootsChanged := false
+	if s.full || time.Since(s.rootsAt) >= rootsEvery {
 		roots, err := listRoots(ctx, s.c, s.namespace)
 		if err != nil {
 			return nil, false, plain(err)
 		}
-		if !slices.Equal(roots, s.roots) {
-			s.fetched = true
-		}
+		rootsChanged = !slices.Equal(roots, s.roots)
 		s.roots, s.rootsAt = roots, time.Now()
+	}
+	if !s.full && !rootsChanged && s.last != nil && s.follow != nil && !s.follow.pending(asked) {
+		return s.last, false, nil // at rest: nothing to ask
+	}
+	if s.full {
+		s.fullAt = time.Now()
+	}
+	if rootsChanged {
+		s.fetched = true
 	}
 	roots := s.roots
 	s.mu.Lock()
@@ -300,21 +319,37 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 	for _, t := range s.last {
 		before[t.Path] = t
 	}
-	out := make([]treestatus.Status, 0, len(roots))
-	for _, r := range roots {
-		// The supervisors' records: one small query per supervisor.
-		st, err := treestatus.Assemble(ctx, r, s.query, treestatus.Options{})
-		if err != nil {
-			// A tree seen before stays, its root marked stale, until the
-			// roots' listing drops it: a look that timed out must not make
-			// a whole tree leave the page and come back at the next one.
-			if t, ok := before[r]; ok && !errors.Is(err, treestatus.ErrNotFound) {
-				t.Stale = "not answering: " + err.Error()
-				out = append(out, t)
+	// The trees at once (a few at a time), not one after another: the
+	// look's deadline is the slowest tree's, not the sum of them all, and
+	// a tree listed late is not dropped because the ones before it were
+	// slow (a page opened then would wait for the next look).
+	got := make([]*treestatus.Status, len(roots))
+	var g errgroup.Group
+	g.SetLimit(rootsParallel)
+	for i, r := range roots {
+		g.Go(func() error {
+			// The supervisors' records: one small query per supervisor.
+			st, err := treestatus.Assemble(ctx, r, s.query, treestatus.Options{})
+			if err != nil {
+				// A tree seen before stays, its root marked stale, until the
+				// roots' listing drops it: a look that timed out must not make
+				// a whole tree leave the page and come back at the next one.
+				if t, ok := before[r]; ok && !errors.Is(err, treestatus.ErrNotFound) {
+					t.Stale = "not answering: " + err.Error()
+					got[i] = &t
+				}
+				return nil
 			}
-			continue
+			got[i] = &st
+			return nil
+		})
+	}
+	_ = g.Wait()
+	out := make([]treestatus.Status, 0, len(roots))
+	for _, st := range got {
+		if st != nil {
+			out = append(out, *st)
 		}
-		out = append(out, st)
 	}
 	s.mu.Lock()
 	for p := range s.cache {
