@@ -20,7 +20,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/admission"
@@ -159,10 +158,8 @@ type consoleSource struct {
 	// reads signs the reads of hosts' logs and usage (nil: unsigned).
 	reads *admission.Reader
 	// shared makes one read of a host serve every page that asks the same
-	// thing at once (a log's tail, a follow from one position, a service's
-	// usage): pages that open, reload or poll together cost one workflow,
-	// not one each.
-	shared singleflight.Group
+	// thing at once or within a second (sharedReads).
+	shared sharedReads
 
 	// The roots, listed at most every rootsEvery (a new tree shows within
 	// that, a deleted one at the next look; the supervisors are asked every
@@ -371,13 +368,14 @@ func (s *consoleSource) Status(ctx context.Context, path string) (treestatus.Sta
 	st, err := sizedStatus(ctx, s.c, path, "auto", treestatus.Options{})
 	if err == nil && st.Kind == spec.KindProcess {
 		// A process service's panel shows its usage and notify status.
-		sts := []treestatus.Status{st}
-		v, err, _ := s.shared.Do("usage\x00"+path, func() (any, error) {
+		// The host's view is shared; the status is this request's own.
+		v, err := s.shared.do("usage\x00"+path, func() (any, error) {
+			sts := []treestatus.Status{st}
 			addHostViews(ctx, s.c, s.namespace, sts, s.reads)
-			return sts[0], nil
+			return treestatus.HostView{Usage: sts[0].Usage, NotifyStatus: sts[0].NotifyStatus}, nil
 		})
 		if err == nil {
-			st = v.(treestatus.Status)
+			fillHostViews(&st, map[string]treestatus.HostView{path: v.(treestatus.HostView)})
 		}
 	}
 	return st, plain(err)
@@ -423,7 +421,7 @@ func (s *consoleSource) Log(ctx context.Context, path, from string, follow bool)
 		req = activities.ReadLogRequest{WorkflowID: path, Follow: true, From: pos, Wait: followWait}
 	}
 	key, _ := json.Marshal(req)
-	v, err, _ := s.shared.Do("log\x00"+host+"\x00"+string(key), func() (any, error) {
+	v, err := s.shared.do("log\x00"+host+"\x00"+string(key), func() (any, error) {
 		return readLog(ctx, s.c, s.namespace, host, req, s.reads)
 	})
 	if err != nil {
