@@ -172,6 +172,15 @@ func (l *attackLab) refusedAsBefore(path string, before workflows.Status, reason
 	require.True(l.t, alive(pidOf(l.t, st.Instance)))
 }
 
+// respecRefused sends path a raw spec and checks its host refused it,
+// the service running on as before (refusedAsBefore).
+func (l *attackLab) respecRefused(path string, n spec.Node, reason string) {
+	l.t.Helper()
+	before := l.status(path)
+	l.signal(path, spec.Update{Spec: n})
+	l.refusedAsBefore(path, before, reason)
+}
+
 // noLeak checks that nothing the host holds reached the attacker's
 // receiver or the history of any of paths.
 func (l *attackLab) noLeak(paths ...string) {
@@ -371,32 +380,22 @@ children:
 			require.Equal(t, "sleep\x00302\x00", string(cmdline), "the newest signed command runs")
 		}},
 		{"SHELLOPTS=xtrace and PS4 run a command inside an allowed program", func(t *testing.T, l *attackLab) {
-			before := l.status("atkp/svc")
-			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"env": map[string]any{"SHELLOPTS": "xtrace", "PS4": "$(id > " + l.proof + ")"}})})
-			l.refusedAsBefore("atkp/svc", before, "env PS4 is not allowed (it makes an allowed program load other code)")
+			l.respecRefused("atkp/svc", sleepOnPolicyHost(map[string]any{"env": map[string]any{"SHELLOPTS": "xtrace", "PS4": "$(id > " + l.proof + ")"}}), "env PS4 is not allowed (it makes an allowed program load other code)")
 			l.noLeak()
 		}},
 		{"an interpreter's loader variable (GCONV_PATH)", func(t *testing.T, l *attackLab) {
-			before := l.status("atkp/svc")
-			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"env": map[string]any{"GCONV_PATH": l.dir}})})
-			l.refusedAsBefore("atkp/svc", before, "env GCONV_PATH is not allowed")
+			l.respecRefused("atkp/svc", sleepOnPolicyHost(map[string]any{"env": map[string]any{"GCONV_PATH": l.dir}}), "env GCONV_PATH is not allowed")
 		}},
 		{"envFile reads any file into the service", func(t *testing.T, l *attackLab) {
-			before := l.status("atkp/svc")
-			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"envFile": l.secretFile})})
-			l.refusedAsBefore("atkp/svc", before, "process.envFile file "+l.secretFile+" is not allowed (the policy's secrets do not list it)")
+			l.respecRefused("atkp/svc", sleepOnPolicyHost(map[string]any{"envFile": l.secretFile}), "process.envFile file "+l.secretFile+" is not allowed (the policy's secrets do not list it)")
 			l.noLeak("atkp/svc")
 		}},
 		{"env {file: ...} reads any file into the service", func(t *testing.T, l *attackLab) {
-			before := l.status("atkp/svc")
-			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"env": map[string]any{"X": map[string]any{"file": l.secretFile}}})})
-			l.refusedAsBefore("atkp/svc", before, "process.env.X file "+l.secretFile+" is not allowed")
+			l.respecRefused("atkp/svc", sleepOnPolicyHost(map[string]any{"env": map[string]any{"X": map[string]any{"file": l.secretFile}}}), "process.env.X file "+l.secretFile+" is not allowed")
 			l.noLeak("atkp/svc")
 		}},
 		{"inheritEnv hands the service a variable of the worker's", func(t *testing.T, l *attackLab) {
-			before := l.status("atkp/svc")
-			l.signal("atkp/svc", spec.Update{Spec: sleepOnPolicyHost(map[string]any{"inheritEnv": []string{"STEWARD_ATTACK_SECRET"}})})
-			l.refusedAsBefore("atkp/svc", before, "process.inheritEnv STEWARD_ATTACK_SECRET is not allowed")
+			l.respecRefused("atkp/svc", sleepOnPolicyHost(map[string]any{"inheritEnv": []string{"STEWARD_ATTACK_SECRET"}}), "process.inheritEnv STEWARD_ATTACK_SECRET is not allowed")
 		}},
 		{"an http worker sends a file to the attacker's URL", func(t *testing.T, l *attackLab) {
 			evil := spec.Node{Name: "evil-http", Kind: spec.KindHTTP, HTTP: map[string]any{

@@ -91,13 +91,7 @@ func VerifyRead(trusted []ed25519.PublicKey, kind string, request any, a *ReadAu
 	if a == nil {
 		return refuse("this host answers only signed reads (--trusted-keys): sign it with the operator's key (--sign-key, or STEWARD_SIGN_KEY)")
 	}
-	var key ed25519.PublicKey
-	for _, k := range trusted {
-		if KeyID(k) == a.KeyID {
-			key = k
-			break
-		}
-	}
+	key := trustedKey(trusted, a.KeyID)
 	if key == nil {
 		return refuse("the read is signed by key %s, which this host does not trust", a.KeyID)
 	}

@@ -102,6 +102,16 @@ func canonical[T any](domain string, v T) ([]byte, error) {
 	return append([]byte(domain+"\x00"), canon...), nil
 }
 
+// trustedKey is the key of trusted whose ID is id (nil: none).
+func trustedKey(trusted []ed25519.PublicKey, id string) ed25519.PublicKey {
+	for _, k := range trusted {
+		if KeyID(k) == id {
+			return k
+		}
+	}
+	return nil
+}
+
 // KeyID names a public key in signatures and messages.
 func KeyID(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256(pub)
@@ -324,13 +334,7 @@ func ParseSignature(path, signature string) (Signature, error) {
 
 // check verifies s over the message msg returns with the trusted key s names.
 func (s Signature) check(trusted []ed25519.PublicKey, path string, msg func() ([]byte, error)) error {
-	var key ed25519.PublicKey
-	for _, k := range trusted {
-		if KeyID(k) == s.KeyID {
-			key = k
-			break
-		}
-	}
+	key := trustedKey(trusted, s.KeyID)
 	if key == nil {
 		return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is signed by key %s, which this host does not trust", path, s.KeyID)}
 	}
