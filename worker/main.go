@@ -55,34 +55,21 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.conn.Address, "address", "", "Temporal frontend address (default: TEMPORAL_ADDRESS, the profile's, or localhost:7233)")
-	flag.StringVar(&o.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
-	flag.StringVar(&o.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
-	flag.StringVar(&o.conn.Compression, "grpc-compression", "gzip", "compression of requests to Temporal: gzip or none (none saves CPU on both sides when the server is near)")
-	flag.IntVar(&o.conn.PayloadVisitConcurrency, "payload-visit-concurrency", temporalclient.PayloadVisitInline, "goroutines the SDK may use to walk one workflow task's payloads (for external storage, which steward does not use): 1 walks them on the task's own goroutine; 0 is the SDK's default (a goroutine per payload, 8 at once), slower under load (docs/benchmarks.md)")
-	flag.StringVar(&o.conn.EncryptionKeyFiles, "encryption-key-file", "", "encrypt every payload with AES-256-GCM: key files of 64 hex characters (openssl rand -hex 32), comma-separated, the first encrypts and all decrypt (default: "+temporalclient.EncryptionKeyEnv+")")
-	flag.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
-	flag.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
-	flag.IntVar(&o.workflowPollers, "workflow-pollers", 10, "the most workflow-task polls this process holds open on each of its two workflow queues, the shared one and its own sticky one (>= 2)")
-	flag.IntVar(&o.actionPollers, "action-pollers", 8, "the most polls for actions this process holds open on each of its activity queues (the pool's, its host's, the control queue's; >= 1; a poll waits for a free slot; a host cut off from the server loses as many tasks as it has polls open, until they expire)")
-	flag.StringVar(&o.actionPollerScaling, "action-poller-scaling", pollerAutoscaling, "how many action polls are open: autoscaling (from 2, down to 1 while the queue is idle, up to --action-pollers while it has a backlog, as the server suggests) or fixed (--action-pollers all the time)")
-	flag.StringVar(&o.pollerScaling, "workflow-poller-scaling", pollerAutoscaling, "how workflow pollers are shared between the shared queue and the sticky one: autoscaling (each queue keeps at least one poll open, more as its backlog asks) or fixed (the SDK's mixed pollers, which poll only the sticky queue while it has a backlog and can starve the shared one: docs/operations.md, \"Workflow pollers\")")
-	flag.DurationVar(&o.stickyTimeout, "sticky-timeout", 2*time.Second, "how long a workflow task waits on this process's sticky queue before any worker may take it (replaying the history): a killed worker's workflows wait this long for their next task, on the failover path of a fleet (docs/fleet.md); the SDK's default is 5s")
-	flag.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
-	flag.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
-	flag.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
-	flag.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	flag.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
-	flag.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
-	flag.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
-	flag.StringVar(&o.policy, "policy", "", "this host's policy (YAML: commands, users, groups, env, secrets, secretEnv, urls, dirs): a process, an http worker or a notification that names what it does not allow is refused before anything runs (docs/security.md); empty: any command a spec names runs as this worker's user")
-	flag.StringVar(&o.trustedKeys, "trusted-keys", "", "Ed25519 public keys (PEM files, comma-separated; starter keygen writes them): every process start and http action on this host needs a spec signed by one of them for its own workflow (starter apply --sign-key), no older than the host has run, and every log or usage read a request signed by one (--sign-key on logs, status, top, console)")
-	flag.DurationVar(&o.usageInterval, "usage-interval", 10*time.Second, "how often this host samples the CPU and memory of its process services (one read of /proc for all of them; starter status and top, and the steward_service_* metrics, show the last sample); 0: never")
-	version := flag.Bool("version", false, "print this worker's build and exit")
+	config, version := registerFlags(flag.CommandLine, &o)
 	flag.Parse()
 	if *version {
 		fmt.Println(buildinfo.ID())
 		return
+	}
+	if *config != "" {
+		if err := applyConfig(flag.CommandLine, *config); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(2)
+		}
+	}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "worker: unexpected arguments %q (flags only)\n", flag.Args())
+		os.Exit(2)
 	}
 	if o.poolSize < 1 {
 		fmt.Fprintln(os.Stderr, "worker: --pool-size must be >= 1")
@@ -120,7 +107,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "worker: --payload-visit-concurrency must be >= 0, not %d\n", o.conn.PayloadVisitConcurrency)
 		os.Exit(2)
 	}
-	if _, err := o.conn.Codec(); err != nil {
+	if _, err := o.conn.Options(); err != nil { // the codec's keys, TLS and API key files
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(2)
 	}
@@ -385,4 +372,40 @@ func hostAddress() string {
 		}
 	}
 	return ""
+}
+
+// registerFlags defines the worker's flags on fs, into o; --config and
+// --version are returned.
+func registerFlags(fs *flag.FlagSet, o *options) (config *string, version *bool) {
+	fs.StringVar(&o.conn.Address, "address", "", "Temporal frontend address (default: TEMPORAL_ADDRESS, the profile's, or localhost:7233)")
+	fs.StringVar(&o.conn.Namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE, the profile's, or default)")
+	fs.StringVar(&o.conn.Profile, "profile", "", "profile of the temporal CLI's config file, temporal.toml (default: TEMPORAL_PROFILE or default)")
+	fs.StringVar(&o.conn.Compression, "grpc-compression", "gzip", "compression of requests to Temporal: gzip or none (none saves CPU on both sides when the server is near)")
+	fs.IntVar(&o.conn.PayloadVisitConcurrency, "payload-visit-concurrency", temporalclient.PayloadVisitInline, "goroutines the SDK may use to walk one workflow task's payloads (for external storage, which steward does not use): 1 walks them on the task's own goroutine; 0 is the SDK's default (a goroutine per payload, 8 at once), slower under load (docs/benchmarks.md)")
+	fs.StringVar(&o.conn.EncryptionKeyFiles, "encryption-key-file", "", "encrypt every payload with AES-256-GCM: key files of 64 hex characters (openssl rand -hex 32), comma-separated, the first encrypts and all decrypt (default: "+temporalclient.EncryptionKeyEnv+")")
+	fs.IntVar(&o.poolSize, "pool-size", 10, "actions this process runs at once (its share of the global pool)")
+	fs.IntVar(&o.workflowCache, "workflow-cache", 50000, "workflows this process keeps in memory between their tasks (the SDK's sticky cache; about 90 KiB each, measured with 10,000 stub workers): keep it above the workers, supervisors and rollouts it hosts, or tasks replay whole histories")
+	fs.IntVar(&o.workflowPollers, "workflow-pollers", 10, "the most workflow-task polls this process holds open on each of its two workflow queues, the shared one and its own sticky one (>= 2)")
+	fs.IntVar(&o.actionPollers, "action-pollers", 8, "the most polls for actions this process holds open on each of its activity queues (the pool's, its host's, the control queue's; >= 1; a poll waits for a free slot; a host cut off from the server loses as many tasks as it has polls open, until they expire)")
+	fs.StringVar(&o.actionPollerScaling, "action-poller-scaling", pollerAutoscaling, "how many action polls are open: autoscaling (from 2, down to 1 while the queue is idle, up to --action-pollers while it has a backlog, as the server suggests) or fixed (--action-pollers all the time)")
+	fs.StringVar(&o.pollerScaling, "workflow-poller-scaling", pollerAutoscaling, "how workflow pollers are shared between the shared queue and the sticky one: autoscaling (each queue keeps at least one poll open, more as its backlog asks) or fixed (the SDK's mixed pollers, which poll only the sticky queue while it has a backlog and can starve the shared one: docs/operations.md, \"Workflow pollers\")")
+	fs.DurationVar(&o.stickyTimeout, "sticky-timeout", 2*time.Second, "how long a workflow task waits on this process's sticky queue before any worker may take it (replaying the history): a killed worker's workflows wait this long for their next task, on the failover path of a fleet (docs/fleet.md); the SDK's default is 5s")
+	fs.StringVar(&o.host, "host", "local", "name of this machine: the worker also serves the task queue of actions bound to it")
+	fs.StringVar(&o.metrics, "metrics", "127.0.0.1:9090", "serve Prometheus metrics (the SDK's and steward's) on this address; empty: off")
+	fs.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
+	fs.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
+	fs.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
+	fs.StringVar(&o.policy, "policy", "", "this host's policy (YAML: commands, users, groups, env, secrets, secretEnv, urls, dirs): a process, an http worker or a notification that names what it does not allow is refused before anything runs (docs/security.md); empty: any command a spec names runs as this worker's user")
+	fs.StringVar(&o.trustedKeys, "trusted-keys", "", "Ed25519 public keys (PEM files, comma-separated; starter keygen writes them): every process start and http action on this host needs a spec signed by one of them for its own workflow (starter apply --sign-key), no older than the host has run, and every log or usage read a request signed by one (--sign-key on logs, status, top, console)")
+	fs.DurationVar(&o.usageInterval, "usage-interval", 10*time.Second, "how often this host samples the CPU and memory of its process services (one read of /proc for all of them; starter status and top, and the steward_service_* metrics, show the last sample); 0: never")
+	fs.StringVar(&o.conn.TLSCert, "tls-cert", "", "client certificate (PEM) for mutual TLS to Temporal, with --tls-key (default: TEMPORAL_TLS_*, the profile's)")
+	fs.StringVar(&o.conn.TLSKey, "tls-key", "", "the client certificate's private key (PEM)")
+	fs.StringVar(&o.conn.TLSCA, "tls-ca", "", "the CA (PEM) that signed the server's certificate (default: the system's)")
+	fs.StringVar(&o.conn.TLSServerName, "tls-server-name", "", "the name the server's certificate must carry (default: the address's host)")
+	fs.StringVar(&o.conn.APIKeyFile, "api-key-file", "", "a file holding an API key for Temporal (Temporal Cloud; default: TEMPORAL_API_KEY, the profile's)")
+	config = fs.String("config", "", "a YAML file whose keys are these flags' names (and tls: {cert, key, ca, serverName}, apiKey: {file}); a flag on the command line wins (docs/operations.md)")
+	version = fs.Bool("version", false, "print this worker's build and exit")
+	return config, version
 }

@@ -5,6 +5,9 @@ package temporalclient
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -49,6 +52,14 @@ type Config struct {
 	// goroutine per payload field); 1 walks them on the task's own
 	// goroutine. The worker uses 1 (see PayloadVisitInline).
 	PayloadVisitConcurrency int
+	// TLS: a client certificate and its key (mutual TLS), the CA that
+	// signed the server's certificate, and the name to check it against
+	// (empty: the address's host). Any of them turns TLS on; empty: the
+	// environment's and the profile's (TEMPORAL_TLS_*).
+	TLSCert, TLSKey, TLSCA, TLSServerName string
+	// APIKeyFile holds an API key (Temporal Cloud), trimmed; empty: the
+	// environment's and the profile's (TEMPORAL_API_KEY).
+	APIKeyFile string
 }
 
 // PayloadVisitInline is the worker's PayloadVisitConcurrency. A worker's
@@ -121,6 +132,9 @@ func (c Config) Options() (client.Options, error) {
 			Concurrency: converter.ExternalStorageConcurrency{MaxOperationsPerMessage: c.PayloadVisitConcurrency},
 		}
 	}
+	if err := c.applyTLS(&opts); err != nil {
+		return client.Options{}, err
+	}
 	switch c.Compression {
 	case "", CompressionGzip:
 	case CompressionNone:
@@ -190,4 +204,47 @@ func ExitNotifier(c client.Client, signal string) driver.Notifier {
 	return driver.NotifierFunc(func(ctx context.Context, workflowID string, e driver.Exit) error {
 		return c.SignalWorkflow(ctx, workflowID, "", signal, e)
 	})
+}
+
+// applyTLS sets opts' TLS and API key from c's files (none set: opts as
+// the environment and the profile made them). Errors name the file.
+func (c Config) applyTLS(opts *client.Options) error {
+	if c.APIKeyFile != "" {
+		b, err := os.ReadFile(c.APIKeyFile)
+		if err != nil {
+			return fmt.Errorf("API key: %w", err)
+		}
+		key := strings.TrimSpace(string(b))
+		if key == "" {
+			return fmt.Errorf("API key: %s is empty", c.APIKeyFile)
+		}
+		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
+	}
+	if c.TLSCert == "" && c.TLSKey == "" && c.TLSCA == "" && c.TLSServerName == "" {
+		return nil
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("TLS: a client certificate needs its key, and a key its certificate (tls cert and key)")
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLSServerName}
+	if c.TLSCert != "" {
+		pair, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return fmt.Errorf("TLS: client certificate %s and key %s: %w", c.TLSCert, c.TLSKey, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	if c.TLSCA != "" {
+		pem, err := os.ReadFile(c.TLSCA)
+		if err != nil {
+			return fmt.Errorf("TLS: CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("TLS: CA %s holds no PEM certificate", c.TLSCA)
+		}
+		cfg.RootCAs = pool
+	}
+	opts.ConnectionOptions.TLS = cfg
+	return nil
 }

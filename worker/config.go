@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Configuration file (`worker --config FILE`).
+//
+// A YAML mapping whose keys are the flags' names, each with the value the
+// flag would take (a list for a comma-separated flag), and two groups for
+// the connection:
+//
+//	address: temporal.example.com:7233
+//	namespace: steward
+//	tls: {cert: /etc/steward/tls/worker.pem, key: /etc/steward/tls/worker.key, ca: /etc/steward/tls/ca.pem, serverName: temporal.example.com}
+//	apiKey: {file: /etc/steward/api-key}
+//	host: web-1
+//	state-dir: /var/lib/steward
+//	log-dir: /var/log/steward
+//	policy: /etc/steward/policy.yaml
+//	trusted-keys: [/etc/steward/ops.pub]
+//
+// A flag given on the command line wins over the file. An unknown key, a
+// key given twice, a value of the wrong type and a value its flag refuses
+// are errors that name the file and the key; the worker exits 2 before it
+// connects.
+
+// configGroups maps the file's connection groups to flags.
+var configGroups = map[string]map[string]string{
+	"tls":    {"cert": "tls-cert", "key": "tls-key", "ca": "tls-ca", "serverName": "tls-server-name"},
+	"apiKey": {"file": "api-key-file"},
+}
+
+// applyConfig sets, from file, every flag of fs the command line did not
+// set (fs is parsed).
+func applyConfig(fs *flag.FlagSet, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("--config %s: %s", file, yaml.FormatError(err, false, false))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	set := func(key, name string, v any) error {
+		if given[name] {
+			return nil // the command line wins
+		}
+		s, err := flagValue(v)
+		if err != nil {
+			return fmt.Errorf("--config %s: %s: %w", file, key, err)
+		}
+		if err := fs.Set(name, s); err != nil {
+			return fmt.Errorf("--config %s: %s: invalid value %q: %v", file, key, s, err)
+		}
+		return nil
+	}
+	for _, key := range slices.Sorted(maps.Keys(doc)) {
+		v := doc[key]
+		if group, ok := configGroups[key]; ok {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("--config %s: %s: want a mapping of %s", file, key, strings.Join(slices.Sorted(maps.Keys(group)), ", "))
+			}
+			for _, sub := range slices.Sorted(maps.Keys(m)) {
+				name, ok := group[sub]
+				if !ok {
+					return fmt.Errorf("--config %s: %s.%s: unknown key (want %s)", file, key, sub, strings.Join(slices.Sorted(maps.Keys(group)), ", "))
+				}
+				if err := set(key+"."+sub, name, m[sub]); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if key == "config" || key == "version" || fs.Lookup(key) == nil {
+			return fmt.Errorf("--config %s: %s: unknown key (the keys are the flags' names: worker -h)", file, key)
+		}
+		if err := set(key, key, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flagValue is v as a flag takes it: a scalar as written, a list of
+// scalars comma-separated.
+func flagValue(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", errors.New("no value")
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int, int64, uint64, float64:
+		return fmt.Sprint(x), nil
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			s, err := flagValue(e)
+			if err != nil {
+				return "", err
+			}
+			if _, isList := e.([]any); isList || strings.Contains(s, ",") {
+				return "", fmt.Errorf("item %d: want a plain value without a comma", i)
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, ","), nil
+	}
+	return "", fmt.Errorf("want a value or a list of values, not %T", v)
+}
