@@ -6,7 +6,7 @@ BIN := $(CURDIR)/bin
 TEMPORAL := $(BIN)/temporal
 GO_PACKAGES := ./...
 
-.PHONY: run test test-browser fuzz build bench vet lint clean temporal-cli cluster
+.PHONY: run test test-browser test-package dist fuzz build bench vet lint clean temporal-cli cluster
 
 ## run: build everything, start the dev server (Web UI), a worker and the demo tree
 run: build temporal-cli
@@ -49,6 +49,14 @@ fuzz:
 		done; \
 	done
 
+## dist: the packages, into dist/: a .deb, an .rpm and a tarball (tools/dist, with nfpm; docs/production.md)
+dist: build
+	cd tools/dist && go run . -root $(CURDIR) -bin $(BIN) -out $(CURDIR)/dist
+
+## test-package: install the .deb for real, check it, purge it (root and dpkg: CI's machine; skips otherwise)
+test-package: dist
+	@./scripts/test-package.sh
+
 ## test-browser: the Web UI in headless Chromium (needs Debian's chromium; not in `make test`)
 test-browser: build temporal-cli
 	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 \
@@ -80,4 +88,4 @@ vet:
 	go vet $(GO_PACKAGES)
 
 clean:
-	rm -rf $(BIN)/worker $(BIN)/starter .data coverage.out
+	rm -rf $(BIN)/worker $(BIN)/starter .data coverage.out dist
