@@ -59,16 +59,17 @@ type Action struct {
 // and, for a start, to a revision no older than this host has run; then
 // the host a process is placed on; then the policy. Stub workers are
 // admitted. A fleet's worker is verified by its template (VerifyFleet).
-func (g *Guard) Admit(a Action) (err error) {
+func (g *Guard) Admit(a Action) error {
 	n := a.Spec
 	if g.Open() || (n.Kind != spec.KindProcess && n.Kind != spec.KindHTTP) {
 		return nil
 	}
+	var sig Signature
 	if len(g.Trusted) > 0 {
 		if a.WorkflowID != a.Path {
 			return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the action names path %s, and comes from workflow %s: a signature holds for its own path's workflow only", a.Path, a.WorkflowID)}
 		}
-		var sig Signature
+		var err error
 		if n.InFleet() {
 			sig, err = VerifyFleet(g.Trusted, a.WorkflowID, n, a.Template)
 		} else {
@@ -77,11 +78,6 @@ func (g *Guard) Admit(a Action) (err error) {
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if err == nil && a.Starts { // admitted: the revision is run
-				err = g.Revisions.Admit(a.WorkflowID, sig.Revision)
-			}
-		}()
 	}
 	if g.Host != "" && n.Kind == spec.KindProcess {
 		if on := n.RunsOn(); on != g.Host {
@@ -89,7 +85,12 @@ func (g *Guard) Admit(a Action) (err error) {
 		}
 	}
 	if g.Policy != nil {
-		return g.Policy.Check(n)
+		if err := g.Policy.Check(n); err != nil {
+			return err
+		}
+	}
+	if len(g.Trusted) > 0 && a.Starts { // admitted: the revision is run
+		return g.Revisions.Admit(a.WorkflowID, sig.Revision)
 	}
 	return nil
 }

@@ -707,9 +707,10 @@ func TestRevisionStore_AnOlderSignedSpecIsNotRunAgain(t *testing.T) {
 
 	// A signature of the release before (version 1, revision 0) still
 	// runs on a host that has run none of version 2.
-	v1, err := SignTreeV1(priv, spec.Node{Name: "t2", Children: []spec.Node{processNode(t, "{command: /usr/bin/sleep}")}})
+	v1 := processNode(t, "{command: /usr/bin/sleep}")
+	v1.Signature, err = Sign(priv, "t2/web", v1)
 	require.NoError(t, err)
-	require.NoError(t, g.Admit(Action{WorkflowID: "t2/web", Path: "t2/web", Spec: v1.Children[0], Starts: true}))
+	require.NoError(t, g.Admit(Action{WorkflowID: "t2/web", Path: "t2/web", Spec: v1, Starts: true}))
 }
 
 func TestSignTree_AReapplyKeepsTheSignaturesOfWhatItDoesNotChange(t *testing.T) {

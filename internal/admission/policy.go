@@ -299,22 +299,11 @@ func (p *Policy) Program(what, program, dir string) (string, error) {
 	if p == nil || p.allowed(path) {
 		return path, nil
 	}
-	shown := raw
-	if path != raw {
-		shown = fmt.Sprintf("%s (resolved to %s)", raw, path)
-	}
-	return "", p.refuse("%s %s is not allowed%s", what, shown, p.hint(raw))
+	return "", p.refuse("%s %s is not allowed%s", what, resolvedName(raw, path), p.hint(raw))
 }
 
 // allowed: path (canonical) matches a command as resolved at load.
-func (p *Policy) allowed(path string) bool {
-	for _, c := range p.commands {
-		if ok, _ := filepath.Match(c.canonical, path); ok {
-			return true
-		}
-	}
-	return false
-}
+func (p *Policy) allowed(path string) bool { return matchAny(p.commands, path) }
 
 // hint says, for a refused program whose path as written matches an entry
 // that the load resolved to something else, what that entry stands for:
@@ -406,11 +395,7 @@ func (p *Policy) Secret(what string, v spec.Value) error {
 	if matchAny(p.secrets, path) {
 		return nil
 	}
-	shown := v.File
-	if path != v.File {
-		shown = fmt.Sprintf("%s (resolved to %s)", v.File, path)
-	}
-	return p.refuse("%s file %s is not allowed (the policy's secrets do not list it)", what, shown)
+	return p.refuse("%s file %s is not allowed (the policy's secrets do not list it)", what, resolvedName(v.File, path))
 }
 
 // Dir refuses a working directory the policy's dirs do not list (judged by
@@ -427,11 +412,16 @@ func (p *Policy) Dir(dir string) error {
 	if matchAny(p.dirs, path) {
 		return nil
 	}
-	shown := dir
-	if path != dir {
-		shown = fmt.Sprintf("%s (resolved to %s)", dir, path)
+	return p.refuse("process.dir %s is not allowed (the policy's dirs do not list it)", resolvedName(dir, path))
+}
+
+// resolvedName is how a refusal shows a path as written and the
+// canonical path it was judged by, when they differ.
+func resolvedName(raw, path string) string {
+	if path == raw {
+		return raw
 	}
-	return p.refuse("process.dir %s is not allowed (the policy's dirs do not list it)", shown)
+	return fmt.Sprintf("%s (resolved to %s)", raw, path)
 }
 
 func matchAny(entries []command, path string) bool {

@@ -118,7 +118,8 @@ func KeyID(pub ed25519.PublicKey) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Sign returns the signature of worker n at path.
+// Sign returns the version 1 signature of worker n at path, as the release
+// before signed (hosts still take it, as revision 0; SignTree signs version 2).
 func Sign(key ed25519.PrivateKey, path string, n spec.Node) (string, error) {
 	msg, err := Message(path, n)
 	if err != nil {
@@ -554,53 +555,6 @@ func (s signer) node(prefix string, n, effective spec.Node, parent *spec.Node) (
 	kids := make([]spec.Node, len(n.Children))
 	for i, c := range n.Children {
 		signed, err := s.node(path, c, effective.Children[i], &effective)
-		if err != nil {
-			return n, err
-		}
-		kids[i] = signed
-	}
-	n.Children = kids
-	return n, nil
-}
-
-// SignTreeV1 signs a tree with version 1 signatures, as the release before
-// did (tests of hosts that still run such trees).
-func SignTreeV1(key ed25519.PrivateKey, root spec.Node) (spec.Node, error) {
-	return signNodeV1(key, "", root, spec.Effective(root), nil)
-}
-
-func signNodeV1(key ed25519.PrivateKey, prefix string, n, effective spec.Node, parent *spec.Node) (spec.Node, error) {
-	path := n.Name
-	if prefix != "" {
-		path = prefix + "/" + n.Name
-	}
-	if !n.IsSupervisor() {
-		template := effective
-		if parent != nil {
-			template = spec.InheritFleet(*parent, template)
-		}
-		if n.Instances > 0 || len(template.Hosts) > 0 {
-			msg, err := FleetMessage(path, template)
-			if err != nil {
-				return n, fmt.Errorf("%s: %w", path, err)
-			}
-			n.Signature = signMessage(key, msg)
-			return n, nil
-		}
-		rendered, ps := spec.Render(effective, "")
-		if len(ps) > 0 {
-			return n, fmt.Errorf("%s: %v", path, ps)
-		}
-		sig, err := Sign(key, path, rendered)
-		if err != nil {
-			return n, fmt.Errorf("%s: %w", path, err)
-		}
-		n.Signature = sig
-		return n, nil
-	}
-	kids := make([]spec.Node, len(n.Children))
-	for i, c := range n.Children {
-		signed, err := signNodeV1(key, path, c, effective.Children[i], &effective)
 		if err != nil {
 			return n, err
 		}
