@@ -43,6 +43,7 @@ type attackLab struct {
 	secretFile, secretValue, envValue string
 	proof                             string // a file only a command the attacker chose would write
 	hook                              *httptest.Server
+	legit                             *httptest.Server // the operator's own http service (its check's URL)
 	received                          *receiver
 }
 
@@ -85,7 +86,12 @@ func newAttackLab(t *testing.T) *attackLab {
 	sleep, err := exec.LookPath("sleep")
 	require.NoError(t, err)
 	policy := filepath.Join(l.dir, "policy.yaml")
-	require.NoError(t, os.WriteFile(policy, []byte("commands: ["+sleep+"]\n"), 0o644))
+	// The operator's own http service: its check may run on either host
+	// (http actions go to the pool), so the policy lists its URL; the
+	// attacker's receiver it does not.
+	l.legit = httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(l.legit.Close)
+	require.NoError(t, os.WriteFile(policy, []byte("commands: ["+sleep+"]\nurls: [\""+l.legit.URL+"/\"]\n"), 0o644))
 	// The workers' environment holds a secret of the host's.
 	t.Setenv("STEWARD_ATTACK_SECRET", l.envValue)
 	for host, flags := range map[string][]string{
@@ -224,8 +230,7 @@ func (l *attackLab) failedWith(id, reason string) {
 // and the services the operator runs are untouched.
 func TestAttacksOfANamespaceWriter(t *testing.T) {
 	l := newAttackLab(t)
-	legit := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(legit.Close)
+	legit := l.legit
 	signedTree := func(secs string) string {
 		return writeSpec(t, `
 name: atk
@@ -348,7 +353,11 @@ children:
 			// The restart is refused, and so is every observe under the
 			// refused spec: its request is what the attacker wrote.
 			eventually(t, time.Minute, func() (bool, string) {
-				return strings.Count(l.history("atk/check"), "is not signed, and this host runs only signed specs") >= 3, "fewer than 3 refusals in the history of atk/check"
+				// Refused by whichever host takes the action: the signed one
+				// (not signed), the one with a policy (URL not listed).
+				h := l.history("atk/check")
+				return strings.Count(h, "is not signed, and this host runs only signed specs")+strings.Count(h, "is not allowed (the policy's urls do not list it)") >= 3,
+					"fewer than 3 refusals in the history of atk/check"
 			})
 			l.noLeak("atk/check")
 			l.received.mu.Lock()
