@@ -22,10 +22,13 @@ const ErrNoLog = "NoLog"
 
 // ReadLogRequest asks for the last Lines lines of a workflow's log (Follow
 // false), or for what was written from From on (Follow true), waiting up
-// to Wait for something new.
+// to Wait for something new; or, with Select (since a time, the previous
+// run), for that part of the log across its rotated files, a page at a
+// time from From (zero: its first page).
 type ReadLogRequest struct {
 	WorkflowID string              `json:"workflowId"`
 	Lines      int                 `json:"lines,omitempty"`
+	Select     *process.LogSelect  `json:"select,omitempty"`
 	Follow     bool                `json:"follow,omitempty"`
 	From       process.LogPosition `json:"from"`
 	Wait       time.Duration       `json:"wait,omitempty"`
@@ -43,6 +46,10 @@ type ReadLogResult struct {
 	// Sealed: the answer to a signed read, Data and Next sealed to its
 	// reader (admission.Open, then JSON); Data and Next are then empty.
 	Sealed *admission.Sealed `json:"sealed,omitempty"`
+	// Range: the answer to a Select (a worker older than Select answers
+	// with the tail instead, without it); More: a page follows from Next.
+	Range bool `json:"range,omitempty"`
+	More  bool `json:"more,omitempty"`
 }
 
 // Logs reads the logs the host's process driver writes under Dir (a
@@ -101,11 +108,20 @@ func sealAnswer(auth *admission.ReadAuth, answer any) (*admission.Sealed, error)
 }
 
 func (l *Logs) readLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, error) {
+	if req.Select != nil && !req.Follow {
+		data, next, more, err := process.ReadLogRange(l.Dir, req.WorkflowID, *req.Select, req.From)
+		switch {
+		case errors.Is(err, process.ErrNoLog):
+			return ReadLogResult{}, noLog(err)
+		case errors.Is(err, process.ErrNoPreviousRun):
+			return ReadLogResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrNoLog, nil)
+		}
+		return ReadLogResult{Data: data, Next: next, Range: true, More: more}, err
+	}
 	if !req.Follow {
 		data, end, err := process.TailLog(l.Dir, req.WorkflowID, req.Lines)
 		if errors.Is(err, process.ErrNoLog) {
-			return ReadLogResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%v: the service has not run on this host, or its worker's --log-dir changed", err), ErrNoLog, nil)
+			return ReadLogResult{}, noLog(err)
 		}
 		return ReadLogResult{Data: data, Next: end}, err
 	}
@@ -133,6 +149,12 @@ func (l *Logs) readLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, 
 			return ReadLogResult{Next: next}, err
 		}
 	}
+}
+
+// noLog is the error of a log that is not on the host.
+func noLog(err error) error {
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("%v: the service has not run on this host, or its worker's --log-dir changed", err), ErrNoLog, nil)
 }
 
 // followLinger is how long a follow read that found output waits for more.

@@ -165,6 +165,75 @@ children:
 	require.Equal(t, []string{"it-deps/db", "it-deps/web", "it-deps/cache"}, names, "children in start order")
 }
 
+// starter logs --previous prints what the run before the current one
+// wrote, and --since what was written since then, across the log's
+// rotated files, a gzip-compressed one included (process.logs keeps the
+// files small here, so they rotate within seconds).
+func TestLogsSinceAndPreviousAcrossRotatedFiles(t *testing.T) {
+	needServer(t)
+	run := fmt.Sprintf("run-%d", time.Now().UnixNano())
+	// Each run: its marker, 5 KiB at once (the log rotates at 4 KiB), then a
+	// short tick every 200 ms.
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-logkeep
+children:
+  - name: app
+    kind: process
+    process:
+      command: sh
+      args: ["-c", "echo `+run+`-$$; i=0; while [ $i -lt 80 ]; do i=$((i+1)); echo burst $i ................................................; done; while true; do sleep 0.2; echo tick; done"]
+      startSeconds: 200ms
+      logs: {maxSize: 4Ki, keep: 3}
+`), "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, "it-logkeep") })
+	first := pidOf(t, status(t, "it-logkeep/app").Instance)
+	r = starter(t, "logs", "it-logkeep/app", "--previous")
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "no earlier run of the service is in its log")
+
+	r = starter(t, "restart", "it-logkeep/app")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	firstMarker := fmt.Sprintf("%s-%d", run, first)
+	var second string
+	eventually(t, 60*time.Second, func() (bool, string) {
+		// The first run's marker is in a compressed file once the second
+		// run's burst rotated the log again: the tail no longer has it.
+		r = starter(t, "logs", "it-logkeep/app", "-n", "100000")
+		if r.code != 0 || strings.Contains(r.stdout, firstMarker) {
+			return false, r.stdout + r.stderr
+		}
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(l, run+"-") {
+				second = l
+			}
+		}
+		return second != "", r.stdout + r.stderr
+	})
+
+	r = starter(t, "logs", "it-logkeep/app", "--previous")
+	require.Equal(t, 0, r.code, r.stderr)
+	prev := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Equal(t, firstMarker, prev[0], "the previous run, from its start")
+	require.Equal(t, "burst 1 ................................................", prev[1])
+	require.NotContains(t, r.stdout, second, "and only it")
+
+	r = starter(t, "logs", "it-logkeep/app", "--since", "1h")
+	require.Equal(t, 0, r.code, r.stderr)
+	i, j := strings.Index(r.stdout, firstMarker), strings.Index(r.stdout, second)
+	require.True(t, i >= 0 && j > i, "both runs, in order, from the compressed file on: %q", r.stdout)
+	require.Equal(t, 80, strings.Count(r.stdout[i:j], "burst "), "nothing of the first run lost across its files")
+
+	r = starter(t, "logs", "it-logkeep/app", "--previous", "-n", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), 2)
+	r = starter(t, "logs", "it-logkeep/app", "--since", "soon")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `--since "soon"`)
+	r = starter(t, "logs", "it-logkeep/app", "--previous", "-f")
+	require.Equal(t, 2, r.code)
+}
+
 // starter logs prints the last lines of a process's output, follows new
 // lines until interrupted, and refuses nodes that are not processes.
 func TestLogsTailAndFollow(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/steward-sh/steward/internal/admission"
+	"io"
 	"os"
 	ossignal "os/signal"
 	"strconv"
@@ -21,6 +21,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/admission"
+	"github.com/steward-sh/steward/internal/driver/process"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -31,8 +33,8 @@ const followWait = 500 * time.Millisecond
 
 func logsCmd(g *globals) *cobra.Command {
 	var n int
-	var follow bool
-	var signKey string
+	var follow, previous bool
+	var signKey, since string
 	cmd := &cobra.Command{
 		Use:   "logs PATH",
 		Short: "Print the last lines of a process service's output (stdout and stderr), read on its host through that host's worker; -f follows",
@@ -41,6 +43,13 @@ service at PATH, read from its log file on its host by that host's worker
 (worker --host). With -f, go on printing new output as it is written, until
 interrupted (Ctrl-C or SIGTERM).
 
+--since and --previous read across the log's rotated files, compressed ones
+included: --since 1h (or a time, 2026-11-27T10:00:00Z) what was written
+since then (exact to about 10 seconds: a service's lines carry no time of
+their own, the host's index of its log does), --previous what the run
+before the current one wrote. With either, -n keeps the last lines of it
+only when given.
+
 The output passes through Temporal in a short workflow per read
 (` + workflows.LogsWorkflowIDPrefix + `*), which is deleted as soon as the read is answered;
 it never enters the history of the service's own workflow.`,
@@ -48,6 +57,13 @@ it never enters the history of the service's own workflow.`,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if n < 1 {
 				return badInput("-n must be >= 1, not %d", n)
+			}
+			sel, err := logSelect(since, previous, time.Now())
+			if err != nil {
+				return err
+			}
+			if previous && follow {
+				return badInput("--previous and --follow: the previous run has ended (follow the current one without --previous)")
 			}
 			rd, err := readSigner(signKey)
 			if err != nil {
@@ -66,6 +82,13 @@ it never enters the history of the service's own workflow.`,
 			}
 			out := cmd.OutOrStdout()
 			req := activities.ReadLogRequest{WorkflowID: a[0], Lines: n}
+			if sel != nil {
+				next, err := readRange(ctx, c, g.namespace, host, a[0], *sel, rd, out, lastLines(cmd, n))
+				if err != nil || ctx.Err() != nil || !follow {
+					return err
+				}
+				req = activities.ReadLogRequest{WorkflowID: a[0], Follow: true, From: next, Wait: followWait}
+			}
 			for {
 				res, err := readLog(ctx, c, g.namespace, host, req, rd)
 				if ctx.Err() != nil {
@@ -86,8 +109,81 @@ it never enters the history of the service's own workflow.`,
 	}
 	cmd.Flags().IntVarP(&n, "lines", "n", 100, "how many of the last lines")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing new output until interrupted")
+	cmd.Flags().StringVar(&since, "since", "", "what was written since: a duration back from now (1h, 30m, 2d) or a time (RFC 3339), across rotated files")
+	cmd.Flags().BoolVar(&previous, "previous", false, "what the service's previous run wrote (the run before the current or last one)")
 	signKeyFlag(cmd, &signKey, "sign the read with this private key: a host with --trusted-keys answers only signed reads, sealed to this starter")
 	return cmd
+}
+
+// logSelect reads --since and --previous (nil: neither given).
+func logSelect(since string, previous bool, now time.Time) (*process.LogSelect, error) {
+	if since == "" && !previous {
+		return nil, nil
+	}
+	sel := &process.LogSelect{Previous: previous}
+	if since != "" {
+		if t, err := time.Parse(time.RFC3339, since); err == nil {
+			sel.Since = t
+		} else if d, err := spec.ParseDuration(since); err == nil && d > 0 {
+			sel.Since = now.Add(-d)
+		} else {
+			return nil, badInput("--since %q: want a duration back from now (1h, 30m, 2d) or a time (2026-11-27T10:00:00Z)", since)
+		}
+	}
+	return sel, nil
+}
+
+// lastLines is -n when given (0: all of a --since or --previous read).
+func lastLines(cmd *cobra.Command, n int) int {
+	if cmd.Flags().Changed("lines") {
+		return n
+	}
+	return 0
+}
+
+// readRange prints the part of a log sel picks, page by page (the last n
+// lines of it only, n > 0), and returns the position after it.
+func readRange(ctx context.Context, c client.Client, namespace, host, path string, sel process.LogSelect, rd *admission.Reader, out io.Writer, n int) (process.LogPosition, error) {
+	req := activities.ReadLogRequest{WorkflowID: path, Select: &sel}
+	var kept []byte
+	for {
+		res, err := readLog(ctx, c, namespace, host, req, rd)
+		if ctx.Err() != nil {
+			return res.Next, nil
+		}
+		if err != nil {
+			return res.Next, err
+		}
+		if !res.Range {
+			return res.Next, failure("the worker of host %s is older than --since and --previous: upgrade it (make dist, or its package)", host)
+		}
+		if n > 0 {
+			kept = tailLines(append(kept, res.Data...), n)
+		} else if _, err := out.Write(res.Data); err != nil {
+			return res.Next, err
+		}
+		if !res.More {
+			_, err := out.Write(kept)
+			return res.Next, err
+		}
+		req.From = res.Next
+	}
+}
+
+// tailLines is the last n lines of b.
+func tailLines(b []byte, n int) []byte {
+	end := len(b)
+	if end > 0 && b[end-1] == '\n' {
+		end--
+	}
+	for i := end - 1; i >= 0; i-- {
+		if b[i] == '\n' {
+			if n--; n == 0 {
+				return b[i+1:]
+			}
+		}
+	}
+	return b
 }
 
 // processHost is the host of the process service at path, or why it has no

@@ -51,6 +51,53 @@ type options struct {
 	policy, trustedKeys             string
 	guard                           *admission.Guard
 	usageInterval, stickyTimeout    time.Duration
+	logs                            process.LogPolicy
+}
+
+// sizeFlag is a flag of a size in bytes written as a spec writes one
+// (10Mi, 512Ki, 1G: spec.Size).
+type sizeFlag struct{ v *int64 }
+
+func (f sizeFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return spec.FormatSize(*f.v)
+}
+
+func (f sizeFlag) Set(s string) error {
+	n, err := spec.Size(s).Bytes()
+	if err != nil {
+		return err
+	}
+	*f.v = n
+	return nil
+}
+
+// ageFlag is a flag of a duration that may be written in days (30d:
+// spec.ParseDuration).
+type ageFlag struct{ v *time.Duration }
+
+func (f ageFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	if *f.v%(24*time.Hour) == 0 && *f.v > 0 {
+		return fmt.Sprintf("%dd", *f.v/(24*time.Hour))
+	}
+	return f.v.String()
+}
+
+func (f ageFlag) Set(s string) error {
+	d, err := spec.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < spec.MinLogAge {
+		return fmt.Errorf("%s is less than 1m", d)
+	}
+	*f.v = d
+	return nil
 }
 
 func main() {
@@ -85,6 +132,14 @@ func main() {
 	}
 	if o.workflowPollers < 2 {
 		fmt.Fprintf(os.Stderr, "worker: --workflow-pollers must be >= 2, not %d\n", o.workflowPollers)
+		os.Exit(2)
+	}
+	if o.logs.Keep < 1 || o.logs.Keep > spec.MaxLogKeep {
+		fmt.Fprintf(os.Stderr, "worker: --log-keep must be from 1 to %d, not %d\n", spec.MaxLogKeep, o.logs.Keep)
+		os.Exit(2)
+	}
+	if o.logs.MaxSize < spec.MinLogSize {
+		fmt.Fprintf(os.Stderr, "worker: --log-max-size must be at least 4Ki, not %d bytes\n", o.logs.MaxSize)
 		os.Exit(2)
 	}
 	if o.actionPollers < 1 {
@@ -190,6 +245,7 @@ func run(o options) error {
 	// records in --state-dir, and reports at once those that ended meanwhile.
 	processDriver := process.New(o.logDir, notifier, zl)
 	processDriver.StateDir = o.stateDir
+	processDriver.Logs = o.logs
 	processDriver.KeepOnClose = true
 	processDriver.AdoptRecordedOnly = !o.guard.Open()
 	if o.guard != nil {
@@ -395,6 +451,10 @@ func registerFlags(fs *flag.FlagSet, o *options) (config *string, version *bool)
 	fs.BoolVar(&o.eagerActions, "eager-actions", false, "let the server hand an action straight to the process whose workflow task scheduled it, when it has a free slot (needs the server's system.enableActivityEagerExecution)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.logDir, "log-dir", filepath.Join(os.TempDir(), "steward", "logs"), "directory for the stdout/stderr logs of supervised processes")
+	o.logs = process.LogPolicy{MaxSize: process.DefaultLogMaxBytes, Keep: process.DefaultLogKeep, MaxAge: process.DefaultLogMaxAge}
+	fs.Var(sizeFlag{&o.logs.MaxSize}, "log-max-size", "a service's log is rotated when it reaches this size (10Mi, 512Ki, 1G); a service's process.logs.maxSize overrides it")
+	fs.IntVar(&o.logs.Keep, "log-keep", o.logs.Keep, "rotated files kept per service log (the newest as written, older ones gzip-compressed); a service's process.logs.keep overrides it")
+	fs.Var(ageFlag{&o.logs.MaxAge}, "log-max-age", "a log file not written for this long is removed (30d, 12h; the file a running service writes never is); a service's process.logs.maxAge overrides it")
 	fs.StringVar(&o.stateDir, "state-dir", "", "directory for the records of the processes this host's worker started, which outlive it: the next worker of the host adopts them (kept in DIR/<host>; default: <temp dir>/steward/state)")
 	fs.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
 	fs.StringVar(&o.policy, "policy", "", "this host's policy (YAML: commands, users, groups, env, secrets, secretEnv, urls, dirs): a process, an http worker or a notification that names what it does not allow is refused before anything runs (docs/security.md); empty: any command a spec names runs as this worker's user")

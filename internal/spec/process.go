@@ -80,7 +80,27 @@ type Process struct {
 	// sampled over this is restarted (pm2's max_memory_restart; default:
 	// never).
 	RestartOnMemory Size `json:"restartOnMemory,omitempty"`
+	// Logs is how the service's log is kept on its host (default: the
+	// host's, worker --log-max-size, --log-keep, --log-max-age).
+	Logs *ProcessLogs `json:"logs,omitempty"`
 }
+
+// ProcessLogs is how a process service's log is kept: rotated when it
+// reaches MaxSize, Keep rotated files kept (the newest as written, older
+// ones gzip-compressed), files not written for MaxAge removed. An unset
+// field takes the host's value (10Mi, 5, 720h by default).
+type ProcessLogs struct {
+	MaxSize Size      `json:"maxSize,omitempty"`
+	Keep    int       `json:"keep,omitempty"`
+	MaxAge  *Duration `json:"maxAge,omitempty"`
+}
+
+// Bounds of process.logs.
+const (
+	MinLogSize = 4 << 10
+	MaxLogKeep = 1000
+	MinLogAge  = time.Minute
+)
 
 // ProcessReload is a process service's reload: a signal sent to its main
 // process (Signal; HUP when neither is set, as nginx, sshd and most
@@ -252,6 +272,25 @@ func (v *validator) process(path string, m map[string]any) {
 	if p.RestartOnMemory != "" {
 		if _, err := p.RestartOnMemory.Bytes(); err != nil {
 			v.add(join(path, "restartOnMemory"), "%v", err)
+		}
+	}
+	if l := p.Logs; l != nil {
+		at := join(path, "logs")
+		if l.MaxSize == "" && l.Keep == 0 && l.MaxAge == nil {
+			v.add(at, "names nothing (maxSize, keep, maxAge)")
+		}
+		if l.MaxSize != "" {
+			if b, err := l.MaxSize.Bytes(); err != nil {
+				v.add(join(at, "maxSize"), "%v", err)
+			} else if b < MinLogSize {
+				v.add(join(at, "maxSize"), "%s is less than 4Ki", l.MaxSize)
+			}
+		}
+		if l.Keep < 0 || l.Keep > MaxLogKeep {
+			v.add(join(at, "keep"), "must be from 1 to %d, not %d", MaxLogKeep, l.Keep)
+		}
+		if l.MaxAge != nil && l.MaxAge.D() < MinLogAge {
+			v.add(join(at, "maxAge"), "must be at least 1m, not %s", l.MaxAge.D())
 		}
 	}
 	if p.Watchdog != nil {

@@ -13,6 +13,8 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -183,14 +185,30 @@ func Dur(d time.Duration) *Duration { v := Duration(d); return &v }
 // MarshalText writes the duration as "1.5s".
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
-// UnmarshalText reads a Go duration string.
+// UnmarshalText reads a Go duration string, or a whole number of days
+// ("30d").
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("invalid duration %q (want a Go duration such as 1.5s or 2m)", string(b))
+		return err
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// ParseDuration reads a Go duration ("1.5s", "2m", "720h") or a whole
+// number of days ("30d").
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= 100000 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want a Go duration such as 1.5s or 2m, or days: 30d)", s)
+	}
+	return v, nil
 }
 
 // Generation-stamped spec, the payload of the `spec` signal.

@@ -518,6 +518,10 @@ process: {command: /bin/true}
 			"process.resources.pidsMax: must be > 0, not -2",
 			`process.restartOnMemory: "lots" is not a size (bytes, or a number with Ki, Mi, Gi, Ti, K, M, G or T: 256Mi)`}},
 		{"resources empty", "name: a\nkind: process\nprocess: {command: sleep, resources: {}}\n", []string{"process.resources: names no limit (memoryMax, cpuMax, pidsMax)"}},
+		{"logs", "name: a\nkind: process\nprocess: {command: sleep, logs: {maxSize: 1Ki, keep: 1001, maxAge: 30s}}\n", []string{
+			`process.logs.maxSize: 1Ki is less than 4Ki`, `process.logs.keep: must be from 1 to 1000, not 1001`, `process.logs.maxAge: must be at least 1m, not 30s`}},
+		{"logs empty", "name: a\nkind: process\nprocess: {command: sleep, logs: {}}\n", []string{`process.logs: names nothing (maxSize, keep, maxAge)`}},
+		{"logs ok", "name: a\nkind: process\nprocess: {command: sleep, logs: {maxSize: 100Mi, keep: 10, maxAge: 7d}}\n", nil},
 		{"resources ok", "name: a\nkind: process\nprocess: {command: sleep, resources: {memoryMax: 256Mi, cpuMax: 0.5, pidsMax: 100}, restartOnMemory: 200Mi}\n", nil},
 		{"reload", "name: a\nkind: process\nprocess: {command: sleep, reload: {signal: KILL}}\n", []string{"process.reload.signal: unknown signal \"KILL\" (HUP, USR1, USR2, INT, TERM, QUIT, WINCH)"}},
 		{"reload both", "name: a\nkind: process\nprocess: {command: sleep, reload: {signal: HUP, exec: [kill]}}\n", []string{"process.reload: names both signal and exec: choose one"}},
@@ -827,7 +831,7 @@ func TestDuration(t *testing.T) {
 	require.NoError(t, d.UnmarshalText([]byte("2m3s")))
 	require.Equal(t, Duration(123*time.Second), d)
 	err = d.UnmarshalText([]byte("later"))
-	require.EqualError(t, err, `invalid duration "later" (want a Go duration such as 1.5s or 2m)`)
+	require.EqualError(t, err, `invalid duration "later" (want a Go duration such as 1.5s or 2m, or days: 30d)`)
 	require.Equal(t, Duration(123*time.Second), d, "a failed parse leaves the value alone")
 }
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,6 +70,8 @@ type record struct {
 	// LogFile is the name of the log file it writes, in the log directory
 	// (none in an older worker's record: the legacy name, logfile.go).
 	LogFile string `json:"logFile,omitempty"`
+	// Logs is its service's log policy (process.logs; nil: the host's).
+	Logs *LogPolicy `json:"logs,omitempty"`
 }
 
 // recordPath is the file of wfID's record (its name: logfile.go).
@@ -147,6 +149,9 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	rec := record{WorkflowID: p.wfID, Instance: p.id, PID: p.pid, Ticks: p.ticks, StopSignal: int(p.stopSignal),
 		Success: p.success, Health: p.health, DieWithWorker: p.dieWithWorker, Starting: starting, Watchdog: p.watchdog,
 		Cgroup: p.cgroup, MemoryMax: p.memoryMax, RestartOnMemory: p.restartOnMemory}
+	if p.logs != (LogPolicy{}) {
+		rec.Logs = &p.logs
+	}
 	rec.NotifySocket = p.notifyName
 	rec.LogFile = logName(p.wfID)
 	if p.logPath != "" {
@@ -277,6 +282,9 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 		health: rec.Health, dieWithWorker: rec.DieWithWorker,
 		cgroup: rec.Cgroup, memoryMax: rec.MemoryMax, restartOnMemory: rec.RestartOnMemory,
 		logPath: d.adoptedLogPath(rec)}
+	if rec.Logs != nil {
+		p.logs = *rec.Logs
+	}
 	if p.stopSignal == 0 {
 		p.stopSignal = syscall.SIGTERM
 	}
@@ -448,8 +456,9 @@ func (d *Driver) migrate(f string, rec record) (now string, lazily, dup bool) {
 }
 
 // openLog opens the workflow's log file for the service to write itself
-// (appending; /dev/null without a log directory), rotated first if full.
-func (d *Driver) openLog(wfID string) (*os.File, error) {
+// (appending; /dev/null without a log directory), rotated first if full
+// under logs (its service's policy), and marks a start in its index.
+func (d *Driver) openLog(wfID string, logs LogPolicy) (*os.File, error) {
 	if d.logDir == "" {
 		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	}
@@ -457,76 +466,12 @@ func (d *Driver) openLog(wfID string) (*os.File, error) {
 		return nil, err
 	}
 	path := LogPath(d.logDir, wfID)
-	d.rotate(path)
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-}
-
-// rotate copies a full log to "<path>.1" (replacing the previous backup)
-// and truncates it: the service keeps its file open, appending, so the file
-// cannot be renamed from under it. What is written between the copy and
-// the truncation is lost.
-func (d *Driver) rotate(path string) {
-	if d.LogMaxBytes <= 0 {
-		return
-	}
-	d.rotMu.Lock()
-	defer d.rotMu.Unlock()
-	st, err := os.Stat(path)
-	if err != nil || st.Size() < d.LogMaxBytes {
-		return
-	}
-	src, err := os.Open(path)
-	if err != nil {
-		return
-	}
-	defer src.Close()
-	dst, err := os.Create(path + ".1")
-	if err != nil {
-		return
-	}
-	_, err = io.Copy(dst, src)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
+	d.rotate(path, logs.over(d.hostLogs()))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err == nil {
-		err = os.Truncate(path, 0)
+		d.markStart(path)
 	}
-	if err != nil {
-		d.log.Warn("process: log rotation", zap.String("file", path), zap.Error(err))
-	}
-}
-
-// rotateEvery is how often the log files of running processes are checked.
-const rotateEvery = 10 * time.Second
-
-// rotator rotates the logs of running processes that grew full.
-func (d *Driver) rotator() {
-	defer d.wg.Done()
-	for {
-		select {
-		case <-d.quit:
-			return
-		case <-time.After(rotateEvery):
-		}
-		if d.logDir == "" {
-			continue
-		}
-		d.mu.Lock()
-		var paths []string
-		for _, p := range d.procs {
-			select {
-			case <-p.exited:
-			default:
-				if p.logPath != "" {
-					paths = append(paths, p.logPath) // the legacy one for some adopted processes
-				}
-			}
-		}
-		d.mu.Unlock()
-		for _, path := range paths {
-			d.rotate(path)
-		}
-	}
+	return f, err
 }
 
 // tail is the last lines of the workflow's log, for a failed start.

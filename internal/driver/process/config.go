@@ -59,6 +59,8 @@ type Config struct {
 	Resources       *spec.Resources
 	MemoryMax       int64
 	RestartOnMemory int64
+	// Logs is process.logs (zero fields: the host's).
+	Logs LogPolicy
 }
 
 // stopSignals maps process.stopSignal's names to signals.
@@ -127,6 +129,15 @@ func ParseConfig(m map[string]any) (Config, error) {
 	}
 	if raw.Watchdog != nil {
 		c.Watchdog = raw.Watchdog.D()
+	}
+	if l := raw.Logs; l != nil {
+		if l.MaxSize != "" {
+			if c.Logs.MaxSize, err = l.MaxSize.Bytes(); err != nil {
+				return Config{}, fmt.Errorf("process: logs.maxSize: %w", err)
+			}
+		}
+		c.Logs.Keep = l.Keep
+		c.Logs.MaxAge = l.MaxAge.D()
 	}
 	c.SuccessExitCodes = raw.SuccessExitCodes
 	if len(c.SuccessExitCodes) == 0 {

@@ -6,9 +6,6 @@ import (
 	"strings"
 )
 
-// DefaultLogMaxBytes is the size at which a log file is rotated.
-const DefaultLogMaxBytes = 10 << 20
-
 // On-disk names. A workflow's log file (<stem>.log, its backup
 // <stem>.log.1), its process record in StateDir (<stem>.json) and its
 // cgroup (<stem>.<8 random hex digits>) are named by one stem:

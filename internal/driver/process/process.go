@@ -14,8 +14,8 @@
 // itself to one log file per workflow under the log directory the worker
 // is given (its name: the workflow ID with '/' and other unsafe characters
 // replaced by '_', cut, plus a hash of the exact ID and ".log"; see
-// logfile.go), which the driver rotates by size (copy to a single ".1"
-// backup, then truncate).
+// logfile.go), which the driver rotates by size and keeps within a
+// number of files and an age (logrotate.go).
 //
 // Start waits StartSeconds (default 1s), or for the ready probe to pass
 // (probe.go): a process that ends sooner is a failed start, a retryable
@@ -83,9 +83,9 @@ const tailLines = 10
 
 // Driver is the process driver. Its zero value is not usable: call New.
 type Driver struct {
-	// LogMaxBytes is the size at which a log file is rotated (default
-	// DefaultLogMaxBytes; 0 or less: never). Set it before the first Start.
-	LogMaxBytes int64
+	// Logs is the host's log policy (logrotate.go; a zero field: its
+	// default). Set it before the first Start.
+	Logs LogPolicy
 
 	// StateDir, when set, keeps a record of every process that outlives
 	// its worker (adopt.go): the next worker of the host adopts what still
@@ -121,8 +121,9 @@ type Driver struct {
 	spawn       chan spawnReq
 	spawnClosed bool
 
-	recMu sync.Mutex // the records in StateDir
-	rotMu sync.Mutex // log rotations
+	recMu   sync.Mutex           // the records in StateDir
+	rotMu   sync.Mutex           // log rotations and indexes
+	samples map[string]logSample // by log path, under rotMu
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -172,6 +173,8 @@ type proc struct {
 	// LogPath, or the legacy name for a process an older worker started
 	// (logfile.go).
 	logPath string
+	// logs is its service's log policy (process.logs; zero: the host's).
+	logs LogPolicy
 }
 
 type spawnReq struct {
@@ -187,13 +190,13 @@ func New(logDir string, n driver.Notifier, log *zap.Logger) *Driver {
 		log = zap.NewNop()
 	}
 	d := &Driver{
-		LogMaxBytes: DefaultLogMaxBytes,
-		logDir:      logDir,
-		notifier:    n,
-		log:         log,
-		spawn:       make(chan spawnReq),
-		procs:       map[string]*proc{},
-		quit:        make(chan struct{}),
+		logDir:   logDir,
+		samples:  map[string]logSample{},
+		notifier: n,
+		log:      log,
+		spawn:    make(chan spawnReq),
+		procs:    map[string]*proc{},
+		quit:     make(chan struct{}),
 	}
 	d.wg.Add(2)
 	go d.spawner()
@@ -426,7 +429,7 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 		closeNotify := abandon
 		abandon = func() { closeNotify(); drop() }
 	}
-	out, err := d.openLog(wfID)
+	out, err := d.openLog(wfID, c.Logs)
 	if err != nil {
 		abandon()
 		return "", fmt.Errorf("process: log file: %w", err)
@@ -471,6 +474,7 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 		cgroup:          group,
 		memoryMax:       c.MemoryMax,
 		restartOnMemory: c.RestartOnMemory,
+		logs:            c.Logs,
 	}
 	if d.logDir != "" {
 		p.logPath = LogPath(d.logDir, wfID)

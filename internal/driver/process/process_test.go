@@ -560,14 +560,14 @@ func TestLogFileGetsOutput(t *testing.T) {
 // appending to the same file (it holds it open), from its start again.
 func TestLogRotatesByCopyAndTruncate(t *testing.T) {
 	d, dir := newDriver(t, nil)
-	d.LogMaxBytes = 100
+	d.Logs.MaxSize = 100
 	id, err := d.Start(context.Background(), req("rot", map[string]any{
 		"command": "sh", "args": []string{"-c", `i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.01; done`}, "startSeconds": "100ms",
 	}))
 	require.NoError(t, err)
 	path := LogPath(dir, "rot")
 	require.Eventually(t, func() bool { st, err := os.Stat(path); return err == nil && st.Size() >= 100 }, 5*time.Second, 10*time.Millisecond)
-	d.rotate(path)
+	d.rotate(path, d.hostLogs())
 	old, err := os.ReadFile(path + ".1")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(old), 100)
