@@ -70,6 +70,32 @@ func (c *cluster) run(within time.Duration, args ...string) (string, error) {
 	return string(out), err
 }
 
+// up runs `cluster.sh up ARGS` and takes the cluster down at the test's
+// end (its logs printed if the test failed).
+func (c *cluster) up(args ...string) (string, error) {
+	t := c.t
+	t.Helper()
+	out, err := c.run(15*time.Minute, append([]string{"up"}, args...)...)
+	t.Cleanup(func() {
+		if out, err := c.run(2*time.Minute, "down"); err != nil {
+			t.Errorf("cluster down: %v\n%s", err, out)
+		}
+		// PostgreSQL's data: linked from the cluster directory when that
+		// directory is out of the PostgreSQL user's reach.
+		if own, err := os.Readlink(filepath.Join(c.dir, "postgres")); err == nil {
+			_ = os.RemoveAll(own)
+		}
+		if t.Failed() {
+			for _, f := range []string{"server.log", "schema.log", "ui.log"} {
+				if b, err := os.ReadFile(filepath.Join(c.dir, f)); err == nil {
+					t.Logf("---- last of %s ----\n%s", f, tail(string(b), 3000))
+				}
+			}
+		}
+	})
+	return out, err
+}
+
 // The cluster script brings a Temporal server on PostgreSQL up on free
 // ports, with its data under a directory only root can enter (a test's
 // temporary directory); steward runs a tree and a rollout on it; down
@@ -89,24 +115,7 @@ func TestClusterOnPostgres(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", base)
 
 	began := time.Now()
-	out, err := c.run(15*time.Minute, "up") // builds the server into bin/ when it is not there
-	t.Cleanup(func() {
-		if out, err := c.run(2*time.Minute, "down"); err != nil {
-			t.Errorf("cluster down: %v\n%s", err, out)
-		}
-		// PostgreSQL's data: linked from the cluster directory when that
-		// directory is out of the PostgreSQL user's reach.
-		if own, err := os.Readlink(filepath.Join(c.dir, "postgres")); err == nil {
-			_ = os.RemoveAll(own)
-		}
-		if t.Failed() {
-			for _, f := range []string{"server.log", "schema.log", "ui.log"} {
-				if b, err := os.ReadFile(filepath.Join(c.dir, f)); err == nil {
-					t.Logf("---- last of %s ----\n%s", f, tail(string(b), 3000))
-				}
-			}
-		}
-	})
+	out, err := c.up() // builds the server into bin/ when it is not there
 	require.NoError(t, err, out)
 	t.Logf("cluster up in %s:\n%s", time.Since(began).Round(time.Second), out)
 	require.Contains(t, out, "2 history shards on PostgreSQL")

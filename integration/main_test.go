@@ -266,10 +266,16 @@ func cli(t *testing.T, bin string, args ...string) result {
 // pointing at the server at addr.
 func runAt(t *testing.T, bin, addr string, timeout time.Duration, args ...string) result {
 	t.Helper()
+	return runAtEnv(t, bin, addr, timeout, nil, args...)
+}
+
+// runAtEnv is runAt with env added to the binary's environment.
+func runAtEnv(t *testing.T, bin, addr string, timeout time.Duration, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+addr)
+	cmd.Env = append(append(os.Environ(), "TEMPORAL_ADDRESS="+addr), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/cluster.sh up [--foreground] | down | status
+# scripts/cluster.sh up [--foreground] [--tls] | down | status
 #
 # A real Temporal cluster on this machine: the Temporal server (frontend,
 # history, matching and worker services in one process) built from its Go
@@ -26,6 +26,15 @@
 # Ctrl-C takes the cluster down.
 # down: stops the UI, the server and PostgreSQL (the data stays).
 # status: what runs, and whether the frontend answers.
+#
+# --tls: mutual TLS on every port of the server (its gRPC frontend, its HTTP
+# API, and between its own services): a client must present a certificate
+# signed by the cluster's CA. scripts/mkcerts makes the CA and the server's
+# and a client's certificates into $STEWARD_CLUSTER_DIR/certs once (kept
+# across ups); the Web UI connects with the client's. The choice is kept:
+# a later up without --tls turns TLS off again, and status and down follow
+# whichever the last up chose. How workers and the starter connect: up
+# prints it; docs/cluster.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -72,6 +81,19 @@ PGDATA="$DIR/postgres"
 # Out of the PostgreSQL user's reach, $DIR links to where the data is.
 if [ -L "$PGDATA" ]; then PGDATA="$(readlink "$PGDATA")"; fi
 SERVER_PID="$DIR/server.pid"
+CERTS="$DIR/certs"
+# TLS_ARGS: the temporal CLI's flags for this cluster (none without TLS).
+TLS_ARGS=()
+tls_on() { [ -f "$DIR/tls" ]; }
+set_tls_args() {
+  if tls_on; then
+    TLS_ARGS=(--tls-cert-path "$CERTS/client.pem" --tls-key-path "$CERTS/client.key"
+      --tls-ca-path "$CERTS/ca.pem" --tls-server-name localhost)
+  else
+    TLS_ARGS=()
+  fi
+}
+set_tls_args
 UI_PID="$DIR/ui.pid"
 
 # --- PostgreSQL -------------------------------------------------------------
@@ -227,6 +249,37 @@ running() {
   [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$2" ]
 }
 
+# tls_yaml is the server's global.tls block (nothing without --tls): the
+# same certificate for the frontend and between the server's services,
+# client certificates required on both. frontend.client is what the
+# server's own system worker dials the frontend with: without its
+# rootCaFiles it would dial in plaintext, and without serverName it cannot
+# check the certificate (it dials a membership address, not a host name).
+tls_yaml() {
+  tls_on || return 0
+  cat <<YAML
+  tls:
+    internode:
+      server:
+        certFile: "$CERTS/server.pem"
+        keyFile: "$CERTS/server.key"
+        requireClientAuth: true
+        clientCaFiles: ["$CERTS/ca.pem"]
+      client:
+        serverName: localhost
+        rootCaFiles: ["$CERTS/ca.pem"]
+    frontend:
+      server:
+        certFile: "$CERTS/server.pem"
+        keyFile: "$CERTS/server.key"
+        requireClientAuth: true
+        clientCaFiles: ["$CERTS/ca.pem"]
+      client:
+        serverName: localhost
+        rootCaFiles: ["$CERTS/ca.pem"]
+YAML
+}
+
 write_config() {
   mkdir -p "$DIR/config"
   if [ -f "$DIR/shards" ] && [ "$(cat "$DIR/shards")" != "$SHARDS" ]; then
@@ -271,6 +324,7 @@ global:
   membership:
     maxJoinDuration: 30s
     broadcastAddress: 127.0.0.1
+$(tls_yaml)
   metrics:
     prometheus:
       framework: tally
@@ -322,6 +376,16 @@ defaultNamespace: default
 cors:
   unsafeAllowAllOrigins: true
 YAML
+    if tls_on; then
+      cat >>"$DIR/ui/config/development.yaml" <<YAML
+tls:
+  caFile: "$CERTS/ca.pem"
+  certFile: "$CERTS/client.pem"
+  keyFile: "$CERTS/client.key"
+  serverName: localhost
+  enableHostVerification: true
+YAML
+    fi
   fi
 }
 
@@ -354,7 +418,7 @@ start_ui() {
 wait_healthy() {
   local i
   for i in $(seq 1 240); do
-    if "$TEMPORAL" operator cluster health --address "$ADDRESS" >/dev/null 2>&1; then return; fi
+    if "$TEMPORAL" operator cluster health --address "$ADDRESS" "${TLS_ARGS[@]}" >/dev/null 2>&1; then return; fi
     running "$SERVER_PID" "$SERVER_BIN" || { tail -30 "$DIR/server.log" >&2; die "the server exited (log: $DIR/server.log)"; }
     sleep 0.5
   done
@@ -365,16 +429,16 @@ wait_healthy() {
 # registers them too, idempotently), then waits until a list in it works: a
 # new namespace takes up to 10 s to reach every frontend's cache.
 namespace() {
-  if ! "$TEMPORAL" operator namespace describe --address "$ADDRESS" -n default >/dev/null 2>&1; then
-    "$TEMPORAL" operator namespace create --address "$ADDRESS" -n default --retention 72h >/dev/null
+  if ! "$TEMPORAL" operator namespace describe --address "$ADDRESS" "${TLS_ARGS[@]}" -n default >/dev/null 2>&1; then
+    "$TEMPORAL" operator namespace create --address "$ADDRESS" "${TLS_ARGS[@]}" -n default --retention 72h >/dev/null
   fi
   local i out sa
   for i in $(seq 1 120); do
     for sa in StewardPath StewardKind StewardState; do # one at a time: the CLI takes only the first of several
-      out="$("$TEMPORAL" operator search-attribute create --address "$ADDRESS" -n default \
+      out="$("$TEMPORAL" operator search-attribute create --address "$ADDRESS" "${TLS_ARGS[@]}" -n default \
         --name "$sa" --type Keyword 2>&1)" || true
     done
-    if "$TEMPORAL" workflow list --address "$ADDRESS" -n default --limit 1 \
+    if "$TEMPORAL" workflow list --address "$ADDRESS" "${TLS_ARGS[@]}" -n default --limit 1 \
       --query "StewardState='running'" >/dev/null 2>&1; then
       return
     fi
@@ -384,13 +448,25 @@ namespace() {
 }
 
 cmd_up() {
-  local foreground="${1:-}"
+  local foreground="" arg
+  for arg in "$@"; do
+    case "$arg" in
+    --foreground) foreground=--foreground ;;
+    --tls) touch "$DIR/tls" ;;
+    *) die "up: unknown option $arg (--foreground, --tls)" ;;
+    esac
+  done
+  [[ " $* " == *" --tls "* ]] || rm -f "$DIR/tls"
+  set_tls_args
   command -v go >/dev/null || die "go not found: the server is built from its Go module"
   command -v setpriv >/dev/null || [ "$(id -u)" != 0 ] || die "setpriv not found (Debian: util-linux)"
   local start=$SECONDS
   build
   pg_start
   schema
+  if tls_on; then
+    go run ./scripts/mkcerts -dir "$CERTS" || die "could not make the certificates (scripts/mkcerts)"
+  fi
   write_config
   start_server
   start_ui
@@ -398,7 +474,13 @@ cmd_up() {
   namespace
   say "up in $((SECONDS - start)) s: $ADDRESS, $SHARDS history shards on PostgreSQL (127.0.0.1:$PG_PORT), data in $DIR"
   [ "$UI_PORT" = off ] || say "Web UI: http://127.0.0.1:$UI_PORT/namespaces/default/workflows"
-  say "use it: bin/worker --address $ADDRESS; bin/starter --address $ADDRESS apply -f examples/demo.yaml"
+  if tls_on; then
+    say "mutual TLS: a client needs a certificate signed by $CERTS/ca.pem"
+    say "use it: bin/worker --address $ADDRESS --tls-cert $CERTS/client.pem --tls-key $CERTS/client.key --tls-ca $CERTS/ca.pem --tls-server-name localhost"
+    say "        TEMPORAL_TLS_CLIENT_CERT_PATH=$CERTS/client.pem TEMPORAL_TLS_CLIENT_KEY_PATH=$CERTS/client.key TEMPORAL_TLS_SERVER_CA_CERT_PATH=$CERTS/ca.pem TEMPORAL_TLS_SERVER_NAME=localhost bin/starter --address $ADDRESS apply -f examples/demo.yaml"
+  else
+    say "use it: bin/worker --address $ADDRESS; bin/starter --address $ADDRESS apply -f examples/demo.yaml"
+  fi
   if [ "$foreground" = --foreground ]; then
     # The handler ignores further INT and TERM: a Ctrl-C reaches the whole
     # process group, and bash would otherwise end itself midway through the
@@ -439,7 +521,7 @@ cmd_status() {
   local rc=0
   if running "$SERVER_PID" "$SERVER_BIN"; then
     say "server: PID $(cat "$SERVER_PID"), $ADDRESS"
-    if "$TEMPORAL" operator cluster health --address "$ADDRESS" >/dev/null 2>&1; then say "frontend: serving"; else say "frontend: not serving"; rc=1; fi
+    if "$TEMPORAL" operator cluster health --address "$ADDRESS" "${TLS_ARGS[@]}" >/dev/null 2>&1; then say "frontend: serving"; else say "frontend: not serving"; rc=1; fi
   else
     say "server: not running"; rc=1
   fi
@@ -456,8 +538,8 @@ cmd_status() {
 }
 
 case "${1:-}" in
-up) cmd_up "${2:-}" ;;
+up) shift; cmd_up "$@" ;;
 down) cmd_down ;;
 status) cmd_status ;;
-*) echo "usage: $0 up [--foreground] | down | status" >&2; exit 2 ;;
+*) echo "usage: $0 up [--foreground] [--tls] | down | status" >&2; exit 2 ;;
 esac
