@@ -70,6 +70,24 @@ func (c *cluster) run(within time.Duration, args ...string) (string, error) {
 	return string(out), err
 }
 
+// newCluster is a cluster of shards history shards on free ports, with its
+// frontend's address and the Web UI's (skips the test where the script
+// cannot run).
+func newCluster(t *testing.T, shards int) (c *cluster, addr, uiAddr string) {
+	needServer(t)
+	if reason := clusterSkipReason(); reason != "" {
+		t.Skip(reason)
+	}
+	base := freeBlock(t, 11)
+	uiAddr, err := freePort()
+	require.NoError(t, err)
+	_, uiPort, _ := strings.Cut(uiAddr, ":")
+	c = &cluster{t: t, dir: t.TempDir()}
+	c.env = []string{"STEWARD_CLUSTER_PORT=" + strconv.Itoa(base), "STEWARD_CLUSTER_UI_PORT=" + uiPort,
+		"STEWARD_CLUSTER_DIR=" + c.dir, "STEWARD_CLUSTER_SHARDS=" + strconv.Itoa(shards)}
+	return c, fmt.Sprintf("127.0.0.1:%d", base), uiAddr
+}
+
 // up runs `cluster.sh up ARGS` and takes the cluster down at the test's
 // end (its logs printed if the test failed).
 func (c *cluster) up(args ...string) (string, error) {
@@ -101,18 +119,7 @@ func (c *cluster) up(args ...string) (string, error) {
 // temporary directory); steward runs a tree and a rollout on it; down
 // stops it all, and a second up resumes the same data: the tree is there.
 func TestClusterOnPostgres(t *testing.T) {
-	needServer(t)
-	if reason := clusterSkipReason(); reason != "" {
-		t.Skip(reason)
-	}
-	base := freeBlock(t, 11)
-	uiAddr, err := freePort()
-	require.NoError(t, err)
-	_, uiPort, _ := strings.Cut(uiAddr, ":")
-	c := &cluster{t: t, dir: t.TempDir()}
-	c.env = []string{"STEWARD_CLUSTER_PORT=" + strconv.Itoa(base), "STEWARD_CLUSTER_UI_PORT=" + uiPort,
-		"STEWARD_CLUSTER_DIR=" + c.dir, "STEWARD_CLUSTER_SHARDS=2"}
-	addr := fmt.Sprintf("127.0.0.1:%d", base)
+	c, addr, uiAddr := newCluster(t, 2)
 
 	began := time.Now()
 	out, err := c.up() // builds the server into bin/ when it is not there

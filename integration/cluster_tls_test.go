@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,18 +26,7 @@ import (
 // reads it with its own; a client without a certificate, or without TLS,
 // is refused, and the starter without one fails and says so.
 func TestClusterWithMutualTLS(t *testing.T) {
-	needServer(t)
-	if reason := clusterSkipReason(); reason != "" {
-		t.Skip(reason)
-	}
-	base := freeBlock(t, 11)
-	uiAddr, err := freePort()
-	require.NoError(t, err)
-	_, uiPort, _ := strings.Cut(uiAddr, ":")
-	c := &cluster{t: t, dir: t.TempDir()}
-	c.env = []string{"STEWARD_CLUSTER_PORT=" + strconv.Itoa(base), "STEWARD_CLUSTER_UI_PORT=" + uiPort,
-		"STEWARD_CLUSTER_DIR=" + c.dir, "STEWARD_CLUSTER_SHARDS=1"}
-	addr := fmt.Sprintf("127.0.0.1:%d", base)
+	c, addr, uiAddr := newCluster(t, 1)
 	out, err := c.up("--tls")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "mutual TLS")
