@@ -24,6 +24,8 @@ type HostInfo struct {
 	Build   string    `json:"build"`
 	PID     int       `json:"pid"`
 	UpSince time.Time `json:"upSince"`
+	// BootedAt is when the host's kernel booted (zero: unknown).
+	BootedAt time.Time `json:"bootedAt,omitzero"`
 }
 
 // Host answers its host workflow (workflows.HostWorkflow): HostHello says

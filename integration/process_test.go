@@ -1,10 +1,12 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -76,6 +78,7 @@ func TestProcessesOutliveTheirWorker(t *testing.T) {
 	needServer(t)
 	r := starter(t, "apply", "-f", writeSpec(t, `
 name: it-outlive
+intensity: {maxRestarts: 100, period: 1m}
 children:
   - {name: a, kind: process, process: {command: sleep, args: ["300"], startSeconds: 200ms}, backoff: {initial: 100ms, max: 1s}}
   - {name: b, kind: process, process: {command: sleep, args: ["300"], startSeconds: 200ms}, backoff: {initial: 100ms, max: 1s}}
@@ -155,6 +158,63 @@ children:
 			require.Contains(t, e.Reason, "ended while no worker served this host")
 		}
 	}
+
+	// The host rebooted: c's process is gone and its record is of the
+	// previous boot (the host's boot ID in it is not this one's; the rest
+	// of a reboot, the machine's restart, is not made here). The next
+	// worker reports it as ended by the reboot and it is started again
+	// at once; `starter hosts` shows when the host booted.
+	mainWorker.kill()
+	require.NoError(t, syscall.Kill(pids["c"], syscall.SIGKILL))
+	eventually(t, 10*time.Second, func() (bool, string) { return !alive(pids["c"]), "c still alive" })
+	files, err := filepath.Glob(filepath.Join(workDir, "state", "local", "*.json"))
+	require.NoError(t, err)
+	rewritten := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal(b, &rec))
+		if rec["workflowId"] == "it-outlive/c" {
+			require.NotEmpty(t, rec["boot"], "a record names its boot")
+			rec["boot"] = "00000000-0000-0000-0000-000000000000"
+			b, _ = json.Marshal(rec)
+			require.NoError(t, os.WriteFile(f, b, 0o644))
+			rewritten++
+		}
+	}
+	require.Equal(t, 1, rewritten, "c's record in %v", files)
+	w, err = startWorker("worker-outlive-rebooted")
+	require.NoError(t, err)
+	mainWorker = w
+	back = time.Now()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		st := status(t, "it-outlive/c")
+		return st.State == "running" && st.Restarts == 1 && pidOf(t, st.Instance) != pids["c"], fmt.Sprintf("%+v", st)
+	})
+	t.Logf("service of a rebooted host: running %s after its worker's start", time.Since(back).Round(10*time.Millisecond))
+	rebooted := false
+	for _, e := range journal(t, "it-outlive/c") {
+		rebooted = rebooted || strings.Contains(e.Reason, "host rebooted")
+	}
+	require.True(t, rebooted, "the journal says the host rebooted: %+v", journal(t, "it-outlive/c"))
+	var hosts []struct {
+		Name     string    `json:"name"`
+		BootedAt time.Time `json:"bootedAt"`
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		r := starter(t, "hosts", "-o", "json")
+		hosts = nil
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &hosts) != nil {
+			return false, r.stdout + r.stderr
+		}
+		for _, h := range hosts {
+			if h.Name == "local" && !h.BootedAt.IsZero() {
+				return true, ""
+			}
+		}
+		return false, r.stdout
+	})
 }
 
 // An http worker follows a real HTTP service's health: when the service goes

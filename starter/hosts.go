@@ -156,6 +156,7 @@ type hostRow struct {
 	Address  string    `json:"address,omitempty"`
 	PID      int       `json:"pid,omitempty"`
 	UpSince  time.Time `json:"upSince,omitzero"`
+	BootedAt time.Time `json:"bootedAt,omitzero"`
 	Pinned   []string  `json:"pinned,omitempty"`
 	// Error says why a host's state is unanswered.
 	Error string `json:"error,omitempty"`
@@ -165,7 +166,7 @@ func printHosts(w io.Writer, hosts []hostLine, output string) error {
 	rows := make([]hostRow, 0, len(hosts))
 	for _, h := range hosts {
 		r := hostRow{Name: h.Name, State: h.State, Since: h.Since, Services: h.Services, Build: h.Build,
-			Address: h.Address, PID: h.PID, UpSince: h.UpSince, Pinned: h.Pinned}
+			Address: h.Address, PID: h.PID, UpSince: h.UpSince, BootedAt: h.BootedAt, Pinned: h.Pinned}
 		if h.err != nil {
 			r.Error = h.err.Error()
 		}
@@ -177,7 +178,7 @@ func printHosts(w io.Writer, hosts []hostLine, output string) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tSTATE\tSINCE\tSERVICES\tBUILD\tADDRESS")
+	fmt.Fprintln(tw, "HOST\tSTATE\tSINCE\tSERVICES\tBUILD\tADDRESS\tBOOTED")
 	for _, r := range rows {
 		since := "-"
 		if !r.Since.IsZero() {
@@ -190,7 +191,11 @@ func printHosts(w io.Writer, hosts []hostLine, output string) error {
 		if addr == "" {
 			addr = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, r.State, since, r.Services, build, addr)
+		booted := "-"
+		if !r.BootedAt.IsZero() {
+			booted = r.BootedAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Name, r.State, since, r.Services, build, addr, booted)
 	}
 	return tw.Flush()
 }

@@ -20,7 +20,7 @@ func TestPrintHostsListsAHostThatDidNotAnswer(t *testing.T) {
 	since := time.Date(2026, 11, 27, 1, 0, 0, 0, time.UTC)
 	lines := []hostLine{
 		{HostView: workflows.HostView{Name: "f1", State: hostUnanswered}, err: errors.New("query host f1: context deadline exceeded")},
-		{HostView: workflows.HostView{Name: "f2", State: workflows.HostUp, Since: since, Services: 3, Build: "b1", Address: "10.0.0.2"}},
+		{HostView: workflows.HostView{Name: "f2", State: workflows.HostUp, Since: since, Services: 3, Build: "b1", Address: "10.0.0.2", BootedAt: since.Add(-time.Hour)}},
 	}
 	var js bytes.Buffer
 	require.NoError(t, printHosts(&js, lines, "json"))
@@ -36,6 +36,9 @@ func TestPrintHostsListsAHostThatDidNotAnswer(t *testing.T) {
 	require.NoError(t, printHosts(&text, lines, "text"))
 	got := strings.Split(strings.TrimSpace(text.String()), "\n")
 	require.Len(t, got, 3)
-	require.Equal(t, []string{"f1", "unanswered", "-", "0", "-", "-"}, strings.Fields(got[1]))
+	require.Equal(t, []string{"f1", "unanswered", "-", "0", "-", "-", "-"}, strings.Fields(got[1]))
 	require.Equal(t, "f2", strings.Fields(got[2])[0])
+	require.Contains(t, got[0], "BOOTED")
+	require.Contains(t, got[2], since.Add(-time.Hour).Local().Format(time.DateTime), "when the host booted")
+	require.Equal(t, since.Add(-time.Hour), rows[1].BootedAt)
 }

@@ -255,13 +255,18 @@ func run(o options) error {
 	}
 	defer processDriver.Close()
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	adopted, ended, err := processDriver.Recover(rctx)
+	recovered, err := processDriver.Recover(rctx)
 	rcancel()
 	if err != nil {
 		zl.Warn("process: recovery", zap.Error(err))
 	}
-	if adopted+ended > 0 {
-		zl.Info("process: recovered the services of this host", zap.Int("adopted", adopted), zap.Int("endedMeanwhile", ended), zap.String("stateDir", o.stateDir))
+	if recovered.Rebooted > 0 {
+		zl.Warn("process: this host rebooted since its last worker: its services are started again", zap.Int("services", recovered.Rebooted),
+			zap.Time("bootedAt", process.CurrentBoot().At))
+	}
+	if recovered.Adopted+recovered.Ended > 0 {
+		zl.Info("process: recovered the services of this host", zap.Int("adopted", recovered.Adopted), zap.Int("endedMeanwhile", recovered.Ended),
+			zap.Int("endedByReboot", recovered.Rebooted), zap.String("stateDir", o.stateDir))
 	}
 	if o.usageInterval > 0 {
 		metrics.Registry.MustRegister(telemetry.ServiceUsage{Host: o.host, Samples: func() map[string]treestatus.Usage { return processDriver.Usage() }})
@@ -360,7 +365,8 @@ func run(o options) error {
 	hw.RegisterActivityWithOptions(&activities.Logs{Dir: o.logDir, Trusted: o.guard.Trusted}, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Services{Host: processDriver, Trusted: o.guard.Trusted}, activity.RegisterOptions{Name: activities.Prefix})
 	hw.RegisterActivityWithOptions(&activities.Host{Info: activities.HostInfo{
-		Name: o.host, Address: hostAddress(), Build: buildinfo.ID(), PID: os.Getpid(), UpSince: time.Now().UTC()}}, activity.RegisterOptions{Name: activities.Prefix})
+		Name: o.host, Address: hostAddress(), Build: buildinfo.ID(), PID: os.Getpid(), UpSince: time.Now().UTC(),
+		BootedAt: process.CurrentBoot().At}}, activity.RegisterOptions{Name: activities.Prefix})
 	if err := hw.Start(); err != nil {
 		return fmt.Errorf("host task queue: %w", err)
 	}

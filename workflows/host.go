@@ -107,6 +107,8 @@ type HostView struct {
 	Address     string    `json:"address,omitempty"`
 	PID         int       `json:"pid,omitempty"`
 	UpSince     time.Time `json:"upSince,omitzero"`
+	// BootedAt is when the host last booted, as its worker said.
+	BootedAt time.Time `json:"bootedAt,omitzero"`
 }
 
 // HostInput starts a host's run (a new one: activities.HostStart).
@@ -140,7 +142,8 @@ func (c *HostCarry) state() (string, time.Time) {
 
 func (c *HostCarry) view(name string) HostView {
 	st, since := c.state()
-	v := HostView{Name: name, State: st, Since: since, Build: c.Info.Build, Address: c.Info.Address, PID: c.Info.PID, UpSince: c.Info.UpSince}
+	v := HostView{Name: name, State: st, Since: since, Build: c.Info.Build, Address: c.Info.Address, PID: c.Info.PID, UpSince: c.Info.UpSince,
+		BootedAt: c.Info.BootedAt}
 	for _, s := range c.Subscribers {
 		if emptySubscription(s) {
 			continue

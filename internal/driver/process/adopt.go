@@ -72,6 +72,21 @@ type record struct {
 	LogFile string `json:"logFile,omitempty"`
 	// Logs is its service's log policy (process.logs; nil: the host's).
 	Logs *LogPolicy `json:"logs,omitempty"`
+	// Boot is the ID of the host's boot it was started in (none in an
+	// older worker's record): a record of an earlier boot is of a process
+	// the host's reboot ended.
+	Boot string `json:"boot,omitempty"`
+}
+
+// endedByReboot says whether the process of rec, which no longer runs,
+// ended with an earlier boot of the host: its record names another boot,
+// or (an older worker's record) was last written before this boot began.
+func endedByReboot(rec record, file string, now Boot) bool {
+	if rec.Boot != "" {
+		return now.ID != "" && rec.Boot != now.ID
+	}
+	st, err := os.Stat(file)
+	return err == nil && !now.At.IsZero() && st.ModTime().Before(now.At)
 }
 
 // recordPath is the file of wfID's record (its name: logfile.go).
@@ -153,6 +168,7 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 		rec.Logs = &p.logs
 	}
 	rec.NotifySocket = p.notifyName
+	rec.Boot = CurrentBoot().ID
 	rec.LogFile = logName(p.wfID)
 	if p.logPath != "" {
 		rec.LogFile = filepath.Base(p.logPath)
@@ -367,13 +383,14 @@ func (d *Driver) watchAdopted(p *proc) {
 // Recover adopts the recorded processes of StateDir that still run, and
 // reports to their workflows those that ended while no worker served this
 // host (they are started again at once). It returns how many of each.
-func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
+func (d *Driver) Recover(ctx context.Context) (Recovered, error) {
+	var n Recovered
 	if d.StateDir == "" {
-		return 0, 0, nil
+		return n, nil
 	}
 	files, err := filepath.Glob(filepath.Join(d.StateDir, "*.json"))
 	if err != nil {
-		return 0, 0, err
+		return n, err
 	}
 	for _, f := range files {
 		rec, err := readRecord(f)
@@ -402,15 +419,18 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 			continue
 		}
 		if d.adopt(rec, lazily) != nil {
-			adopted++
+			n.Adopted++
 			continue
 		}
-		ended++
+		n.Ended++
 		exit := driver.Exit{Instance: rec.Instance, Reason: "ended while no worker served this host (exit code unknown)"}
+		if boot := CurrentBoot(); endedByReboot(rec, f, boot) {
+			exit.Reason = fmt.Sprintf("host rebooted (up since %s): the process ended with its previous boot", boot.At.Format(time.RFC3339))
+			n.Rebooted++
+		} else if rec.Cgroup != nil && rec.Cgroup.OOMKills() > 0 {
+			exit.Reason = fmt.Sprintf("out of memory (memoryMax %s), while no worker served this host", spec.FormatSize(rec.MemoryMax))
+		}
 		if rec.Cgroup != nil {
-			if rec.Cgroup.OOMKills() > 0 {
-				exit.Reason = fmt.Sprintf("out of memory (memoryMax %s), while no worker served this host", spec.FormatSize(rec.MemoryMax))
-			}
 			d.removeCgroup(rec.Cgroup)
 		}
 		if d.notifier == nil {
@@ -423,7 +443,14 @@ func (d *Driver) Recover(ctx context.Context) (adopted, ended int, err error) {
 		}
 		_ = os.Remove(f)
 	}
-	return adopted, ended, nil
+	return n, nil
+}
+
+// Recovered counts what Recover found: processes adopted, and processes
+// that ended while no worker served the host (Rebooted of them with an
+// earlier boot of the host).
+type Recovered struct {
+	Adopted, Ended, Rebooted int
 }
 
 // migrate moves a record found in file f to its own name (an older

@@ -160,8 +160,9 @@ func TestLegacyRecordAdoptedAndMovedToItsOwnName(t *testing.T) {
 	d := New(logs, rec, zaptest.NewLogger(t))
 	t.Cleanup(d.Close)
 	d.StateDir, d.KeepOnClose = state, true
-	adopted, ended, err := d.Recover(context.Background())
+	n, err := d.Recover(context.Background())
 	require.NoError(t, err)
+	adopted, ended := n.Adopted, n.Ended
 	require.Equal(t, 1, adopted)
 	require.Zero(t, ended)
 	_, err = os.Stat(legacy)

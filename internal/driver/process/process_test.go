@@ -793,7 +793,59 @@ func recoverFrom(t *testing.T, state string) (d *Driver, rec *recorder, adopted,
 	rec = newRecorder()
 	d, _ = newDriver(t, rec)
 	d.StateDir = state
-	adopted, ended, err := d.Recover(context.Background())
+	n, err := d.Recover(context.Background())
 	require.NoError(t, err)
-	return d, rec, adopted, ended
+	return d, rec, n.Adopted, n.Ended
+}
+
+// A host that rebooted: the records of its previous boot name processes
+// that no longer run, and their ends are reported at once as "host
+// rebooted" (a record of this boot whose process is gone, or an older
+// worker's record written before this boot, as before).
+func TestRecoverReportsServicesEndedByAReboot(t *testing.T) {
+	boot := CurrentBoot()
+	if boot.ID == "" || boot.At.IsZero() {
+		t.Skip("no boot ID or boot time in /proc here")
+	}
+	state := t.TempDir()
+	gone := func(wf string) record {
+		return record{WorkflowID: wf, Instance: fmt.Sprintf("proc/999999/1@%s", wf), PID: 999999, Ticks: 1}
+	}
+	earlier := gone("svc/earlier-boot")
+	earlier.Boot = "00000000-0000-0000-0000-000000000000"
+	plantRecord(t, state, earlier)
+	this := gone("svc/this-boot")
+	this.Boot = boot.ID
+	plantRecord(t, state, this)
+	plantRecord(t, state, gone("svc/older-worker")) // no boot: dated by its file
+	old := filepath.Join(state, legacyStem("svc/older-worker")+".json")
+	before := boot.At.Add(-time.Hour)
+	require.NoError(t, os.Chtimes(old, before, before))
+
+	_, rec, adopted, ended := recoverFrom(t, state)
+	require.Zero(t, adopted)
+	require.Equal(t, 3, ended)
+	reasons := map[string]string{}
+	for range 3 {
+		p := <-rec.ch
+		reasons[p.wfID] = p.exit.Reason
+	}
+	require.True(t, strings.HasPrefix(reasons["svc/earlier-boot"], "host rebooted (up since "), reasons["svc/earlier-boot"])
+	require.True(t, strings.HasPrefix(reasons["svc/older-worker"], "host rebooted"), reasons["svc/older-worker"])
+	require.Equal(t, "ended while no worker served this host (exit code unknown)", reasons["svc/this-boot"])
+}
+
+// A record carries the boot it was written in.
+func TestRecordNamesItsBoot(t *testing.T) {
+	need(t, "sleep")
+	d, _ := newDriver(t, nil)
+	d.StateDir = t.TempDir()
+	_, err := d.Start(context.Background(), req("svc/booted", map[string]any{"command": "sleep", "args": []string{"60"}, "startSeconds": "50ms"}))
+	require.NoError(t, err)
+	b, err := os.ReadFile(d.recordPath("svc/booted"))
+	require.NoError(t, err)
+	var r record
+	require.NoError(t, json.Unmarshal(b, &r))
+	require.Equal(t, CurrentBoot().ID, r.Boot)
+	require.NotEmpty(t, r.Boot)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -74,3 +75,31 @@ func waitGone(pid int, ticks uint64, quit <-chan struct{}) bool {
 		}
 	}
 }
+
+// Boot is this host's kernel boot: its ID (/proc/sys/kernel/random/boot_id,
+// new at every boot) and when it began (btime of /proc/stat); zero where
+// unknown.
+type Boot struct {
+	ID string
+	At time.Time
+}
+
+// CurrentBoot is this host's boot, read once.
+func CurrentBoot() Boot { return currentBoot() }
+
+var currentBoot = sync.OnceValue(func() Boot {
+	var b Boot
+	if id, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
+		b.ID = strings.TrimSpace(string(id))
+	}
+	if stat, err := os.ReadFile("/proc/stat"); err == nil {
+		for _, line := range strings.Split(string(stat), "\n") {
+			if v, ok := strings.CutPrefix(line, "btime "); ok {
+				if sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					b.At = time.Unix(sec, 0).UTC()
+				}
+			}
+		}
+	}
+	return b
+})

@@ -5,6 +5,7 @@ package process
 import (
 	"errors"
 	"syscall"
+	"time"
 )
 
 // sysProcAttr makes the child lead its own session and process group.
@@ -26,3 +27,12 @@ func waitGone(_ int, _ uint64, quit <-chan struct{}) bool {
 	<-quit
 	return false
 }
+
+// Boot is this host's kernel boot (unknown here: zero).
+type Boot struct {
+	ID string
+	At time.Time
+}
+
+// CurrentBoot is this host's boot: unknown without Linux's /proc.
+func CurrentBoot() Boot { return Boot{} }
