@@ -54,7 +54,7 @@ dist: build
 	cd tools/dist && go run . -root $(CURDIR) -bin $(BIN) -out $(CURDIR)/dist
 
 ## test-package: install the .deb for real, check it, purge it (root and dpkg: CI's machine; skips otherwise)
-test-package: dist
+test-package: dist temporal-cli
 	@./scripts/test-package.sh
 
 ## test-browser: the Web UI in headless Chromium (needs Debian's chromium; not in `make test`)

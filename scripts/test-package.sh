@@ -26,6 +26,94 @@ dpkg-query -W -f='${Conffiles}\n' steward | grep -q /etc/steward/worker.yaml || 
 echo "# edited by the operator" >> /etc/steward/worker.yaml
 dpkg -i --force-confold "$deb" >/dev/null
 grep -q "edited by the operator" /etc/steward/worker.yaml || fail "the operator's worker.yaml was overwritten"
+
+# An upgrade with services running: the installed worker, started as its
+# unit starts it, runs N services on a dev server; the next version of the
+# package is installed over it and the worker restarted as the unit's
+# try-restart does under KillMode=process (SIGTERM to the worker alone,
+# then the new binary). Every service keeps its process (same instances,
+# no restart), and the time from the SIGTERM to the new worker's adoption
+# is printed (docs/production.md).
+N=${STEWARD_PACKAGE_SERVICES:-100}
+W=$(mktemp -d)
+SERVER_PID="" WORKER_PID=""
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 12000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+cleanup() {
+	[ -z "$WORKER_PID" ] || kill -TERM "$WORKER_PID" 2>/dev/null || true
+	if [ -f "$W/instances" ]; then # services left by a failed run
+		sed -n 's#.*proc/\([0-9]*\)/.*#\1#p' "$W/instances" | while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done
+	fi
+	if [ -n "$SERVER_PID" ]; then
+		kill -TERM "$SERVER_PID" 2>/dev/null || true
+		for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+		kill -KILL "$SERVER_PID" 2>/dev/null || true
+	fi
+	rm -rf "$W"
+}
+trap cleanup EXIT
+PORT=$(free_port)
+setsid bin/temporal server start-dev --ip 127.0.0.1 --port "$PORT" --http-port "$(free_port)" --metrics-port "$(free_port)" \
+	--ui-port "$(free_port)" --headless --log-level error --db-filename "$W/temporal.db" >"$W/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 240); do bin/temporal operator cluster health --address "127.0.0.1:$PORT" >/dev/null 2>&1 && break; sleep 0.5; done
+bin/temporal operator cluster health --address "127.0.0.1:$PORT" >/dev/null || fail "the dev server did not start"
+sed -i -e "s#^address:.*#address: 127.0.0.1:$PORT#" -e "s#^host:.*#host: pkg-upgrade#" -e 's#^metrics:.*#metrics: ""#' /etc/steward/worker.yaml
+printf 'commands: [%s]\n' "$(command -v sleep)" >/etc/steward/policy.yaml
+start_worker() {
+	setsid /usr/bin/steward-worker --config /etc/steward/worker.yaml >"$W/worker-$1.log" 2>&1 &
+	WORKER_PID=$!
+}
+start_worker 1
+{
+	echo "name: pkg-upgrade"
+	echo "children:"
+	for i in $(seq 1 "$N"); do
+		echo "  - {name: s$i, kind: process, process: {command: sleep, args: [\"3600\"], host: pkg-upgrade, startSeconds: 100ms}}"
+	done
+} >"$W/tree.yaml"
+S="/usr/bin/steward --address 127.0.0.1:$PORT"
+$S apply -f "$W/tree.yaml" --wait --timeout 5m >/dev/null || fail "apply of $N services"
+instances() { $S status pkg-upgrade -o json --usage=false | grep -o '"instance": "proc/[^"]*"' | sort; }
+instances >"$W/instances"
+[ "$(wc -l <"$W/instances")" = "$N" ] || fail "$(wc -l <"$W/instances") of $N services running before the upgrade"
+version=$(dpkg-query -W -f='${Version}' steward)
+(cd tools/dist && go run . -root "$PWD/../.." -bin "$PWD/../../bin" -out "$W/next" -version "$version.1") >/dev/null
+dpkg -i --force-confold "$W"/next/steward_*.deb >/dev/null || fail "dpkg -i of the next version"
+[ "$(dpkg-query -W -f='${Version}' steward)" = "$version.1" ] || fail "the next version is not installed"
+began=$(date +%s%N)
+kill -TERM "$WORKER_PID"
+while kill -0 "$WORKER_PID" 2>/dev/null; do sleep 0.02; done
+stopped=$(date +%s%N)
+start_worker 2
+until grep -q "recovered the services" "$W/worker-2.log" 2>/dev/null; do
+	kill -0 "$WORKER_PID" 2>/dev/null || fail "the new worker exited: $(tail -5 "$W/worker-2.log")"
+	sleep 0.02
+done
+adopted=$(date +%s%N)
+grep "recovered the services" "$W/worker-2.log" | grep -q "\"adopted\":$N[,}]" || fail "not all $N adopted: $(grep 'recovered the services' "$W/worker-2.log")"
+for _ in $(seq 1 120); do
+	instances >"$W/after"
+	cmp -s "$W/instances" "$W/after" && break
+	sleep 0.5
+done
+cmp -s "$W/instances" "$W/after" || fail "services changed across the upgrade: $(diff "$W/instances" "$W/after" | head -5)"
+restarted=$($S status pkg-upgrade -o json --usage=false | grep -o '"restarts": [0-9]*' | grep -vc '": 0$' || true)
+[ "$restarted" = 0 ] || fail "$restarted services restarted across the upgrade"
+echo "test-package: upgrade $version -> $version.1 with $N services: worker stopped in $(((stopped - began) / 1000000)) ms, the new one adopted all $N $(((adopted - stopped) / 1000000)) ms after its start; 0 restarted, the same $N processes"
+$S delete pkg-upgrade >/dev/null || fail "delete"
+for _ in $(seq 1 120); do # the tree's services stopped by their workflows
+	left=0
+	for pid in $(sed -n 's#.*proc/\([0-9]*\)/.*#\1#p' "$W/instances"); do kill -0 "$pid" 2>/dev/null && left=$((left + 1)); done
+	[ "$left" = 0 ] && break
+	sleep 0.5
+done
+kill -TERM "$WORKER_PID"; while kill -0 "$WORKER_PID" 2>/dev/null; do sleep 0.05; done; WORKER_PID=""
 touch /var/lib/steward/record.json
 echo "test-package: dpkg --purge steward"
 dpkg --purge steward
