@@ -45,8 +45,8 @@ interrupted (Ctrl-C or SIGTERM).
 
 --since and --previous read across the log's rotated files, compressed ones
 included: --since 1h (or a time, 2026-11-27T10:00:00Z) what was written
-since then (exact to about 10 seconds: a service's lines carry no time of
-their own, the host's index of its log does), --previous what the run
+since then (from at most about a minute earlier: a service's lines carry
+no time of their own, the host's index of its log notes its size over time), --previous what the run
 before the current one wrote. With either, -n keeps the last lines of it
 only when given.
 

@@ -82,14 +82,18 @@ const (
 	pruneEvery  = 10 * time.Minute
 )
 
-// When the index takes a sample of a log's size: at least sampleEvery
-// after the last one, and only once the log grew by sampleBytes or
-// sampleIdle passed. `--since` is exact to about that; the index of a
-// full file holds a few hundred lines.
+// When the index takes a sample of a log's size: once it changed, at
+// least sampleEvery after the last one, and once the log grew by
+// sampleBytes or sampleIdle passed: `--since` is exact to about
+// sampleEvery for a service that writes a good deal, to sampleIdle for a
+// quiet one. An index past indexMax bytes is thinned (every other sample
+// dropped, the starts kept), so a file that lives long keeps a coarser
+// index of bounded size.
 const (
 	sampleEvery = 10 * time.Second
 	sampleBytes = 16 << 10
-	sampleIdle  = 10 * time.Minute
+	sampleIdle  = time.Minute
+	indexMax    = 64 << 10
 )
 
 // logSample is the last index sample of a log this driver took.
@@ -255,6 +259,33 @@ func (d *Driver) sample(path string) {
 	}
 	appendIndex(path, fmt.Sprintf("%d %d\n", now.UnixMilli(), size))
 	d.samples[path] = logSample{at: now, size: size}
+	if st, err := os.Stat(indexPath(path)); err == nil && st.Size() > indexMax {
+		thinIndex(path)
+	}
+}
+
+// thinIndex rewrites the index of the log at path without every other
+// sample (the starts, and the last sample, kept).
+func thinIndex(path string) {
+	marks := readIndex(path)
+	var b strings.Builder
+	odd := false
+	for i, m := range marks {
+		if !m.Start && i < len(marks)-1 {
+			if odd = !odd; !odd {
+				continue
+			}
+		}
+		fmt.Fprintf(&b, "%d %d", m.At.UnixMilli(), m.Offset)
+		if m.Start {
+			b.WriteString(" start")
+		}
+		b.WriteByte('\n')
+	}
+	tmp := indexPath(path) + ".tmp"
+	if os.WriteFile(tmp, []byte(b.String()), 0o644) == nil {
+		renameIfExists(tmp, indexPath(path))
+	}
 }
 
 // appendIndex appends a line to the index of the log at path.

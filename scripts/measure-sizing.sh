@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Measures what services cost the Temporal server (docs/production.md,
+# "Sizing"): a dev server on SQLite, one worker, a tree of N stub services
+# in groups of 100; the server's database bytes, server CPU seconds and
+# history events per service at apply, and again per restart (a rollout
+# restart of every service), then the server's CPU at rest.
+# Usage: make build temporal-cli && scripts/measure-sizing.sh [N]   (N: 1000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1000}
+GROUP=100
+W=$(mktemp -d)
+SERVER_PID="" WORKER_PID=""
+cleanup() {
+	[ -z "$WORKER_PID" ] || { kill -TERM "$WORKER_PID" 2>/dev/null || true; }
+	if [ -n "$SERVER_PID" ]; then
+		kill -TERM "$SERVER_PID" 2>/dev/null || true
+		for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+	fi
+	rm -rf "$W"
+}
+trap cleanup EXIT
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 12000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+PORT=$(free_port)
+ADDR=127.0.0.1:$PORT
+setsid bin/temporal server start-dev --ip 127.0.0.1 --port "$PORT" --http-port "$(free_port)" --metrics-port "$(free_port)" \
+	--ui-port "$(free_port)" --headless --log-level error --db-filename "$W/temporal.db" >"$W/server.log" 2>&1 &
+SERVER_PID=$!
+until bin/temporal operator cluster health --address "$ADDR" >/dev/null 2>&1; do sleep 0.3; done
+setsid bin/worker --address "$ADDR" --metrics "" --log-dir "$W/logs" --state-dir "$W/state" --log-level warn >"$W/worker.log" 2>&1 &
+WORKER_PID=$!
+S="bin/starter --address $ADDR"
+
+db_bytes() { cat "$W"/temporal.db* 2>/dev/null | wc -c; }
+cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$SERVER_PID/stat"; } # utime + stime, clock ticks of 1/100 s
+events() { # history events of every service's workflow: sum over a sample of 20
+	local sum=0 i n
+	for i in $(seq 1 20); do
+		n=$(bin/temporal workflow show --address "$ADDR" -w "sizing/g$(((i - 1) % (N / GROUP) + 1))/s$i" -o json | grep -c '"eventId"')
+		sum=$((sum + n))
+	done
+	echo "scale=2; $sum / 20" | bc
+}
+sleep 3
+{
+	echo "name: sizing"
+	echo "children:"
+	for g in $(seq 1 $((N / GROUP))); do
+		echo "  - name: g$g"
+		echo "    children:"
+		for i in $(seq 1 $GROUP); do echo "      - {name: s$i, kind: stub}"; done
+	done
+} >"$W/tree.yaml"
+
+ca=$(cpu_s); sleep 60; cb=$(cpu_s) # the server alone, at rest
+b0=$(db_bytes); c0=$(cpu_s)
+$S apply -f "$W/tree.yaml" --wait --timeout 30m >/dev/null
+sleep 5 # reports settle
+b1=$(db_bytes); c1=$(cpu_s); e1=$(events)
+$S rollout restart sizing --chunk 100 >/dev/null
+sleep 5
+b2=$(db_bytes); c2=$(cpu_s); e2=$(events)
+sleep 60
+c3=$(cpu_s)
+sleep 120
+c4=$(cpu_s)
+echo "services: $N (stubs, groups of $GROUP), dev server on SQLite"
+echo "apply:   $(((b1 - b0) / N)) database bytes, $(echo "scale=2; ($c1 - $c0) * 1000 / $N" | bc) server CPU ms, $e1 history events per service"
+echo "restart: $(((b2 - b1) / N)) database bytes, $(echo "scale=2; ($c2 - $c1) * 1000 / $N" | bc) server CPU ms, $(echo "scale=2; $e2 - $e1" | bc) history events per service"
+echo "at rest: server CPU $(echo "scale=2; ($c4 - $c3) * 100 / 120" | bc) % of a core (without services: $(echo "scale=2; ($cb - $ca) * 100 / 60" | bc) %)"
+$S delete sizing >/dev/null
