@@ -21,10 +21,10 @@ import (
 
 // scripts/cluster.sh up --tls: the cluster requires a client certificate
 // signed by its CA on every port. A worker configured by its config file
-// (tls: {cert, key, ca, serverName}) and the starter configured as the
-// temporal CLI is (TEMPORAL_TLS_*) run a tree through it, and the Web UI
-// reads it with its own; a client without a certificate, or without TLS,
-// is refused, and the starter without one fails and says so.
+// (tls: {cert, key, ca, serverName}), another and the starter configured
+// as the temporal CLI is (TEMPORAL_TLS_*) run a tree through it, and the
+// Web UI reads it with its own; a client without a certificate, or without
+// TLS, is refused, and the starter without one fails and says so.
 func TestClusterWithMutualTLS(t *testing.T) {
 	c, addr, uiAddr := newCluster(t, 1)
 	out, err := c.up("--tls")
@@ -34,9 +34,9 @@ func TestClusterWithMutualTLS(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "frontend: serving", "status speaks TLS to a TLS cluster")
 
-	certs := filepath.Join(c.dir, "certs")
+	certs := filepath.Join(c.dir, "tls")
 	file := func(name string) string { return filepath.Join(certs, name) }
-	for _, key := range []string{"ca.key", "server.key", "client.key"} {
+	for _, key := range []string{"ca-key.pem", "server-key.pem", "client-key.pem"} {
 		st, err := os.Stat(file(key))
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), key)
@@ -44,13 +44,15 @@ func TestClusterWithMutualTLS(t *testing.T) {
 
 	cfg := filepath.Join(t.TempDir(), "worker.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("tls:\n  cert: %s\n  key: %s\n  ca: %s\n  serverName: localhost\n",
-		file("client.pem"), file("client.key"), file("ca.pem"))), 0o644))
+		file("client.pem"), file("client-key.pem"), file("ca.pem"))), 0o644))
 	w, err := startWorkerAt("worker-tls", addr, "--config", cfg, "--host", "tls-host")
 	require.NoError(t, err)
 	t.Cleanup(w.stop)
-
-	tlsEnv := []string{"TEMPORAL_TLS_CLIENT_CERT_PATH=" + file("client.pem"), "TEMPORAL_TLS_CLIENT_KEY_PATH=" + file("client.key"),
+	tlsEnv := []string{"TEMPORAL_TLS_CLIENT_CERT_PATH=" + file("client.pem"), "TEMPORAL_TLS_CLIENT_KEY_PATH=" + file("client-key.pem"),
 		"TEMPORAL_TLS_SERVER_CA_CERT_PATH=" + file("ca.pem"), "TEMPORAL_TLS_SERVER_NAME=localhost"}
+	w2, err := startWorkerEnv(workerBin, "worker-tls-env", addr, tlsEnv, "--host", "tls-env-host")
+	require.NoError(t, err)
+	t.Cleanup(w2.stop)
 	on := func(args ...string) result {
 		t.Helper()
 		return runAtEnv(t, starterBin, addr, 2*time.Minute, tlsEnv, args...)
@@ -61,6 +63,9 @@ children:
   - name: p
     kind: process
     process: {command: sleep, args: ["300"], startSeconds: 200ms, host: tls-host}
+  - name: q
+    kind: process
+    process: {command: sleep, args: ["301"], startSeconds: 200ms, host: tls-env-host}
   - {name: s, kind: stub}
 `)
 	var r result
@@ -70,12 +75,14 @@ children:
 	})
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() { on("delete", "it-tls") })
-	r = on("status", "it-tls/p", "-o", "json")
-	require.Equal(t, 0, r.code, r.stderr)
-	var st workflows.Status
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
-	require.Equal(t, "running", st.State)
-	require.True(t, alive(pidOf(t, st.Instance)), "the process runs on the worker's host")
+	for _, p := range []string{"it-tls/p", "it-tls/q"} {
+		r = on("status", p, "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var st workflows.Status
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+		require.Equal(t, "running", st.State, p)
+		require.True(t, alive(pidOf(t, st.Instance)), "%s: the process runs on its worker's host", p)
+	}
 
 	// Refused: the starter without a certificate, a Go client without TLS,
 	// and one with TLS but no certificate.
@@ -97,7 +104,7 @@ children:
 	}
 	require.Error(t, dial(nil), "plaintext")
 	require.Error(t, dial(&tls.Config{RootCAs: pool, ServerName: "localhost"}), "TLS without a client certificate")
-	pair, err := tls.LoadX509KeyPair(file("client.pem"), file("client.key"))
+	pair, err := tls.LoadX509KeyPair(file("client.pem"), file("client-key.pem"))
 	require.NoError(t, err)
 	require.NoError(t, dial(&tls.Config{RootCAs: pool, ServerName: "localhost", Certificates: []tls.Certificate{pair}}))
 

@@ -222,6 +222,12 @@ func startWorkerAt(name, addr string, extra ...string) (*workerProc, error) {
 // startWorkerBin runs a worker binary (another build's, say) against the
 // server at addr.
 func startWorkerBin(bin, name, addr string, extra ...string) (*workerProc, error) {
+	return startWorkerEnv(bin, name, addr, nil, extra...)
+}
+
+// startWorkerEnv is startWorkerBin with env added to the worker's
+// environment.
+func startWorkerEnv(bin, name, addr string, env []string, extra ...string) (*workerProc, error) {
 	logf, err := os.Create(filepath.Join(workDir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -236,6 +242,9 @@ func startWorkerBin(bin, name, addr string, extra ...string) (*workerProc, error
 	cmd := exec.Command(bin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port,
 		"--state-dir", filepath.Join(workDir, "state")}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}

@@ -30,7 +30,7 @@
 # --tls: mutual TLS on every port of the server (its gRPC frontend, its HTTP
 # API, and between its own services): a client must present a certificate
 # signed by the cluster's CA. scripts/mkcerts makes the CA and the server's
-# and a client's certificates into $STEWARD_CLUSTER_DIR/certs once (kept
+# and a client's certificates into $STEWARD_CLUSTER_DIR/tls once (kept
 # across ups); the Web UI connects with the client's. The choice is kept:
 # a later up without --tls turns TLS off again, and status and down follow
 # whichever the last up chose. How workers and the starter connect: up
@@ -81,13 +81,13 @@ PGDATA="$DIR/postgres"
 # Out of the PostgreSQL user's reach, $DIR links to where the data is.
 if [ -L "$PGDATA" ]; then PGDATA="$(readlink "$PGDATA")"; fi
 SERVER_PID="$DIR/server.pid"
-CERTS="$DIR/certs"
+CERTS="$DIR/tls"
 # TLS_ARGS: the temporal CLI's flags for this cluster (none without TLS).
 TLS_ARGS=()
-tls_on() { [ -f "$DIR/tls" ]; }
+tls_on() { [ -f "$DIR/tls-on" ]; }
 set_tls_args() {
   if tls_on; then
-    TLS_ARGS=(--tls-cert-path "$CERTS/client.pem" --tls-key-path "$CERTS/client.key"
+    TLS_ARGS=(--tls-cert-path "$CERTS/client.pem" --tls-key-path "$CERTS/client-key.pem"
       --tls-ca-path "$CERTS/ca.pem" --tls-server-name localhost)
   else
     TLS_ARGS=()
@@ -262,7 +262,7 @@ tls_yaml() {
     internode:
       server:
         certFile: "$CERTS/server.pem"
-        keyFile: "$CERTS/server.key"
+        keyFile: "$CERTS/server-key.pem"
         requireClientAuth: true
         clientCaFiles: ["$CERTS/ca.pem"]
       client:
@@ -271,7 +271,7 @@ tls_yaml() {
     frontend:
       server:
         certFile: "$CERTS/server.pem"
-        keyFile: "$CERTS/server.key"
+        keyFile: "$CERTS/server-key.pem"
         requireClientAuth: true
         clientCaFiles: ["$CERTS/ca.pem"]
       client:
@@ -381,7 +381,7 @@ YAML
 tls:
   caFile: "$CERTS/ca.pem"
   certFile: "$CERTS/client.pem"
-  keyFile: "$CERTS/client.key"
+  keyFile: "$CERTS/client-key.pem"
   serverName: localhost
   enableHostVerification: true
 YAML
@@ -452,11 +452,11 @@ cmd_up() {
   for arg in "$@"; do
     case "$arg" in
     --foreground) foreground=--foreground ;;
-    --tls) touch "$DIR/tls" ;;
+    --tls) touch "$DIR/tls-on" ;;
     *) die "up: unknown option $arg (--foreground, --tls)" ;;
     esac
   done
-  [[ " $* " == *" --tls "* ]] || rm -f "$DIR/tls"
+  [[ " $* " == *" --tls "* ]] || rm -f "$DIR/tls-on"
   set_tls_args
   command -v go >/dev/null || die "go not found: the server is built from its Go module"
   command -v setpriv >/dev/null || [ "$(id -u)" != 0 ] || die "setpriv not found (Debian: util-linux)"
@@ -476,8 +476,8 @@ cmd_up() {
   [ "$UI_PORT" = off ] || say "Web UI: http://127.0.0.1:$UI_PORT/namespaces/default/workflows"
   if tls_on; then
     say "mutual TLS: a client needs a certificate signed by $CERTS/ca.pem"
-    say "use it: bin/worker --address $ADDRESS --tls-cert $CERTS/client.pem --tls-key $CERTS/client.key --tls-ca $CERTS/ca.pem --tls-server-name localhost"
-    say "        TEMPORAL_TLS_CLIENT_CERT_PATH=$CERTS/client.pem TEMPORAL_TLS_CLIENT_KEY_PATH=$CERTS/client.key TEMPORAL_TLS_SERVER_CA_CERT_PATH=$CERTS/ca.pem TEMPORAL_TLS_SERVER_NAME=localhost bin/starter --address $ADDRESS apply -f examples/demo.yaml"
+    say "use it: bin/worker --address $ADDRESS --tls-cert $CERTS/client.pem --tls-key $CERTS/client-key.pem --tls-ca $CERTS/ca.pem --tls-server-name localhost"
+    say "        TEMPORAL_TLS_CLIENT_CERT_PATH=$CERTS/client.pem TEMPORAL_TLS_CLIENT_KEY_PATH=$CERTS/client-key.pem TEMPORAL_TLS_SERVER_CA_CERT_PATH=$CERTS/ca.pem TEMPORAL_TLS_SERVER_NAME=localhost bin/starter --address $ADDRESS apply -f examples/demo.yaml"
   else
     say "use it: bin/worker --address $ADDRESS; bin/starter --address $ADDRESS apply -f examples/demo.yaml"
   fi

@@ -12,6 +12,11 @@ GROUP=100
 W=$(mktemp -d)
 SERVER_PID="" WORKER_PID=""
 cleanup() {
+	local rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "measure-sizing: failed (exit $rc); the server's and the worker's logs:" >&2
+		tail -20 "$W/server.log" "$W/worker.log" >&2 || true
+	fi
 	[ -z "$WORKER_PID" ] || { kill -TERM "$WORKER_PID" 2>/dev/null || true; }
 	if [ -n "$SERVER_PID" ]; then
 		kill -TERM "$SERVER_PID" 2>/dev/null || true
@@ -42,7 +47,7 @@ cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$SERVER_PID/stat"; } #
 events() { # history events of every service's workflow: sum over a sample of 20
 	local sum=0 i n
 	for i in $(seq 1 20); do
-		n=$(bin/temporal workflow show --address "$ADDR" -w "sizing/g$(((i - 1) % (N / GROUP) + 1))/s$i" -o json | grep -c '"eventId"')
+		n=$(bin/temporal workflow show --address "$ADDR" -w "sizing/g$(((i - 1) % (N / GROUP) + 1))/s$i" -o json | grep -c '"eventId"' || true)
 		sum=$((sum + n))
 	done
 	echo "scale=2; $sum / 20" | bc

@@ -66,6 +66,7 @@ func applyConfig(fs *flag.FlagSet, file string) error {
 		}
 		return nil
 	}
+	seen := map[string]string{} // flag name: the key that set it
 	for _, key := range slices.Sorted(maps.Keys(doc)) {
 		v := doc[key]
 		if group, ok := configGroups[key]; ok {
@@ -84,14 +85,33 @@ func applyConfig(fs *flag.FlagSet, file string) error {
 			}
 			continue
 		}
-		if key == "config" || key == "version" || fs.Lookup(key) == nil {
-			return fmt.Errorf("--config %s: %s: unknown key (the keys are the flags' names: worker -h)", file, key)
+		name := kebab(key)
+		if name == "config" || name == "version" || fs.Lookup(name) == nil {
+			return fmt.Errorf("--config %s: %s: unknown key (the keys are the flags' names, or the same in camelCase: worker -h)", file, key)
 		}
-		if err := set(key, key, v); err != nil {
+		if other, twice := seen[name]; twice {
+			return fmt.Errorf("--config %s: %s and %s are the same setting: give it once", file, other, key)
+		}
+		seen[name] = key
+		if err := set(key, name, v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// kebab is a camelCase key as the flag's name ("stateDir": "state-dir");
+// a flag's own name is unchanged.
+func kebab(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('-')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // flagValue is v as a flag takes it: a scalar as written, a list of

@@ -62,6 +62,10 @@ eager-actions: true
 trusted-keys: [/etc/steward/a.pub, /etc/steward/b.pub]
 tls: {cert: /c.pem, key: /c.key, ca: /ca.pem, serverName: temporal.example.com}
 apiKey: {file: /etc/steward/api-key}
+stateDir: /srv/steward/state
+logMaxSize: 20Mi
+log-keep: 7
+logMaxAge: 14d
 `)
 	require.NoError(t, applyConfig(fs, file))
 	require.Equal(t, "temporal.example.com:7233", o.conn.Address)
@@ -73,11 +77,17 @@ apiKey: {file: /etc/steward/api-key}
 	require.Equal(t, "/etc/steward/a.pub,/etc/steward/b.pub", o.trustedKeys)
 	require.Equal(t, []string{"/c.pem", "/c.key", "/ca.pem", "temporal.example.com"}, []string{o.conn.TLSCert, o.conn.TLSKey, o.conn.TLSCA, o.conn.TLSServerName})
 	require.Equal(t, "/etc/steward/api-key", o.conn.APIKeyFile)
+	require.Equal(t, "/srv/steward/state", o.stateDir, "a key in camelCase")
+	require.Equal(t, int64(20<<20), o.logs.MaxSize)
+	require.Equal(t, 7, o.logs.Keep)
+	require.Equal(t, 14*24*time.Hour, o.logs.MaxAge)
 }
 
 func TestConfigErrorsNameTheFileAndTheKey(t *testing.T) {
 	for text, want := range map[string]string{
-		"pool-sise: 3\n":                   "pool-sise: unknown key (the keys are the flags' names: worker -h)",
+		"pool-sise: 3\n":                   "pool-sise: unknown key (the keys are the flags' names, or the same in camelCase: worker -h)",
+		"stateDir: /a\nstate-dir: /b\n":    "state-dir and stateDir are the same setting: give it once",
+		"logMaxSize: 1x\n":                 `logMaxSize: invalid value "1x"`,
 		"pool-size: many\n":                `pool-size: invalid value "many"`,
 		"usage-interval: 10 parsecs\n":     `usage-interval: invalid value "10 parsecs": parse error`,
 		"tls: {cert: /c, clientKey: /k}\n": "tls.clientKey: unknown key (want ca, cert, key, serverName)",

@@ -1,19 +1,20 @@
 // Command mkcerts makes the certificates of a Temporal cluster with mutual
 // TLS (scripts/cluster.sh up --tls) into a directory:
 //
-//	ca.pem, ca.key          a CA of its own, which signs the two below
-//	server.pem, server.key  the server's: DNS localhost, IP 127.0.0.1 and
-//	                        ::1; for server and client authentication
-//	                        (Temporal's services present it to each other
-//	                        and its system worker to the frontend)
-//	client.pem, client.key  a client's (workers, the starter, the CLI, the
-//	                        Web UI): client authentication only
+//	ca.pem, ca-key.pem          a CA of its own, which signs the two below
+//	server.pem, server-key.pem  the server's: DNS localhost, IP 127.0.0.1
+//	                            and ::1; for server and client
+//	                            authentication (Temporal's services present
+//	                            it to each other and its system worker to
+//	                            the frontend)
+//	client.pem, client-key.pem  a client's (workers, the starter, the CLI,
+//	                            the Web UI): client authentication only
 //
 // Files that exist are kept (a CA is made once: certificates signed by it
 // stay valid across ups); keys are written 0600. ECDSA P-256, valid for
 // -days (default 825).
 //
-//	go run ./scripts/mkcerts -dir .data/cluster/certs
+//	go run ./scripts/mkcerts -dir .data/cluster/tls
 package main
 
 import (
@@ -97,13 +98,13 @@ func run(dir string, valid time.Duration) error {
 	return nil
 }
 
-// load reads NAME.pem and NAME.key from dir.
+// load reads NAME.pem and NAME-key.pem from dir.
 func load(dir, name string) (pair, error) {
 	certPEM, err := os.ReadFile(filepath.Join(dir, name+".pem"))
 	if err != nil {
 		return pair{}, err
 	}
-	keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
+	keyPEM, err := os.ReadFile(filepath.Join(dir, name+"-key.pem"))
 	if err != nil {
 		return pair{}, err
 	}
@@ -122,13 +123,13 @@ func load(dir, name string) (pair, error) {
 	}
 	key, ok := k.(*ecdsa.PrivateKey)
 	if !ok {
-		return pair{}, fmt.Errorf("%s.key: not an ECDSA key", name)
+		return pair{}, fmt.Errorf("%s-key.pem: not an ECDSA key", name)
 	}
 	return pair{cert, key}, nil
 }
 
 // newPair writes a new key and a certificate for it, signed by parent (nil:
-// self-signed), as NAME.key and NAME.pem.
+// self-signed), as NAME-key.pem and NAME.pem.
 func newPair(dir, name string, parent *pair, valid time.Duration, shape func(*x509.Certificate)) (*pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -153,7 +154,7 @@ func newPair(dir, name string, parent *pair, valid time.Duration, shape func(*x5
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+"-key.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
