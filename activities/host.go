@@ -99,21 +99,24 @@ type HostSubscribeRequest struct {
 	TaskQueue    string           `json:"taskQueue"`
 	Subscription HostSubscription `json:"subscription"`
 	// Build is the starting worker's build, for the new workflow's
-	// StewardBuild search attribute.
-	Build string `json:"build"`
+	// StewardBuild search attribute; Version the version of its code
+	// (workflows.HostVersion; 0 from an older supervisor).
+	Build   string `json:"build"`
+	Version int    `json:"version,omitempty"`
 }
 
 // HostSubscribe signals the host's workflow, starting it if needs be.
 func (c *Control) HostSubscribe(ctx context.Context, req HostSubscribeRequest) error {
 	_, err := c.Client.SignalWithStartWorkflow(ctx, req.WorkflowID, "subscribe", req.Subscription,
-		HostStartOptions(req.WorkflowID, req.TaskQueue, req.Host, req.Build), HostWorkflowType, HostStart{Name: req.Host})
+		HostStartOptions(req.WorkflowID, req.TaskQueue, req.Host, req.Build), HostWorkflowType, HostStart{Name: req.Host, Version: req.Version})
 	return err
 }
 
 // HostStart is the input of a new host workflow (workflows.HostInput
 // without a carry).
 type HostStart struct {
-	Name string `json:"name"`
+	Name    string `json:"name"`
+	Version int    `json:"version,omitempty"`
 }
 
 // HostStartOptions are the options a host's workflow starts with.

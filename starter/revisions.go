@@ -71,7 +71,7 @@ func recordApply(ctx context.Context, c client.Client, node spec.Node, message s
 		StaticSummary:            "steward: the revisions of " + node.Name,
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SearchPath.ValueSet(node.Name),
 			workflows.SearchKind.ValueSet("revisions"), workflows.SearchBuild.ValueSet(buildinfo.ID())),
-	}, workflows.RevisionsWorkflow, workflows.RevisionsInput{Root: node.Name})
+	}, workflows.RevisionsWorkflow, workflows.RevisionsInput{Root: node.Name, Version: workflows.RevisionsVersion})
 	if err != nil {
 		return "", failure("record the apply of %s in its revisions (nothing was sent to the tree): %v", node.Name, err)
 	}

@@ -380,7 +380,7 @@ func run(o options) error {
 	go func() {
 		for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
 			_, err := c.SignalWithStartWorkflow(hctx, workflows.HostID(o.host), workflows.SignalHostWake, nil,
-				activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), activities.HostWorkflowType, activities.HostStart{Name: o.host})
+				activities.HostStartOptions(workflows.HostID(o.host), workflows.TaskQueue, o.host, buildinfo.ID()), activities.HostWorkflowType, activities.HostStart{Name: o.host, Version: workflows.HostVersion})
 			if err == nil || hctx.Err() != nil {
 				return
 			}

@@ -123,7 +123,7 @@ func (s *supervisorRun) mayReadBack(path string) bool {
 	if slices.ContainsFunc(s.readBacks, func(r readBack) bool { return r.path == path }) {
 		return true
 	}
-	return s.in.Version >= 1 || workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	return supVersioned.in(s.in.Version) || workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 // startReadBack reads back the subtree spec of the closed child supervisor

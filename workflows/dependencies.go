@@ -54,7 +54,7 @@ func (s *supervisorRun) siblings() []supervise.Sibling {
 		out[i].Starting = supervise.HoldsSlot(r.Lifecycle, s.slot(r), now)
 		// Version 4: a child applying its spec is not up (a worker of
 		// version 5 reports a new generation at its restart's end).
-		out[i].Applying = s.in.Version >= 4 && r.WantGeneration > r.Status.Generation
+		out[i].Applying = supApplyingNotUp.in(s.in.Version) && r.WantGeneration > r.Status.Generation
 	}
 	return out
 }

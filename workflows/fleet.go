@@ -27,7 +27,7 @@ import (
 // fields are newer than its code) and subscribes to nothing.
 
 // fleet reports whether this run keeps its hosts' subscriptions.
-func (s *supervisorRun) fleet() bool { return s.in.Version >= 4 }
+func (s *supervisorRun) fleet() bool { return supFleet.in(s.in.Version) }
 
 // expand returns a supervisor spec's children as this supervisor runs them
 // (spec.Expand: instances, inherited hosts), each worker with hosts placed:
@@ -319,7 +319,7 @@ func (s *supervisorRun) sendSubscription(host string, sub HostSubscription) work
 		Summary:             "subscribe " + s.in.Path + " to host " + host,
 	})
 	return workflow.ExecuteActivity(ctx, activities.HostSubscribeName, activities.HostSubscribeRequest{
-		Host: host, WorkflowID: HostID(host), TaskQueue: TaskQueue, Subscription: sub, Build: buildinfo.ID()})
+		Host: host, WorkflowID: HostID(host), TaskQueue: TaskQueue, Subscription: sub, Build: buildinfo.ID(), Version: HostVersion})
 }
 
 // unsubscribeHosts ends this supervisor's subscriptions (it is deleted),

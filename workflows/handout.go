@@ -39,7 +39,7 @@ import (
 
 // handsOut reports whether this run hands its spec signals out by local
 // activity.
-func (s *supervisorRun) handsOut() bool { return s.in.Version >= 5 }
+func (s *supervisorRun) handsOut() bool { return supHandOut.in(s.in.Version) }
 
 // signalSpec sends a child its spec: queued for the next hand-out, or
 // (version 4 and older) at once by a signal command. A hand-out gives it to
@@ -51,7 +51,7 @@ func (s *supervisorRun) signalSpec(rec ChildRecord, u spec.Update) {
 		s.out.add(workflow.SignalExternalWorkflow(s.ctx, path, "", SignalSpec, u))
 		return
 	}
-	byUpdate := !rec.Status.IsSupervisor() && rec.Status.CodeVersion >= specUpdateVersion
+	byUpdate := !rec.Status.IsSupervisor() && workerSpecUpdate.in(rec.Status.CodeVersion)
 	for i, d := range s.handout {
 		if d.Path == path {
 			s.handout[i].Update, s.handout[i].ByUpdate = u, byUpdate // the newer spec goes, the older never

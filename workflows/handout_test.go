@@ -36,10 +36,10 @@ func TestHandOut_ByUpdateOnlyToWorkersThatTakeIt(t *testing.T) {
 	rec := func(path, kind string, version int) ChildRecord {
 		return ChildRecord{Path: path, Status: Status{Kind: kind, CodeVersion: version}}
 	}
-	s.signalSpec(rec("root/new", spec.KindStub, specUpdateVersion), spec.Update{Generation: 2})
-	s.signalSpec(rec("root/old", spec.KindStub, specUpdateVersion-1), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/new", spec.KindStub, workerSpecUpdate.since), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/old", spec.KindStub, workerSpecUpdate.since-1), spec.Update{Generation: 2})
 	s.signalSpec(rec("root/unheard", spec.KindStub, 0), spec.Update{Generation: 2})
-	s.signalSpec(rec("root/group", spec.KindSupervisor, specUpdateVersion), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/group", spec.KindSupervisor, workerSpecUpdate.since), spec.Update{Generation: 2})
 	by := map[string]bool{}
 	for _, d := range s.handout {
 		by[d.Path] = d.ByUpdate

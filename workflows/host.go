@@ -115,6 +115,9 @@ type HostView struct {
 type HostInput struct {
 	Name  string     `json:"name"`
 	Carry *HostCarry `json:"carry,omitempty"`
+	// Version is the version of the code that began the run (versions.go;
+	// 0: older than the versions).
+	Version int `json:"version,omitempty"`
 }
 
 // HostCarry is a host's state across continue-as-new.
@@ -175,6 +178,7 @@ func (c *HostCarry) subscribe(s HostSubscription) {
 
 // HostWorkflow is one host's record, liveness and drain (see above).
 func HostWorkflow(ctx workflow.Context, in HostInput) error {
+	checkVersion("HostWorkflow", in.Version, HostVersion)
 	h := &hostRun{ctx: ctx, name: in.Name}
 	if in.Carry != nil {
 		h.carry = *in.Carry
@@ -218,7 +222,7 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 		for _, n := range h.notes {
 			_ = n.fut.Get(ctx, nil)
 		}
-		return workflow.NewContinueAsNewError(ctx, HostWorkflow, HostInput{Name: in.Name, Carry: &h.carry})
+		return workflow.NewContinueAsNewError(ctx, HostWorkflow, HostInput{Name: in.Name, Carry: &h.carry, Version: HostVersion})
 	}
 }
 

@@ -50,6 +50,9 @@ type RevisionRecord struct {
 type RevisionsInput struct {
 	Root string       `json:"root"`
 	Log  revision.Log `json:"log"`
+	// Version is the version of the code that began the run (versions.go;
+	// 0: older than the versions).
+	Version int `json:"version,omitempty"`
 }
 
 // RevisionSpecInput is a holder's spec: the tree, the apply's request, and
@@ -73,6 +76,7 @@ type RevisionSpecInput struct {
 // Caveat for whoever changes it: the first task of a run without signals
 // must issue no command (a run waiting under an older build replays so).
 func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
+	checkVersion("RevisionsWorkflow", in.Version, RevisionsVersion)
 	log := in.Log
 	if err := workflow.SetQueryHandler(ctx, QueryRevisions, func() (revision.Log, error) { return log, nil }); err != nil {
 		return err
@@ -137,7 +141,7 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 		dropHolders(dctx, append(drop, log.Holders()...))
 		return nil
 	}
-	return workflow.NewContinueAsNewError(ctx, RevisionsWorkflow, RevisionsInput{Root: in.Root, Log: log})
+	return workflow.NewContinueAsNewError(ctx, RevisionsWorkflow, RevisionsInput{Root: in.Root, Log: log, Version: RevisionsVersion})
 }
 
 // startHolder starts the holder of a record's spec; its future is ready

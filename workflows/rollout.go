@@ -123,7 +123,7 @@ type RolloutStatus struct {
 
 // RolloutWorkflow runs a rollout (see the package comment above).
 func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, error) {
-	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart && (in.Op != RolloutReload || in.Version < 2) {
+	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart && (in.Op != RolloutReload || !rolloutReload.in(in.Version)) {
 		return RolloutStatus{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown rollout op %q (restart, stop or start)", in.Op), "InvalidRollout", nil)
 	}
 	checkVersion("RolloutWorkflow", in.Version, RolloutVersion)
@@ -145,7 +145,7 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (RolloutStatus, error) { return r.status(), nil }); err != nil {
 		return RolloutStatus{}, err
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, stateAttributes(in.Version, in.Path, "rollout", "running")...)
+	_ = workflow.UpsertTypedSearchAttributes(ctx, stateAttributes(rolloutVersioned.in(in.Version), in.Path, "rollout", "running")...)
 	return r.run()
 }
 

@@ -26,7 +26,7 @@ import (
 // nothing), or when this supervisor's own slot waits for its subtree
 // (its started-ness needs its child supervisors').
 func (s *supervisorRun) holdUntilStarted() bool {
-	return s.in.Version >= 7 && (s.othersWait || s.in.ReportStarted)
+	return supSubtreeHold.in(s.in.Version) && (s.othersWait || s.in.ReportStarted)
 }
 
 // slot is the child's hold on the window.
@@ -87,7 +87,7 @@ func subtreeStarted(r ChildRecord) bool {
 
 // window is the start window's size for this run: 0 (none) before version 6.
 func (s *supervisorRun) window() int {
-	if s.in.Version >= 6 {
+	if supStartWindow.in(s.in.Version) {
 		return supervise.StartWindow
 	}
 	return 0

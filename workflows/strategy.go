@@ -152,7 +152,7 @@ func (s *supervisorRun) armWake() {
 	if u := supervise.UpdateWakeAt(s.carry.Update); !u.IsZero() && (at.IsZero() || u.Before(at)) {
 		at = u
 	}
-	if s.in.Version >= 7 && !at.IsZero() && s.wake.fut != nil && !s.wake.at.After(at) {
+	if supKeepWakeTimer.in(s.in.Version) && !at.IsZero() && s.wake.fut != nil && !s.wake.at.After(at) {
 		return // the timer set wakes the run first
 	}
 	s.wake.set(s.ctx, at)

@@ -256,7 +256,7 @@ func (s *supervisorRun) loop() error {
 		known = append(known, SignalHost)
 	}
 
-	recordBuild(ctx, s.in.Version, s.in.Carry != nil)
+	recordBuild(ctx, supVersioned.in(s.in.Version), s.in.Carry != nil)
 	s.upsertSearch()
 	s.notes.resend(ctx, s.carry.Notifications)
 	s.carry.Notifications = nil
@@ -434,7 +434,7 @@ func (s *supervisorRun) drain(specCh, desiredCh, restartCh, childCh, superviseCh
 // none) did.
 func (s *supervisorRun) childDigest(c spec.Node) string {
 	n := s.inherit(c)
-	if s.in.Version < 2 {
+	if !supDigestSignature.in(s.in.Version) {
 		n = withoutSignatures(n)
 	}
 	return spec.Digest(n)
@@ -529,7 +529,7 @@ const startBatchBytes = 1 << 20
 // startBatchEnd is where the batch of starts that begins at nodes[lo] ends:
 // the whole rest before version 8.
 func (s *supervisorRun) startBatchEnd(nodes []spec.Node, lo int) int {
-	if s.in.Version < 8 {
+	if !supStartBatches.in(s.in.Version) {
 		return len(nodes)
 	}
 	return batchEnd(nodes, lo, startBatchBytes, func(n spec.Node) int { return spec.EncodedSize(s.childNode(n)) })
@@ -776,7 +776,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	// starts.
 	old := s.carry.Children
 	in := supervise.ReconcileInput{Children: make([]supervise.Current, len(old)), Spec: make([]supervise.Wanted, len(u.Spec.Children)),
-		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: s.in.Version >= 2}
+		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: supResendNewer.in(s.in.Version)}
 	for i, rec := range old {
 		in.Children[i] = supervise.Current{Name: rec.Name, Lifecycle: rec.Lifecycle, Digest: rec.Digest, WantGeneration: rec.WantGeneration, Reported: rec.Status.Generation}
 	}
@@ -1141,7 +1141,7 @@ func (s *supervisorRun) upsertState(state string) {
 	if state == s.searchState {
 		return
 	}
-	err := workflow.UpsertTypedSearchAttributes(s.ctx, stateAttributes(s.in.Version, s.in.Path, spec.KindSupervisor, state)...)
+	err := workflow.UpsertTypedSearchAttributes(s.ctx, stateAttributes(supVersioned.in(s.in.Version), s.in.Path, spec.KindSupervisor, state)...)
 	if err == nil {
 		s.searchState = state
 	}
@@ -1154,7 +1154,7 @@ func (s *supervisorRun) report(ended bool) {
 		return
 	}
 	st := narrowRecord(s.own())
-	if u := st.Update; u != nil && s.in.Version >= 4 {
+	if u := st.Update; u != nil && supReportsUpdateState.in(s.in.Version) {
 		// Its update's progress is its own answer's (starter status asks
 		// it): reported, every worker updated was a signal and a task of
 		// the parent's, the root's at the top, per worker.

@@ -32,7 +32,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 	default:
 		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
 		refusal := refusalMessage(err)
-		if w.in.Version >= 2 && refusal != "" {
+		if workerRefused.in(w.in.Version) && refusal != "" {
 			// Version 2: a refused action ran nothing and stopped
 			// nothing (before, it was a permanent failure).
 			r.Outcome = tick.Refused
@@ -48,7 +48,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.RunsOn(), f.action, w.node.UnreachableAfter())
 		}
 	}
-	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && w.in.Version >= 5 {
+	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && workerMoves.in(w.in.Version) {
 		w.carry.InstanceHost = f.host
 		w.settleMoveAfter(f, res.Instance)
 	}
@@ -58,7 +58,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		mv := *f.move
 		w.carry.Move = &mv
 	}
-	if err == nil && w.in.Version >= 5 && res.Done.After(f.began) {
+	if err == nil && workerMoves.in(w.in.Version) && res.Done.After(f.began) {
 		// The state the action's end brings dates from the action's end
 		// (the host's clock, within the action's span), not from this task.
 		w.endedAt = res.Done

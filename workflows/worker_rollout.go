@@ -67,7 +67,7 @@ func (w *workerRun) setupRolloutUpdate(ctx workflow.Context) error {
 			return out, err
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, op activities.RolloutOp) error {
-			if op.Op == RolloutReload && w.in.Version >= 3 {
+			if op.Op == RolloutReload && workerReload.in(w.in.Version) {
 				if !w.node.ReloadConfigured() {
 					return fmt.Errorf("%s has no reload configured (process.reload or http.reload)", w.in.Path)
 				}
@@ -199,7 +199,7 @@ func (w *workerRun) startedSince(wt RolloutWatch) bool {
 	if wt.Asked.IsZero() || m.State != tick.Running || m.PendingRestart || m.RunningSince.Before(wt.Asked) {
 		return false
 	}
-	return w.in.Version >= 1 || workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
+	return workerVersioned.in(w.in.Version) || workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
 }
 
 func wantWord(op string) string {

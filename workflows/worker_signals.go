@@ -139,16 +139,16 @@ func (w *workerRun) applySpec(u spec.Update) {
 	}
 	w.upsertSearch()
 	restart := driverChanged(old, w.node)
-	if w.in.Version >= 5 && w.noteMove(old, u.Lost) {
+	if workerMoves.in(w.in.Version) && w.noteMove(old, u.Lost) {
 		restart = true
 	}
-	if w.in.Version >= 2 && w.carry.LastAction.Status == string(tick.Refused) {
+	if workerRefused.in(w.in.Version) && w.carry.LastAction.Status == string(tick.Refused) {
 		// The spec before was refused by the host, so what runs is not
 		// what it says: the next one is applied by a restart, even where
 		// it differs from the refused one only in its signature.
 		restart = true
 	}
-	if f := w.flight; restart && w.in.Version >= 4 && f != nil && !f.cancelled && (f.action == tick.Start || f.action == tick.Restart) {
+	if f := w.flight; restart && workerSpecCancelsAction.in(w.in.Version) && f != nil && !f.cancelled && (f.action == tick.Start || f.action == tick.Restart) {
 		// Version 4: a spec that restarts the service supersedes a start
 		// in flight (one that may wait minutes for a ready probe that the
 		// new spec fixes, or a rolling update's revert): it is cancelled,
@@ -232,7 +232,7 @@ func (w *workerRun) onExit(raw converter.RawValue) {
 func (w *workerRun) exitSnapshot(e tick.Exit) tick.Snapshot {
 	snap := tick.Snapshot{Event: tick.EventExited, Exit: &e}
 	if m := w.carry.Memory; m.State == tick.Unknown && e.Instance != "" && e.Instance == m.Instance {
-		snap.ExitWhileUnknown = w.in.Version >= 1 || workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
+		snap.ExitWhileUnknown = workerVersioned.in(w.in.Version) || workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
 	}
 	return snap
 }

@@ -38,10 +38,6 @@ import (
 // and it runs no task of a version-6 run (checkVersion): while a fleet's
 // worker processes are replaced, its runs of version 5 go on by signal.
 
-// specUpdateVersion is the first worker code version that takes the spec
-// Update.
-const specUpdateVersion = 6
-
 // UpdateSpec is the Update a worker takes its spec by (payload
 // spec.Update), the name of the signal it replaces.
 const UpdateSpec = SignalSpec
@@ -53,7 +49,7 @@ const specUpdateBuffer = 16
 // setupSpecUpdate registers the spec Update handler (version 6 on).
 func (w *workerRun) setupSpecUpdate(ctx workflow.Context) error {
 	w.specs = workflow.NewBufferedChannel(ctx, specUpdateBuffer)
-	if w.in.Version < specUpdateVersion {
+	if !workerSpecUpdate.in(w.in.Version) {
 		return nil
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSpec,
