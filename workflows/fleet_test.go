@@ -394,3 +394,25 @@ func TestFleet_ACancelledOverlappingMoveLeavesNoOrphan(t *testing.T) {
 		require.True(t, id == st.Instance || stopped[id], "%s was started and is neither the worker's instance (%s) nor stopped (stops: %v)", id, st.Instance, stopped)
 	}
 }
+
+// Version 3 of a supervisor knows no hosts (supFleet came in version 4):
+// it subscribes to none, drops the `host` signal as unknown, and moves no
+// worker off a host that is lost.
+func TestVersions_Version3SupervisorIgnoresItsHosts(t *testing.T) {
+	env := newEnv(t)
+	h := mockHostActions(env)
+	root := webFleet(2, "a", "b")
+	root.Reschedule = &spec.Reschedule{After: spec.Duration(time.Minute)}
+	var after Status
+	at(env, time.Minute, func() {
+		h.setAway("a", true)
+		env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUnknown, Since: env.Now()})
+	})
+	at(env, 3*time.Minute, func() { after = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: supFleet.since - 1})
+
+	require.Equal(t, "a", child(after, "root/web-0").Host, "not moved")
+	require.Empty(t, child(after, "root/web-0").StaleCopies)
+	require.Empty(t, hostSubscriptions(env), "no subscription to any host")
+}

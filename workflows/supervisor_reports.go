@@ -1,0 +1,105 @@
+package workflows
+
+// Its children's reports: which a supervisor takes, and what it learns from them.
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
+)
+
+func (s *supervisorRun) onChild(raw converter.RawValue) {
+	var r ChildReport
+	if err := decodeRaw(raw, &r); err != nil {
+		s.reject(SignalChild, err)
+		return
+	}
+	if len(r.More) >= activities.MaxReportsPerSignal {
+		// A worker process sends at most that many in one signal.
+		s.reject(SignalChild, fmt.Errorf("a batch of %d reports (at most %d)", len(r.More)+1, activities.MaxReportsPerSignal))
+		return
+	}
+	more := r.More
+	r.More = nil
+	s.applyBounded(r)
+	for _, m := range more { // a worker process's batch (activities.Reporter)
+		m.More = nil
+		s.applyBounded(m)
+	}
+}
+
+// maxReportBytes bounds a child's report as its record keeps it (narrowed:
+// its texts cut to maxRecordText). A child's own report is a few hundred
+// bytes; a larger one was sent by someone else (the temporal CLI), and
+// kept, it would grow this supervisor's carried state past what a
+// continue-as-new may carry (Temporal's 2 MiB payload limit) and wedge it.
+const maxReportBytes = 8 << 10
+
+// applyBounded records a report, or rejects (and counts) one too large.
+func (s *supervisorRun) applyBounded(r ChildReport) {
+	if d := r.Status.Desired; d != "" && d != spec.DesiredRunning && d != spec.DesiredStopped {
+		s.reject(SignalChild, fmt.Errorf("the report of %.100q says desired %.20q (running or stopped)", r.Status.Path, d))
+		return
+	}
+	if n := spec.EncodedSize(narrowRecord(r.Status)); n > maxReportBytes {
+		s.reject(SignalChild, fmt.Errorf("the report of %.100q is %d bytes (a child's is at most %d)", r.Status.Path, n, maxReportBytes))
+		return
+	}
+	s.apply(r)
+}
+
+// apply records a child's report. A report of another run of the path (a
+// removed one still stopping, a closed one) is not the child's; the end of
+// a removed run releases a re-added child of the same path.
+func (s *supervisorRun) apply(r ChildReport) {
+	path := r.Status.Path
+	if slices.Contains(s.carry.Removing, path) {
+		// Its end report comes before its workflow closes: with a future,
+		// the future says when the path is free for a re-added child.
+		if _, watched := s.futures[path]; r.Ended && !watched {
+			s.released(path)
+		}
+		return
+	}
+	for i := range s.carry.Children {
+		rec := &s.carry.Children[i]
+		if rec.Path != path || rec.Lifecycle == supervise.Deferred {
+			continue
+		}
+		switch {
+		case r.Run != "" && rec.Run != "" && r.Run != rec.Run:
+			return // another run of this path
+		case rec.Lifecycle == supervise.Closed:
+			return
+		case r.Seq > 0 && r.Seq <= rec.ReportSeq && !r.Ended:
+			return // overtaken by a newer report
+		}
+		if rec.Run == "" {
+			rec.Run = r.Run // adopted: its run is known from its first report
+		}
+		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
+		if startedBy(*rec, r.Status) {
+			rec.StartedAt = time.Time{} // started: its slot of the window is free
+		}
+		rec.Status = narrowRecord(r.Status)
+		if r.Ended {
+			rec.step(supervise.ReportedEnd)
+		}
+		if rec.SeenTerminations == unseenTerminations {
+			rec.SeenTerminations = r.Status.Terminations
+		}
+		if n := r.Status.Terminations - rec.SeenTerminations; n > 0 && !r.Ended {
+			rec.SeenTerminations = r.Status.Terminations
+			s.onTerminated(i, n)
+		} else if n < 0 {
+			rec.SeenTerminations = r.Status.Terminations // a new run of the child
+		}
+		return
+	}
+}
