@@ -1,6 +1,7 @@
 package workflows
 
-// A supervisor's children: their specs as sent, starting them (in batches), their ends.
+// A supervisor's children: their specs as sent, starting them (in batches),
+// their ends.
 
 import (
 	"errors"

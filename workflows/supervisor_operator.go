@@ -1,6 +1,7 @@
 package workflows
 
-// The operator's signals to a supervisor: desired state, restart, and what they do to its children.
+// The operator's signals to a supervisor: desired state, restart, and what
+// they do to its children.
 
 import (
 	"fmt"

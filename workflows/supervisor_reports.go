@@ -1,6 +1,7 @@
 package workflows
 
-// Its children's reports: which a supervisor takes, and what it learns from them.
+// Its children's reports: which a supervisor takes, and what it learns from
+// them.
 
 import (
 	"fmt"

@@ -1,6 +1,7 @@
 package workflows
 
-// A supervisor's spec: a new one taken (onSpec), and the specs it sends its children.
+// A supervisor's spec: a new one taken (onSpec), and the specs it sends its
+// children.
 
 import (
 	"fmt"

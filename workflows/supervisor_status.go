@@ -1,6 +1,7 @@
 package workflows
 
-// What a supervisor tells: its status and its details, metrics, search attributes, and its report to its parent.
+// What a supervisor tells: its status and its details, metrics, search
+// attributes, and its report to its parent.
 
 import (
 	"encoding/json"
