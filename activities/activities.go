@@ -1,5 +1,16 @@
-// Package activities holds steward's activities: Start, Stop, Restart and
-// Observe of one worker's service. They are thin: each dispatches to the
+// Package activities holds steward's activities:
+//
+//   - Start, Stop, Restart, Observe, Reload of one worker's service
+//     (activities.go), after the host's admission checks (the guard of
+//     internal/admission), reporting their end to the worker (report*.go);
+//   - the control queue's: a supervisor's look at its closed children and
+//     a closed child's spec (control.go, subtree.go), a rollout's chunks
+//     (rollout.go), notifications (notify.go), the hand-out of specs as one
+//     local activity (handout.go), a host's subscriptions (host.go);
+//   - a host queue's: its liveness lease (host.go), log reads (logs.go) and
+//     usage reads (services.go).
+//
+// Start, Stop, Restart and Observe are thin: each dispatches to the
 // driver of the worker's kind, heartbeats while the driver works, and turns
 // the driver's error into a Temporal error the RetryPolicy understands
 // (ErrPermanent is non-retryable, ErrActionFailed is retried).

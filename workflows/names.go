@@ -1,7 +1,26 @@
-// Package workflows holds steward's workflow code: WorkerWorkflow (one
-// supervised service) and SupervisorWorkflow (a node with children). It is
-// deterministic workflow code only: decisions come from the pure tick in
-// internal/tick, side effects run as activities (package activities).
+// Package workflows holds steward's workflow code, deterministic only:
+//
+//   - WorkerWorkflow (worker*.go): one supervised service; its decisions
+//     come from the pure tick (internal/tick), its actions run as
+//     activities on the pool's or its host's queue (package activities).
+//   - SupervisorWorkflow (supervisor*.go): a node with children, as child
+//     workflows; its decisions come from internal/supervise. Beside it:
+//     strategy.go (restart plans and intensity), startwindow.go (children
+//     started a window at a time), handout.go (specs handed out by a local
+//     activity), dependencies.go (dependsOn), update.go (rolling updates),
+//     fleet.go (instances over hosts, moves), closedcheck.go (children
+//     closed behind its back), publish.go (what a report costs), notify.go.
+//   - RolloutWorkflow (rollout.go): restart, stop, start or reload a
+//     subtree a chunk at a time.
+//   - HostWorkflow (host.go): a host's liveness lease, drain, and the
+//     supervisors with workers on it.
+//   - RevisionsWorkflow and RevisionSpecWorkflow (revisions.go): a tree's
+//     applied revisions; LogsWorkflow and ServicesWorkflow (logs.go):
+//     reads on a host for the starter.
+//
+// versions.go holds each type's version table and upgrade.go how a run
+// moves to the newest (`starter upgrade`); limits.go the input limits
+// every handler holds a spec to; names.go the queues and workflow IDs.
 package workflows
 
 import (
