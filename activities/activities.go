@@ -2,11 +2,14 @@
 //
 //   - Start, Stop, Restart, Observe, Reload of one worker's service
 //     (activities.go), after the host's admission checks (the guard of
-//     internal/admission), reporting their end to the worker (report*.go);
+//     internal/admission), their end reported to the worker's supervisor
+//     by a signal (report*.go);
+//   - HandOut (handout.go): a supervisor's specs to its children, run as
+//     a local activity of the supervisor's task;
 //   - the control queue's: a supervisor's look at its closed children and
 //     a closed child's spec (control.go, subtree.go), a rollout's chunks
-//     (rollout.go), notifications (notify.go), the hand-out of specs as one
-//     local activity (handout.go), a host's subscriptions (host.go);
+//     (rollout.go), notifications (notify.go), a host's subscriptions
+//     (host.go);
 //   - a host queue's: its liveness lease (host.go), log reads (logs.go) and
 //     usage reads (services.go).
 //

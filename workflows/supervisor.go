@@ -95,8 +95,9 @@ const childStopWait = 5 * time.Minute
 
 // SupervisorWorkflow supervises the children of one node of the tree.
 //
-// Children are child workflows with hierarchical IDs (path/name), all
-// started at once in spec order, each under PARENT_CLOSE_POLICY_ABANDON: the
+// Children are child workflows with hierarchical IDs (path/name), started
+// in spec order through the start window (startwindow.go) in batches
+// (startChildren), each under PARENT_CLOSE_POLICY_ABANDON: the
 // supervisor continues as new without killing them, and re-adopts them by
 // ID. Stopping a child is an explicit act: a cancel request (on removal from
 // the spec or on delete, in reverse spec order), after which the child

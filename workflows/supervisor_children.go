@@ -80,12 +80,12 @@ func (s *supervisorRun) fullChild(name string) (spec.Node, bool) {
 	return spec.Node{}, false
 }
 
-// startChildren starts child workflows for nodes: every start is initiated
-// at once, in spec order, then each is awaited (one workflow task for a
-// whole level, not one per child). A child already running under its ID (an
+// startChildren starts child workflows for nodes, in spec order: the starts
+// of a batch are initiated at once, then each is awaited (one workflow task
+// a batch, not one per child). A child already running under its ID (an
 // earlier run of this supervisor) is adopted and handed the current spec.
 //
-// From version 8 the starts go out in batches of at most startBatchBytes of
+// From version 8 (supStartBatches) the starts go out in batches of at most startBatchBytes of
 // children's input (at least one child a batch), each batch awaited before
 // the next is sent, so no set of valid children needs a workflow task
 // larger than Temporal takes (its gRPC message limit is 4 MiB); version 7
