@@ -8,6 +8,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/steward-sh/steward/internal/hostcore"
 )
 
 // Activity names of a host's liveness (Host), served on the host's own
@@ -17,16 +19,8 @@ const (
 	HostLeaseName = Prefix + "HostLease"
 )
 
-// HostInfo is what a host's worker says of itself.
-type HostInfo struct {
-	Name    string    `json:"name"`
-	Address string    `json:"address,omitempty"`
-	Build   string    `json:"build"`
-	PID     int       `json:"pid"`
-	UpSince time.Time `json:"upSince"`
-	// BootedAt is when the host's kernel booted (zero: unknown).
-	BootedAt time.Time `json:"bootedAt,omitzero"`
-}
+// HostInfo is what a host's worker says of itself (internal/hostcore).
+type HostInfo = hostcore.Info
 
 // Host answers its host workflow (workflows.HostWorkflow): HostHello says
 // the host is up and who runs it, HostLease holds the host's lease by
@@ -77,19 +71,9 @@ const HostWorkflowType = "HostWorkflow"
 // HostSubscribeName: a supervisor's subscription to a host (Control).
 const HostSubscribeName = Prefix + "HostSubscribe"
 
-// HostSubscription is a supervisor's workers on a host: how many could run
-// elsewhere (Movable) and the paths of those that can run nowhere else
-// (Pinned). None: the supervisor unsubscribes.
-type HostSubscription struct {
-	Supervisor string   `json:"supervisor"`
-	Movable    int      `json:"movable"`
-	Pinned     []string `json:"pinned,omitempty"`
-	// Seq numbers a supervisor's subscriptions: each is an activity of its
-	// own, and two may arrive out of order (the host keeps the newest).
-	Seq int64 `json:"seq,omitempty"`
-	// Gone: the supervisor is deleted.
-	Gone bool `json:"gone,omitempty"`
-}
+// HostSubscription is a supervisor's workers on a host
+// (internal/hostcore).
+type HostSubscription = hostcore.Subscription
 
 // HostSubscribeRequest subscribes to Host's workflow, starting it if it
 // does not run (a host whose worker never started: it is unknown).

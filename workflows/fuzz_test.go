@@ -1204,14 +1204,18 @@ type hostModel struct {
 	subs  map[string]HostSubscription
 }
 
-// subscribe is HostCarry.subscribe's rule, written again; a subscription
-// checkSubscription refuses changes nothing.
+// subscribe is hostcore's rule, written again; a subscription its Check
+// refuses changes nothing.
 func (m *hostModel) subscribe(s HostSubscription) {
 	if s.Supervisor == "" {
 		return
 	}
 	old, has := m.subs[s.Supervisor]
-	if checkSubscription(s, has, len(m.subs)) != nil {
+	held := &HostCarry{}
+	for _, name := range sortedKeys(m.subs) {
+		held.Subscribers = append(held.Subscribers, m.subs[name])
+	}
+	if held.Check(s) != nil {
 		return
 	}
 	switch {
@@ -1277,7 +1281,7 @@ func (r *fuzzHostRun) check() {
 	for _, name := range sortedKeys(r.m.subs) {
 		s := r.m.subs[name]
 		movable = movable || s.Movable > 0
-		if emptySubscription(s) {
+		if s.Movable == 0 && len(s.Pinned) == 0 {
 			continue
 		}
 		services += s.Movable + len(s.Pinned)

@@ -2,9 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -13,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
-	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/hostcore"
 )
 
 // Hosts (docs/fleet.md).
@@ -53,10 +50,10 @@ const (
 
 // Host states as `starter hosts` shows them.
 const (
-	HostUp       = "up"
-	HostUnknown  = "unknown"
-	HostDraining = "draining"
-	HostDrained  = "drained"
+	HostUp       = hostcore.Up
+	HostUnknown  = hostcore.Unknown
+	HostDraining = hostcore.Draining
+	HostDrained  = hostcore.Drained
 )
 
 // hostLeaseHeartbeat is the lease's heartbeat timeout: how soon a lost host
@@ -73,14 +70,8 @@ func HostID(name string) string { return "host:" + name }
 // HostSubscription is a supervisor's workers on a host.
 type HostSubscription = activities.HostSubscription
 
-func emptySubscription(s HostSubscription) bool { return s.Movable == 0 && len(s.Pinned) == 0 }
-
-// HostDrain is a drain (Drain) or an undrain; Force: stop the services
-// that can run nowhere else too.
-type HostDrain struct {
-	Drain bool `json:"drain"`
-	Force bool `json:"force,omitempty"`
-}
+// HostDrain is a drain (Drain) or an undrain (internal/hostcore).
+type HostDrain = hostcore.Drain
 
 // HostState is what a host tells its subscribers.
 type HostState struct {
@@ -92,24 +83,8 @@ type HostState struct {
 	Force    bool      `json:"force,omitempty"`
 }
 
-// HostView answers QueryHost (`starter hosts`).
-type HostView struct {
-	Name  string    `json:"name"`
-	State string    `json:"state"`
-	Since time.Time `json:"since"`
-	// Services counts the workers placed on the host; Pinned are those of
-	// them that can run nowhere else.
-	Services int      `json:"services"`
-	Pinned   []string `json:"pinned,omitempty"`
-	// Subscribers are the supervisors with workers on the host.
-	Subscribers []string  `json:"subscribers,omitempty"`
-	Build       string    `json:"build"`
-	Address     string    `json:"address,omitempty"`
-	PID         int       `json:"pid,omitempty"`
-	UpSince     time.Time `json:"upSince,omitzero"`
-	// BootedAt is when the host last booted, as its worker said.
-	BootedAt time.Time `json:"bootedAt,omitzero"`
-}
+// HostView answers QueryHost (`starter hosts`; internal/hostcore).
+type HostView = hostcore.View
 
 // HostInput starts a host's run (a new one: activities.HostStart).
 type HostInput struct {
@@ -120,61 +95,9 @@ type HostInput struct {
 	Version int `json:"version,omitempty"`
 }
 
-// HostCarry is a host's state across continue-as-new.
-type HostCarry struct {
-	Live        string              `json:"live"`
-	Since       time.Time           `json:"since"`
-	Info        activities.HostInfo `json:"info"`
-	Drain       HostDrain           `json:"drain"`
-	DrainSince  time.Time           `json:"drainSince,omitzero"`
-	Subscribers []HostSubscription  `json:"subscribers,omitempty"`
-}
-
-// state is the host's state as `starter hosts` shows it.
-func (c *HostCarry) state() (string, time.Time) {
-	if !c.Drain.Drain {
-		return c.Live, c.Since
-	}
-	for _, s := range c.Subscribers {
-		if s.Movable > 0 {
-			return HostDraining, c.DrainSince
-		}
-	}
-	return HostDrained, c.DrainSince
-}
-
-func (c *HostCarry) view(name string) HostView {
-	st, since := c.state()
-	v := HostView{Name: name, State: st, Since: since, Build: c.Info.Build, Address: c.Info.Address, PID: c.Info.PID, UpSince: c.Info.UpSince,
-		BootedAt: c.Info.BootedAt}
-	for _, s := range c.Subscribers {
-		if emptySubscription(s) {
-			continue
-		}
-		v.Services += s.Movable + len(s.Pinned)
-		v.Pinned = append(v.Pinned, s.Pinned...)
-		v.Subscribers = append(v.Subscribers, s.Supervisor)
-	}
-	slices.Sort(v.Pinned)
-	return v
-}
-
-func (c *HostCarry) subscribe(s HostSubscription) {
-	i := slices.IndexFunc(c.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
-	switch {
-	case i >= 0 && s.Seq != 0 && s.Seq <= c.Subscribers[i].Seq:
-		// Older than what it holds: subscriptions may arrive out of order.
-	case i >= 0 && s.Gone:
-		c.Subscribers = slices.Delete(c.Subscribers, i, i+1)
-	case i >= 0:
-		c.Subscribers[i] = s
-	case !s.Gone:
-		// An empty subscription is kept (with its number), so that an
-		// older one arriving late is known as older.
-		c.Subscribers = append(c.Subscribers, s)
-		slices.SortFunc(c.Subscribers, func(a, b HostSubscription) int { return strings.Compare(a.Supervisor, b.Supervisor) })
-	}
-}
+// HostCarry is a host's state across continue-as-new: the core's state
+// (internal/hostcore decides what each event makes of it).
+type HostCarry = hostcore.State
 
 // HostWorkflow is one host's record, liveness and drain (see above).
 func HostWorkflow(ctx workflow.Context, in HostInput) error {
@@ -183,9 +106,9 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 	if in.Carry != nil {
 		h.carry = *in.Carry
 	} else {
-		h.carry = HostCarry{Live: HostUnknown, Since: workflow.Now(ctx)}
+		h.carry = hostcore.New(workflow.Now(ctx))
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryHost, func() (HostView, error) { return h.carry.view(in.Name), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryHost, func() (HostView, error) { return h.carry.View(in.Name), nil }); err != nil {
 		return err
 	}
 	subs := workflow.GetSignalChannel(ctx, SignalHostSubscribe)
@@ -275,56 +198,42 @@ func (h *hostRun) stop() {
 func (h *hostRun) onLiveness(f workflow.Future) {
 	releaseContext(h.cancel)
 	now := workflow.Now(h.ctx)
+	ev, info, lostAt := hostcore.HelloFailed, activities.HostInfo{}, time.Time{}
 	if !h.leasing {
-		var info activities.HostInfo
 		if err := f.Get(h.ctx, &info); err == nil {
-			h.carry.Info = info
-			h.setLive(HostUp, now)
+			ev = hostcore.Hello
 		}
-		h.watch()
-		return
+	} else {
+		err := f.Get(h.ctx, nil)
+		var te *temporal.TimeoutError
+		switch {
+		case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
+			ev = hostcore.LeaseHeldADay // a new lease begins
+		case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT:
+			ev, lostAt = hostcore.LeaseLost, lastBeat(te, now)
+		default:
+			ev = hostcore.LeaseEnded // its worker stopped
+		}
 	}
-	err := f.Get(h.ctx, nil)
-	var te *temporal.TimeoutError
-	switch {
-	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
-		// A lease held a whole day: the host is up, a new lease begins.
-	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT:
-		h.setLive(HostUnknown, lastBeat(te, now))
-	default:
-		h.setLive(HostUnknown, now) // its worker stopped
+	if h.carry.OnLiveness(ev, info, lostAt, now) {
+		workflow.GetLogger(h.ctx).Info("host", "host", h.name, "live", h.carry.Live, "since", h.carry.Since)
+		h.tellAll()
 	}
 	h.watch()
 }
 
 // lostBeatSlack bounds how far before the heartbeat timeout's task a lost
-// host's last beat may be dated: the task may have waited on a dead
-// worker's sticky queue, a host's clock may be wrong.
+// host's last beat may be dated (hostcore.LastBeat).
 const lostBeatSlack = 30 * time.Second
 
-// lastBeat dates a lost host's last heartbeat: the time its lease's last
-// beat carries (the host's clock), within [now-timeout-slack, now-timeout],
-// or now-timeout when the beat carries none (the earliest the server could
-// have timed it out).
+// lastBeat dates a lost host's last heartbeat from the time its lease's
+// last beat carries (hostcore.LastBeat).
 func lastBeat(te *temporal.TimeoutError, now time.Time) time.Time {
-	latest := now.Add(-hostLeaseHeartbeat)
 	var at time.Time
-	if !te.HasLastHeartbeatDetails() || te.LastHeartbeatDetails(&at) != nil || at.After(latest) {
-		return latest
+	if !te.HasLastHeartbeatDetails() || te.LastHeartbeatDetails(&at) != nil {
+		return hostcore.LastBeat(nil, now, hostLeaseHeartbeat, lostBeatSlack)
 	}
-	if earliest := latest.Add(-lostBeatSlack); at.Before(earliest) {
-		return earliest
-	}
-	return at
-}
-
-func (h *hostRun) setLive(live string, since time.Time) {
-	if h.carry.Live == live {
-		return
-	}
-	h.carry.Live, h.carry.Since = live, since
-	workflow.GetLogger(h.ctx).Info("host", "host", h.name, "live", live, "since", since)
-	h.tellAll()
+	return hostcore.LastBeat(&at, now, hostLeaseHeartbeat, lostBeatSlack)
 }
 
 // onSubscribe and onDrain take one signal raw and decode it: the SDK drops
@@ -351,20 +260,13 @@ func (h *hostRun) rejectSignal(signal string, err error) {
 }
 
 func (h *hostRun) subscribeOne(s HostSubscription) {
-	if s.Supervisor == "" {
-		return
-	}
-	has := func() bool {
-		return slices.ContainsFunc(h.carry.Subscribers, func(o HostSubscription) bool { return o.Supervisor == s.Supervisor })
-	}
-	heard := has()
-	if err := checkSubscription(s, heard, len(h.carry.Subscribers)); err != nil {
+	tellNew, err := h.carry.Subscribe(s)
+	if err != nil {
 		workflow.GetLogger(h.ctx).Warn("host: rejected subscription", "host", h.name, "error", err.Error())
 		count(h.ctx, MetricRejectedSignals, map[string]string{"signal": SignalHostSubscribe})
 		return
 	}
-	h.carry.subscribe(s)
-	if has() && !heard {
+	if tellNew {
 		h.tell(s.Supervisor) // a new subscriber hears the state at once
 	}
 }
@@ -383,14 +285,9 @@ func (h *hostRun) takeDrain(raw converter.RawValue) {
 }
 
 func (h *hostRun) drainOne(d HostDrain) {
-	if d == h.carry.Drain {
-		return
+	if h.carry.SetDrain(d, workflow.Now(h.ctx)) {
+		h.tellAll()
 	}
-	if d.Drain != h.carry.Drain.Drain {
-		h.carry.DrainSince = workflow.Now(h.ctx)
-	}
-	h.carry.Drain = d
-	h.tellAll()
 }
 
 // takeAsync takes one pending signal; false when none is left.
@@ -432,36 +329,8 @@ func (h *hostRun) settleNotes() {
 		var gone *temporal.UnknownExternalWorkflowExecutionError
 		if err := n.fut.Get(h.ctx, nil); errors.As(err, &gone) {
 			workflow.GetLogger(h.ctx).Info("host: subscriber gone", "host", h.name, "subscriber", n.to)
-			h.carry.subscribe(HostSubscription{Supervisor: n.to, Gone: true})
+			h.carry.Forget(n.to)
 		}
 	}
 	h.notes = pending
-}
-
-// maxHostSubscribers bounds a host's subscribers: each is told of every
-// change by a signal of its own, and Temporal allows 2,000 pending
-// external signals per workflow.
-const maxHostSubscribers = 1000
-
-// checkSubscription says why a subscription is not a supervisor's (one
-// sent with the temporal CLI may be anything): its supervisor's path names
-// no workflow steward makes (a signal to it would fail the host's task),
-// its pinned list is longer than a supervisor's children, or a new one
-// would pass maxHostSubscribers.
-func checkSubscription(s HostSubscription, known bool, n int) error {
-	if err := spec.CheckPath(s.Supervisor); err != nil {
-		return fmt.Errorf("subscriber: %w", err)
-	}
-	if len(s.Pinned) > spec.MaxChildren {
-		return fmt.Errorf("subscriber %s: %d pinned workers (at most %d)", s.Supervisor, len(s.Pinned), spec.MaxChildren)
-	}
-	for _, p := range s.Pinned {
-		if len(p) > spec.MaxPathLength {
-			return fmt.Errorf("subscriber %s: a pinned worker's name of %d characters", s.Supervisor, len(p))
-		}
-	}
-	if !known && !s.Gone && n >= maxHostSubscribers {
-		return fmt.Errorf("subscriber %s: the host has %d subscribers already (at most %d)", s.Supervisor, n, maxHostSubscribers)
-	}
-	return nil
 }
