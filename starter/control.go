@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steward-sh/steward/internal/temporalclient"
+	"github.com/steward-sh/steward/internal/versions"
 	"github.com/steward-sh/steward/workflows"
 )
 
@@ -175,7 +176,7 @@ Every worker under a supervisor: starter rollout reload PATH.`,
 			if err != nil {
 				return err
 			}
-			if before.CodeVersion < 3 {
+			if !versions.WorkerReload.In(before.CodeVersion) {
 				return failure("%s runs worker code older than reload (version %d): run `starter upgrade` first (docs/upgrading.md)", path, before.CodeVersion)
 			}
 			if before.State != "running" {

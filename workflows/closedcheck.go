@@ -10,6 +10,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Children closed while no run watched them.
@@ -123,7 +124,7 @@ func (s *supervisorRun) mayReadBack(path string) bool {
 	if slices.ContainsFunc(s.readBacks, func(r readBack) bool { return r.path == path }) {
 		return true
 	}
-	return supVersioned.in(s.in.Version) || workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	return versions.SupVersioned.In(s.in.Version) || workflow.GetVersion(s.ctx, "read-back-closed-supervisor", workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 // startReadBack reads back the subtree spec of the closed child supervisor

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Dependencies between siblings (spec.Node.DependsOn; internal/spec's
@@ -54,7 +55,7 @@ func (s *supervisorRun) siblings() []supervise.Sibling {
 		out[i].Starting = supervise.HoldsSlot(r.Lifecycle, s.slot(r), now)
 		// Version 4: a child applying its spec is not up (a worker of
 		// version 5 reports a new generation at its restart's end).
-		out[i].Applying = supApplyingNotUp.in(s.in.Version) && r.WantGeneration > r.Status.Generation
+		out[i].Applying = versions.SupApplyingNotUp.In(s.in.Version) && r.WantGeneration > r.Status.Generation
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/steward-sh/steward/internal/placement"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Fleets, as a supervisor carries them out (docs/fleet.md): its children
@@ -27,7 +28,7 @@ import (
 // fields are newer than its code) and subscribes to nothing.
 
 // fleet reports whether this run keeps its hosts' subscriptions.
-func (s *supervisorRun) fleet() bool { return supFleet.in(s.in.Version) }
+func (s *supervisorRun) fleet() bool { return versions.SupFleet.In(s.in.Version) }
 
 // expand returns a supervisor spec's children as this supervisor runs them
 // (spec.Expand: instances, inherited hosts), each worker with hosts placed:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Tests of fleets: instances and their placement over hosts (fleet.go,
@@ -410,7 +411,7 @@ func TestVersions_Version3SupervisorIgnoresItsHosts(t *testing.T) {
 	})
 	at(env, 3*time.Minute, func() { after = query(t, env) })
 	endAt(env, 4*time.Minute)
-	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: supFleet.since - 1})
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: versions.SupFleet.Since - 1})
 
 	require.Equal(t, "a", child(after, "root/web-0").Host, "not moved")
 	require.Empty(t, child(after, "root/web-0").StaleCopies)

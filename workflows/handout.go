@@ -8,6 +8,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Hand-outs (supervisor code version 5 on): the spec signals a supervisor
@@ -39,7 +40,7 @@ import (
 
 // handsOut reports whether this run hands its spec signals out by local
 // activity.
-func (s *supervisorRun) handsOut() bool { return supHandOut.in(s.in.Version) }
+func (s *supervisorRun) handsOut() bool { return versions.SupHandOut.In(s.in.Version) }
 
 // signalSpec sends a child its spec: queued for the next hand-out, or
 // (version 4 and older) at once by a signal command. A hand-out gives it to
@@ -51,7 +52,7 @@ func (s *supervisorRun) signalSpec(rec ChildRecord, u spec.Update) {
 		s.out.add(workflow.SignalExternalWorkflow(s.ctx, path, "", SignalSpec, u))
 		return
 	}
-	byUpdate := !rec.Status.IsSupervisor() && workerSpecUpdate.in(rec.Status.CodeVersion)
+	byUpdate := !rec.Status.IsSupervisor() && versions.WorkerSpecUpdate.In(rec.Status.CodeVersion)
 	for i, d := range s.handout {
 		if d.Path == path {
 			s.handout[i].Update, s.handout[i].ByUpdate = u, byUpdate // the newer spec goes, the older never

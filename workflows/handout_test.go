@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A child has one delivery in a hand-out, the newest: an older spec is
@@ -36,10 +37,10 @@ func TestHandOut_ByUpdateOnlyToWorkersThatTakeIt(t *testing.T) {
 	rec := func(path, kind string, version int) ChildRecord {
 		return ChildRecord{Path: path, Status: Status{Kind: kind, CodeVersion: version}}
 	}
-	s.signalSpec(rec("root/new", spec.KindStub, workerSpecUpdate.since), spec.Update{Generation: 2})
-	s.signalSpec(rec("root/old", spec.KindStub, workerSpecUpdate.since-1), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/new", spec.KindStub, versions.WorkerSpecUpdate.Since), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/old", spec.KindStub, versions.WorkerSpecUpdate.Since-1), spec.Update{Generation: 2})
 	s.signalSpec(rec("root/unheard", spec.KindStub, 0), spec.Update{Generation: 2})
-	s.signalSpec(rec("root/group", spec.KindSupervisor, workerSpecUpdate.since), spec.Update{Generation: 2})
+	s.signalSpec(rec("root/group", spec.KindSupervisor, versions.WorkerSpecUpdate.Since), spec.Update{Generation: 2})
 	by := map[string]bool{}
 	for _, d := range s.handout {
 		by[d.Path] = d.ByUpdate

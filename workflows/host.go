@@ -90,7 +90,7 @@ type HostView = hostcore.View
 type HostInput struct {
 	Name  string     `json:"name"`
 	Carry *HostCarry `json:"carry,omitempty"`
-	// Version is the version of the code that began the run (versions.go;
+	// Version is the version of the code that began the run (internal/versions;
 	// 0: older than the versions).
 	Version int `json:"version,omitempty"`
 }

@@ -18,7 +18,7 @@
 //     applied revisions; LogsWorkflow and ServicesWorkflow (logs.go):
 //     reads on a host for the starter.
 //
-// versions.go holds each type's version table and upgrade.go how a run
+// internal/versions holds each type's version table, upgrade.go how a run
 // moves to the newest (`starter upgrade`); limits.go the input limits
 // every handler holds a spec to; names.go the queues and workflow IDs.
 package workflows

@@ -50,7 +50,7 @@ type RevisionRecord struct {
 type RevisionsInput struct {
 	Root string       `json:"root"`
 	Log  revision.Log `json:"log"`
-	// Version is the version of the code that began the run (versions.go;
+	// Version is the version of the code that began the run (internal/versions;
 	// 0: older than the versions).
 	Version int `json:"version,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Rollouts: one operation (restart, stop or start) over every leaf worker of
@@ -123,7 +124,7 @@ type RolloutStatus struct {
 
 // RolloutWorkflow runs a rollout (see the package comment above).
 func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, error) {
-	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart && (in.Op != RolloutReload || !rolloutReload.in(in.Version)) {
+	if in.Op != RolloutRestart && in.Op != RolloutStop && in.Op != RolloutStart && (in.Op != RolloutReload || !versions.RolloutReload.In(in.Version)) {
 		return RolloutStatus{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown rollout op %q (restart, stop or start)", in.Op), "InvalidRollout", nil)
 	}
 	checkVersion("RolloutWorkflow", in.Version, RolloutVersion)
@@ -145,7 +146,7 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (RolloutStatus, error) { return r.status(), nil }); err != nil {
 		return RolloutStatus{}, err
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, stateAttributes(rolloutVersioned.in(in.Version), in.Path, "rollout", "running")...)
+	_ = workflow.UpsertTypedSearchAttributes(ctx, stateAttributes(versions.RolloutVersioned.In(in.Version), in.Path, "rollout", "running")...)
 	return r.run()
 }
 

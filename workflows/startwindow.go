@@ -7,6 +7,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // The start window (supervisor code version 6; internal/supervise's
@@ -26,7 +27,7 @@ import (
 // nothing), or when this supervisor's own slot waits for its subtree
 // (its started-ness needs its child supervisors').
 func (s *supervisorRun) holdUntilStarted() bool {
-	return supSubtreeHold.in(s.in.Version) && (s.othersWait || s.in.ReportStarted)
+	return versions.SupSubtreeHold.In(s.in.Version) && (s.othersWait || s.in.ReportStarted)
 }
 
 // slot is the child's hold on the window.
@@ -87,7 +88,7 @@ func subtreeStarted(r ChildRecord) bool {
 
 // window is the start window's size for this run: 0 (none) before version 6.
 func (s *supervisorRun) window() int {
-	if supStartWindow.in(s.in.Version) {
+	if versions.SupStartWindow.In(s.in.Version) {
 		return supervise.StartWindow
 	}
 	return 0

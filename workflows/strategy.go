@@ -8,6 +8,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Supervision: how a supervisor answers the end of a child (strategies,
@@ -152,7 +153,7 @@ func (s *supervisorRun) armWake() {
 	if u := supervise.UpdateWakeAt(s.carry.Update); !u.IsZero() && (at.IsZero() || u.Before(at)) {
 		at = u
 	}
-	if supKeepWakeTimer.in(s.in.Version) && !at.IsZero() && s.wake.fut != nil && !s.wake.at.After(at) {
+	if versions.SupKeepWakeTimer.In(s.in.Version) && !at.IsZero() && s.wake.fut != nil && !s.wake.at.After(at) {
 		return // the timer set wakes the run first
 	}
 	s.wake.set(s.ctx, at)

@@ -13,6 +13,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // SupervisorInput starts (or continues) a supervisor workflow.
@@ -250,7 +251,7 @@ func (s *supervisorRun) loop() error {
 		known = append(known, SignalHost)
 	}
 
-	recordBuild(ctx, supVersioned.in(s.in.Version), s.in.Carry != nil)
+	recordBuild(ctx, versions.SupVersioned.In(s.in.Version), s.in.Carry != nil)
 	s.upsertSearch()
 	s.notes.resend(ctx, s.carry.Notifications)
 	s.carry.Notifications = nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // childDigest is digest of a child as handed down. A run of version 1
@@ -21,7 +22,7 @@ import (
 // none) did.
 func (s *supervisorRun) childDigest(c spec.Node) string {
 	n := s.inherit(c)
-	if !supDigestSignature.in(s.in.Version) {
+	if !versions.SupDigestSignature.In(s.in.Version) {
 		n = withoutSignatures(n)
 	}
 	return spec.Digest(n)
@@ -116,7 +117,7 @@ const startBatchBytes = 1 << 20
 // startBatchEnd is where the batch of starts that begins at nodes[lo] ends:
 // the whole rest before version 8.
 func (s *supervisorRun) startBatchEnd(nodes []spec.Node, lo int) int {
-	if !supStartBatches.in(s.in.Version) {
+	if !versions.SupStartBatches.In(s.in.Version) {
 		return len(nodes)
 	}
 	return batchEnd(nodes, lo, startBatchBytes, func(n spec.Node) int { return spec.EncodedSize(s.childNode(n)) })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 func (s *supervisorRun) reject(signal string, err error) {
@@ -71,7 +72,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	// starts.
 	old := s.carry.Children
 	in := supervise.ReconcileInput{Children: make([]supervise.Current, len(old)), Spec: make([]supervise.Wanted, len(u.Spec.Children)),
-		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: supResendNewer.in(s.in.Version)}
+		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: versions.SupResendNewer.In(s.in.Version)}
 	for i, rec := range old {
 		in.Children[i] = supervise.Current{Name: rec.Name, Lifecycle: rec.Lifecycle, Digest: rec.Digest, WantGeneration: rec.WantGeneration, Reported: rec.Status.Generation}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // ownState is the supervisor's state by its own record.
@@ -145,7 +146,7 @@ func (s *supervisorRun) upsertState(state string) {
 	if state == s.searchState {
 		return
 	}
-	err := workflow.UpsertTypedSearchAttributes(s.ctx, stateAttributes(supVersioned.in(s.in.Version), s.in.Path, spec.KindSupervisor, state)...)
+	err := workflow.UpsertTypedSearchAttributes(s.ctx, stateAttributes(versions.SupVersioned.In(s.in.Version), s.in.Path, spec.KindSupervisor, state)...)
 	if err == nil {
 		s.searchState = state
 	}
@@ -158,7 +159,7 @@ func (s *supervisorRun) report(ended bool) {
 		return
 	}
 	st := narrowRecord(s.own())
-	if u := st.Update; u != nil && supReportsUpdateState.in(s.in.Version) {
+	if u := st.Update; u != nil && versions.SupReportsUpdateState.In(s.in.Version) {
 		// Its update's progress is its own answer's (starter status asks
 		// it): reported, every worker updated was a signal and a task of
 		// the parent's, the root's at the top, per worker.

@@ -12,6 +12,7 @@ import (
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Rolling updates (supervisor code version 3 on): what an apply changes
@@ -24,7 +25,7 @@ import (
 // code did.
 
 // updates reports whether this run rolls updates out.
-func (s *supervisorRun) updates() bool { return supUpdates.in(s.in.Version) }
+func (s *supervisorRun) updates() bool { return versions.SupUpdates.In(s.in.Version) }
 
 // restarts reports whether handing a worker node b in place of a restarts
 // its running service: what the worker itself decides (driverChanged over
@@ -101,7 +102,7 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 			Refused: refusal(s.in.Version, r.Status.LastAction)})
 	}
 	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation,
-		RevertPastSent: supRevertPastSent.in(s.in.Version)})
+		RevertPastSent: versions.SupRevertPastSent.In(s.in.Version)})
 	s.carry.Update = &u
 	for _, c := range cmds {
 		switch c.Kind {
@@ -117,7 +118,7 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 // last action ("" when it refused none, and in a run of supervisor code
 // version 3, which counted a refused restart as an update).
 func refusal(version int, a treestatus.ActionStatus) string {
-	if !supRefusalFailsUpdate.in(version) || a.Status != string(tick.Refused) || (a.Name != string(tick.Start) && a.Name != string(tick.Restart)) {
+	if !versions.SupRefusalFailsUpdate.In(version) || a.Status != string(tick.Refused) || (a.Name != string(tick.Start) && a.Name != string(tick.Restart)) {
 		return ""
 	}
 	return fmt.Sprintf("%s refused, running as before: %s", a.Name, a.Error)
@@ -295,7 +296,7 @@ func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supe
 // around the starter (the temporal CLI) is no entry of the log, though the
 // root counts it: the log's numbers skip it.
 func (s *supervisorRun) tellRevisions(request string, changed bool) {
-	if request == "" || s.in.Parent != "" || !supTellsRevisions.in(s.in.Version) {
+	if request == "" || s.in.Parent != "" || !versions.SupTellsRevisions.In(s.in.Version) {
 		return
 	}
 	s.out.add(workflow.SignalExternalWorkflow(s.ctx, RevisionsID(s.in.Path), "", SignalTaken,

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/buildinfo"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Versions of the workflow code, one per workflow type, and how a running
@@ -18,9 +19,9 @@ import (
 // writes the version of the code that runs it. A run keeps its version for
 // its whole life, so the code that replays its history takes the branches
 // that wrote it: a change of behaviour is a feature of its type's version
-// table (versions.go), asked as
+// table (internal/versions), asked as
 //
-//	if supUpdates.in(s.in.Version) { new } else { old }
+//	if versions.SupUpdates.In(s.in.Version) { new } else { old }
 //
 // (version 0 is a run begun by code older than this scheme: the ad-hoc
 // workflow.GetVersion markers of that code are still asked in version-0
@@ -37,17 +38,17 @@ import (
 // older than the one that introduced its successor. Every old branch is
 // exercised by a test (a run with the old version in its input).
 //
-// The versions: the tables of versions.go, a feature per change, each
-// with its version and what the version before did instead.
+// The versions: the tables of internal/versions, a feature per change,
+// each with its version and what the version before did instead.
 //
 // Not a version: the input limits, asked behind the marker
 // "steward-limits" in runs of every version (limits.go).
 const (
-	SupervisorVersion = 8
-	WorkerVersion     = 6
-	RolloutVersion    = 2
-	HostVersion       = 1
-	RevisionsVersion  = 1
+	SupervisorVersion = versions.Supervisor
+	WorkerVersion     = versions.Worker
+	RolloutVersion    = versions.Rollout
+	HostVersion       = versions.Host
+	RevisionsVersion  = versions.Revisions
 )
 
 // SignalUpgrade asks a workflow to continue as new onto the code of the
@@ -70,7 +71,7 @@ func checkVersion(workflowType string, got, known int) {
 
 // stateAttributes are the search attributes a run upserts when its state
 // changes: with StewardBuild in a versioned run (the type's first version
-// on: versions.go). The build rides on
+// on: internal/versions). The build rides on
 // upserts the run makes anyway (their content is not held against the
 // history on replay): a first run records it without an event of its own.
 func stateAttributes(versioned bool, path, kind, state string) []temporal.SearchAttributeUpdate {

@@ -10,6 +10,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // WorkerInput starts (or continues) a worker workflow.
@@ -211,14 +212,14 @@ func (w *workerRun) loop() error {
 	reloadCh := workflow.GetSignalChannel(ctx, SignalReload)
 	known := []string{SignalDesired, SignalRestart, SignalSpec, SignalExit, SignalSupervise, SignalSlow, SignalUpgrade}
 	signalled := []workflow.ReceiveChannel{desiredCh, restartCh, specCh, exitCh, superviseCh}
-	if workerReload.in(w.in.Version) {
+	if versions.WorkerReload.In(w.in.Version) {
 		// Version 3 knows reload; older runs drop it as unknown, as the
 		// code that wrote their histories did.
 		known = append(known, SignalReload)
 		signalled = append(signalled, reloadCh)
 	}
 
-	recordBuild(ctx, workerVersioned.in(w.in.Version), w.in.Carry != nil)
+	recordBuild(ctx, versions.WorkerVersioned.In(w.in.Version), w.in.Carry != nil)
 	w.upsertSearch()
 	w.notes.resend(ctx, w.carry.Notifications)
 	w.carry.Notifications = nil
@@ -233,7 +234,7 @@ func (w *workerRun) loop() error {
 		sel.AddReceive(desiredCh, func(c workflow.ReceiveChannel, _ bool) { w.onDesired(receiveRaw(ctx, c)) })
 		sel.AddReceive(restartCh, func(c workflow.ReceiveChannel, _ bool) { receiveRaw(ctx, c); w.onRestart() })
 		idle := false // woken by a signal older code would not have seen
-		if workerReload.in(w.in.Version) {
+		if versions.WorkerReload.In(w.in.Version) {
 			sel.AddReceive(reloadCh, func(c workflow.ReceiveChannel, _ bool) {
 				receiveRaw(ctx, c)
 				idle = !w.onReload()

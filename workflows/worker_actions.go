@@ -12,6 +12,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A worker's actions: the tick's decision carried out as an activity, and
@@ -32,7 +33,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 	default:
 		r.Outcome, attempts = classify(err, w.node.Retry.MaxAttempts, f.action)
 		refusal := refusalMessage(err)
-		if workerRefused.in(w.in.Version) && refusal != "" {
+		if versions.WorkerRefused.In(w.in.Version) && refusal != "" {
 			// Version 2: a refused action ran nothing and stopped
 			// nothing (before, it was a permanent failure).
 			r.Outcome = tick.Refused
@@ -48,7 +49,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 			r.Error = fmt.Sprintf("host %s unreachable (no worker took the %s within %s)", w.node.RunsOn(), f.action, w.node.UnreachableAfter())
 		}
 	}
-	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && workerMoves.in(w.in.Version) {
+	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && versions.WorkerMoves.In(w.in.Version) {
 		w.carry.InstanceHost = f.host
 		w.settleMoveAfter(f, res.Instance)
 	}
@@ -58,7 +59,7 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		mv := *f.move
 		w.carry.Move = &mv
 	}
-	if err == nil && workerMoves.in(w.in.Version) && res.Done.After(f.began) {
+	if err == nil && versions.WorkerMoves.In(w.in.Version) && res.Done.After(f.began) {
 		// The state the action's end brings dates from the action's end
 		// (the host's clock, within the action's span), not from this task.
 		w.endedAt = res.Done

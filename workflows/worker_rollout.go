@@ -9,6 +9,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A rollout asks a worker, by the `rollout` Update (activities.UpdateRollout),
@@ -67,7 +68,7 @@ func (w *workerRun) setupRolloutUpdate(ctx workflow.Context) error {
 			return out, err
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, op activities.RolloutOp) error {
-			if op.Op == RolloutReload && workerReload.in(w.in.Version) {
+			if op.Op == RolloutReload && versions.WorkerReload.In(w.in.Version) {
 				if !w.node.ReloadConfigured() {
 					return fmt.Errorf("%s has no reload configured (process.reload or http.reload)", w.in.Path)
 				}
@@ -199,7 +200,7 @@ func (w *workerRun) startedSince(wt RolloutWatch) bool {
 	if wt.Asked.IsZero() || m.State != tick.Running || m.PendingRestart || m.RunningSince.Before(wt.Asked) {
 		return false
 	}
-	return workerVersioned.in(w.in.Version) || workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
+	return versions.WorkerVersioned.In(w.in.Version) || workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
 }
 
 func wantWord(op string) string {

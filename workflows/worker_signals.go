@@ -11,6 +11,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A worker's signals: each handler decodes its payload (a bad one is
@@ -139,16 +140,16 @@ func (w *workerRun) applySpec(u spec.Update) {
 	}
 	w.upsertSearch()
 	restart := driverChanged(old, w.node)
-	if workerMoves.in(w.in.Version) && w.noteMove(old, u.Lost) {
+	if versions.WorkerMoves.In(w.in.Version) && w.noteMove(old, u.Lost) {
 		restart = true
 	}
-	if workerRefused.in(w.in.Version) && w.carry.LastAction.Status == string(tick.Refused) {
+	if versions.WorkerRefused.In(w.in.Version) && w.carry.LastAction.Status == string(tick.Refused) {
 		// The spec before was refused by the host, so what runs is not
 		// what it says: the next one is applied by a restart, even where
 		// it differs from the refused one only in its signature.
 		restart = true
 	}
-	if f := w.flight; restart && workerSpecCancelsAction.in(w.in.Version) && f != nil && !f.cancelled && (f.action == tick.Start || f.action == tick.Restart) {
+	if f := w.flight; restart && versions.WorkerSpecCancelsAction.In(w.in.Version) && f != nil && !f.cancelled && (f.action == tick.Start || f.action == tick.Restart) {
 		// Version 4: a spec that restarts the service supersedes a start
 		// in flight (one that may wait minutes for a ready probe that the
 		// new spec fixes, or a rolling update's revert): it is cancelled,
@@ -232,7 +233,7 @@ func (w *workerRun) onExit(raw converter.RawValue) {
 func (w *workerRun) exitSnapshot(e tick.Exit) tick.Snapshot {
 	snap := tick.Snapshot{Event: tick.EventExited, Exit: &e}
 	if m := w.carry.Memory; m.State == tick.Unknown && e.Instance != "" && e.Instance == m.Instance {
-		snap.ExitWhileUnknown = workerVersioned.in(w.in.Version) || workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
+		snap.ExitWhileUnknown = versions.WorkerVersioned.In(w.in.Version) || workflow.GetVersion(w.ctx, "exit-while-unknown", workflow.DefaultVersion, 1) == 1
 	}
 	return snap
 }

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A worker takes its spec two ways: the `spec` signal (SignalSpec: what an
@@ -49,7 +50,7 @@ const specUpdateBuffer = 16
 // setupSpecUpdate registers the spec Update handler (version 6 on).
 func (w *workerRun) setupSpecUpdate(ctx workflow.Context) error {
 	w.specs = workflow.NewBufferedChannel(ctx, specUpdateBuffer)
-	if !workerSpecUpdate.in(w.in.Version) {
+	if !versions.WorkerSpecUpdate.In(w.in.Version) {
 		return nil
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSpec,

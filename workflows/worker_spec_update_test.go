@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // specUpdate sends the worker under test its spec by the `spec` Update at
@@ -43,7 +44,7 @@ func TestSpecUpdate_AppliedAsASignalledSpecIs(t *testing.T) {
 	specUpdate(t, env, 4*time.Minute, "u3", spec.Update{Generation: 3, Spec: stubNode("w", nil)}, &oldRejected)
 	at(env, 5*time.Minute, func() { b = query(t, env) })
 	endAt(env, 6*time.Minute)
-	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1, Version: workerSpecUpdate.since})
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1, Version: versions.WorkerSpecUpdate.Since})
 
 	require.False(t, okRejected.Load())
 	require.EqualValues(t, 4, a.Generation)
@@ -69,7 +70,7 @@ func TestSpecUpdate_DrainedBeforeContinueAsNew(t *testing.T) {
 			OnAccept: func() {}, OnReject: func(error) { rejected.Store(true) }, OnComplete: func(any, error) {},
 		}, spec.Update{Generation: 7, Spec: stubNode("w", nil)})
 	})
-	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1, Version: workerSpecUpdate.since})
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1, Version: versions.WorkerSpecUpdate.Since})
 
 	next, continued := continuedAs[WorkerInput](t, env.GetWorkflowError())
 	require.True(t, continued, "got %v", env.GetWorkflowError())
@@ -89,8 +90,8 @@ func TestSpecUpdate_AVersion5RunRefusesIt(t *testing.T) {
 	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 5, Spec: stubNode("w", nil)}) })
 	at(env, 3*time.Minute, func() { st = query(t, env) })
 	endAt(env, 4*time.Minute)
-	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1, Version: workerSpecUpdate.since - 1})
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "w", Spec: stubNode("w", nil), Generation: 1, Version: versions.WorkerSpecUpdate.Since - 1})
 	require.True(t, rejected.Load(), "a version-5 run refuses the spec Update")
 	require.EqualValues(t, 5, st.Generation, "and takes its spec by signal")
-	require.Equal(t, workerSpecUpdate.since-1, st.CodeVersion)
+	require.Equal(t, versions.WorkerSpecUpdate.Since-1, st.CodeVersion)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A worker's status and what it publishes of it: search attributes, the
@@ -84,7 +85,7 @@ func (w *workerRun) publish() {
 	// a running state since before the update sent it, the generation
 	// left nothing for that success report to change, which was then
 	// skipped, and a rolling update waited for ever (version 5).
-	pendingRestart := workerReportOrder.in(w.in.Version) && w.flight != nil && w.flight.action == tick.Observe && w.carry.Memory.PendingSpecRestart
+	pendingRestart := versions.WorkerReportOrder.In(w.in.Version) && w.flight != nil && w.flight.action == tick.Observe && w.carry.Memory.PendingSpecRestart
 	if w.flight != nil && (w.flight.action != tick.Observe || pendingRestart) {
 		last := w.lastReported
 		if w.in.Parent == "" || last == nil || !w.urgentDuringAction(*last, w.status()) {
@@ -103,7 +104,7 @@ func (w *workerRun) publish() {
 // per restart, and a second task of the supervisor's, which a rolling
 // update's round waited behind.
 func (w *workerRun) urgentDuringAction(last, now Status) bool {
-	if workerReportOrder.in(w.in.Version) {
+	if versions.WorkerReportOrder.In(w.in.Version) {
 		now.Generation = last.Generation
 	}
 	return urgentChange(last, now)
@@ -148,7 +149,7 @@ func (w *workerRun) upsertSearch() {
 	if key == w.searchState {
 		return
 	}
-	err := workflow.UpsertTypedSearchAttributes(w.ctx, stateAttributes(workerVersioned.in(w.in.Version), w.in.Path, w.node.Kind, state)...)
+	err := workflow.UpsertTypedSearchAttributes(w.ctx, stateAttributes(versions.WorkerVersioned.In(w.in.Version), w.in.Path, w.node.Kind, state)...)
 	if err != nil {
 		w.log.Warn("could not upsert search attributes", "error", err.Error())
 		return
@@ -186,7 +187,7 @@ func (w *workerRun) report(ended bool) {
 		// activity told the supervisor of a success first (a new path:
 		// versioned, and asked only then).
 		if maybe == nil || sameReportOf(w.in.Version, *maybe, st) ||
-			(!workerVersioned.in(w.in.Version) && workflow.GetVersion(w.ctx, "report-after-failed-action", workflow.DefaultVersion, 1) != 1) {
+			(!versions.WorkerVersioned.In(w.in.Version) && workflow.GetVersion(w.ctx, "report-after-failed-action", workflow.DefaultVersion, 1) != 1) {
 			return
 		}
 	}
@@ -220,7 +221,7 @@ func (w *workerRun) report(ended bool) {
 
 // reserveSuccessSeq numbers an action's success report.
 func (w *workerRun) reserveSuccessSeq() int64 {
-	if !workerReportOrder.in(w.in.Version) {
+	if !versions.WorkerReportOrder.In(w.in.Version) {
 		w.carry.ReportSeq++
 		return w.carry.ReportSeq
 	}
@@ -257,7 +258,7 @@ func sameReport(a, b Status) bool {
 // version 5, where the worker runs (host, stale copies) is reported too
 // (a drain waits on it: fleet.md).
 func sameReportOf(version int, a, b Status) bool {
-	if workerReportOrder.in(version) && (a.Host != b.Host || !slices.Equal(a.StaleCopies, b.StaleCopies)) {
+	if versions.WorkerReportOrder.In(version) && (a.Host != b.Host || !slices.Equal(a.StaleCopies, b.StaleCopies)) {
 		return false
 	}
 	return sameReport(a, b)

@@ -1,31 +1,39 @@
-package workflows
-
-// The version tables: every behaviour of a workflow type's code that
-// changed since the versions began, as a named feature with the version
-// that introduced it. Code asks `feature.in(run's version)`, never a
-// number; the comment of each feature is the changelog (upgrade.go says
-// how versions work and move). A type's newest version is the highest of
-// its table (versions_test.go holds them to it).
+// Package versions holds the version tables of steward's workflow code:
+// every behaviour of a workflow type's code that changed since the
+// versions began, as a named feature with the version that introduced it.
+// Code asks `versions.SupUpdates.In(run's version)`, never a number; the
+// comment of each feature is the changelog (workflows/upgrade.go says how
+// versions work and how a run moves onto the newest). A type's newest
+// version is the highest of its table (versions_test.go holds them to it).
 //
 // Version 0 is a run begun by code older than the versions: it takes every
 // old branch, and the ad-hoc markers of that code are asked in it only.
+package versions
 
-// feature is a behaviour of a workflow type's code from version since on.
-type feature struct {
-	name     string
-	workflow string
-	since    int
+// Feature is a behaviour of a workflow type's code from version Since on.
+type Feature struct {
+	Name     string
+	Workflow string
+	Since    int
 }
 
-// in says whether a run of version v has the feature.
-func (f feature) in(v int) bool { return v >= f.since }
+// In says whether a run of version v has the feature.
+func (f Feature) In(v int) bool { return v >= f.Since }
 
+// The workflow types, and the newest version of each: its table's
+// highest (versions_test.go holds them to it).
 const (
 	typeSupervisor = "SupervisorWorkflow"
 	typeWorker     = "WorkerWorkflow"
 	typeRollout    = "RolloutWorkflow"
 	typeHost       = "HostWorkflow"
 	typeRevisions  = "RevisionsWorkflow"
+
+	Supervisor = 8
+	Worker     = 6
+	Rollout    = 2
+	Host       = 1
+	Revisions  = 1
 )
 
 // SupervisorWorkflow's versions.
@@ -33,50 +41,50 @@ var (
 	// 1: the first versioned code: the marker of version 0 folded in (a
 	// closed child supervisor's spec is read back: closedcheck.go), and
 	// StewardBuild recorded.
-	supVersioned = feature{"supervisor.versioned", typeSupervisor, 1}
+	SupVersioned = Feature{"supervisor.versioned", typeSupervisor, 1}
 	// 2: a child's digest covers its signature (version 1 leaves it out,
 	// as the code before signatures did).
-	supDigestSignature = feature{"supervisor.digest-signature", typeSupervisor, 2}
+	SupDigestSignature = Feature{"supervisor.digest-signature", typeSupervisor, 2}
 	// 2: an apply sends its spec again to a child that reports a newer
 	// generation than its supervisor sent (a spec sent around the
 	// supervisor); version 1 sends it to changed children only.
-	supResendNewer = feature{"supervisor.resend-newer", typeSupervisor, 2}
+	SupResendNewer = Feature{"supervisor.resend-newer", typeSupervisor, 2}
 	// 3: rolling updates (update.go). A child's lifecycle is one field of
 	// its record in place of seven booleans (the carry's format: a carry of
 	// version 2 or older is read by its booleans, ChildRecord.UnmarshalJSON).
-	supUpdates = feature{"supervisor.updates", typeSupervisor, 3}
+	SupUpdates = Feature{"supervisor.updates", typeSupervisor, 3}
 	// 4: a root handed an apply's request tells the tree's revisions which
 	// revision it became (SignalTaken); version 3 leaves it pending.
-	supTellsRevisions = feature{"supervisor.tells-revisions", typeSupervisor, 4}
+	SupTellsRevisions = Feature{"supervisor.tells-revisions", typeSupervisor, 4}
 	// 4: its report carries its update's state, not its progress.
-	supReportsUpdateState = feature{"supervisor.reports-update-state", typeSupervisor, 4}
+	SupReportsUpdateState = Feature{"supervisor.reports-update-state", typeSupervisor, 4}
 	// 4: a rolling update fails on a host's refusal of a target's start or
 	// restart (version 3 counted the old instance, running on, as updated).
-	supRefusalFailsUpdate = feature{"supervisor.refusal-fails-update", typeSupervisor, 4}
+	SupRefusalFailsUpdate = Feature{"supervisor.refusal-fails-update", typeSupervisor, 4}
 	// 4: a revert sends each target a generation past the one the update
 	// sent it.
-	supRevertPastSent = feature{"supervisor.revert-past-sent", typeSupervisor, 4}
+	SupRevertPastSent = Feature{"supervisor.revert-past-sent", typeSupervisor, 4}
 	// 4: a child applying its spec is not up for the dependency order.
-	supApplyingNotUp = feature{"supervisor.applying-not-up", typeSupervisor, 4}
+	SupApplyingNotUp = Feature{"supervisor.applying-not-up", typeSupervisor, 4}
 	// 4: subscribes to the hosts its workers run on and takes their `host`
 	// signal: moves off lost and draining hosts (fleet.go); version 3 drops
 	// the signal as unknown.
-	supFleet = feature{"supervisor.fleet", typeSupervisor, 4}
+	SupFleet = Feature{"supervisor.fleet", typeSupervisor, 4}
 	// 5: the spec signals one task decides leave together from a local
 	// activity (handout.go); version 4 sends each as a command.
-	supHandOut = feature{"supervisor.hand-out", typeSupervisor, 5}
+	SupHandOut = Feature{"supervisor.hand-out", typeSupervisor, 5}
 	// 6: children start through the start window (startwindow.go);
 	// version 5 starts every child in its first task.
-	supStartWindow = feature{"supervisor.start-window", typeSupervisor, 6}
+	SupStartWindow = Feature{"supervisor.start-window", typeSupervisor, 6}
 	// 7: a child supervisor holds its slot of the start window until its
 	// subtree has started; version 6 frees it at its first report.
-	supSubtreeHold = feature{"supervisor.subtree-hold", typeSupervisor, 7}
+	SupSubtreeHold = Feature{"supervisor.subtree-hold", typeSupervisor, 7}
 	// 7: the wake timer is kept when the wake moves later (armWake);
 	// version 6 starts another.
-	supKeepWakeTimer = feature{"supervisor.keep-wake-timer", typeSupervisor, 7}
+	SupKeepWakeTimer = Feature{"supervisor.keep-wake-timer", typeSupervisor, 7}
 	// 8: the children a task starts go in batches of at most
 	// startBatchBytes, each awaited; version 7 sends them in one task.
-	supStartBatches = feature{"supervisor.start-batches", typeSupervisor, 8}
+	SupStartBatches = Feature{"supervisor.start-batches", typeSupervisor, 8}
 )
 
 // WorkerWorkflow's versions.
@@ -84,35 +92,35 @@ var (
 	// 1: the first versioned code: the markers of version 0 folded in (a
 	// rollout restart satisfied by a start, an exit while unknown, a report
 	// after a failed action), and StewardBuild recorded.
-	workerVersioned = feature{"worker.versioned", typeWorker, 1}
+	WorkerVersioned = Feature{"worker.versioned", typeWorker, 1}
 	// 2: a host's refusal of an action is tick.Refused (a running instance
 	// runs on), and the next spec after a refusal is applied by a restart;
 	// version 1 fails permanently.
-	workerRefused = feature{"worker.refused", typeWorker, 2}
+	WorkerRefused = Feature{"worker.refused", typeWorker, 2}
 	// 3: the reload signal and action (`starter reload`); version 2 drops
 	// the signal as unknown.
-	workerReload = feature{"worker.reload", typeWorker, 3}
+	WorkerReload = Feature{"worker.reload", typeWorker, 3}
 	// 4: a spec that restarts the service cancels a start or restart in
 	// flight; version 3 lets it finish first.
-	workerSpecCancelsAction = feature{"worker.spec-cancels-action", typeWorker, 4}
+	WorkerSpecCancelsAction = Feature{"worker.spec-cancels-action", typeWorker, 4}
 	// 5: an action's success report takes the number after the next, so
 	// it is not dropped as stale; a new generation alone is not reported
 	// while an action runs; reports carry the host and stale copies.
-	workerReportOrder = feature{"worker.report-order", typeWorker, 5}
+	WorkerReportOrder = Feature{"worker.report-order", typeWorker, 5}
 	// 5: a move to another host (worker_move.go): the instance is stopped
 	// on its old host, or left as a stale copy; version 4 restarted it on
 	// the new host's queue.
-	workerMoves = feature{"worker.moves", typeWorker, 5}
+	WorkerMoves = Feature{"worker.moves", typeWorker, 5}
 	// 6: takes its spec by the `spec` Update too; version 5 refuses it.
-	workerSpecUpdate = feature{"worker.spec-update", typeWorker, 6}
+	WorkerSpecUpdate = Feature{"worker.spec-update", typeWorker, 6}
 )
 
 // RolloutWorkflow's versions.
 var (
 	// 1: the first versioned code (StewardBuild recorded).
-	rolloutVersioned = feature{"rollout.versioned", typeRollout, 1}
+	RolloutVersioned = Feature{"rollout.versioned", typeRollout, 1}
 	// 2: the reload op; version 1 refuses it as an unknown op.
-	rolloutReload = feature{"rollout.reload", typeRollout, 2}
+	RolloutReload = Feature{"rollout.reload", typeRollout, 2}
 )
 
 // HostWorkflow's versions.
@@ -120,7 +128,7 @@ var (
 	// 1: the first versioned code: a run's input names its version
 	// (HostInput.Version), checked at start and written at every
 	// continue-as-new; version 0 runs the same code.
-	hostVersioned = feature{"host.versioned", typeHost, 1}
+	HostVersioned = Feature{"host.versioned", typeHost, 1}
 )
 
 // RevisionsWorkflow's versions.
@@ -128,16 +136,16 @@ var (
 	// 1: the first versioned code: a run's input names its version
 	// (RevisionsInput.Version), checked at start and written at every
 	// continue-as-new; version 0 runs the same code.
-	revisionsVersioned = feature{"revisions.versioned", typeRevisions, 1}
+	RevisionsVersioned = Feature{"revisions.versioned", typeRevisions, 1}
 )
 
-// features lists every table, for the tests that hold them together.
-var features = []feature{
-	supVersioned, supDigestSignature, supResendNewer, supUpdates, supTellsRevisions, supReportsUpdateState,
-	supRefusalFailsUpdate, supRevertPastSent, supApplyingNotUp, supFleet, supHandOut, supStartWindow,
-	supSubtreeHold, supKeepWakeTimer, supStartBatches,
-	workerVersioned, workerRefused, workerReload, workerSpecCancelsAction, workerReportOrder, workerMoves, workerSpecUpdate,
-	rolloutVersioned, rolloutReload,
-	hostVersioned,
-	revisionsVersioned,
+// All lists every table, for the tests that hold them together.
+var All = []Feature{
+	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
+	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
+	RolloutVersioned, RolloutReload,
+	HostVersioned,
+	RevisionsVersioned,
 }
