@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/rolloutcore"
 	"github.com/steward-sh/steward/internal/versions"
 )
 
@@ -43,15 +44,15 @@ const (
 	RolloutReload = "reload"
 )
 
-// Per-target statuses.
+// Per-target statuses (internal/rolloutcore).
 const (
-	TargetPending   = "pending"   // not reached yet
-	TargetRunning   = "running"   // its chunk is in flight
-	TargetSucceeded = "succeeded" // it reached the wanted state
-	TargetFailed    = "failed"    // its action failed, or it ended again
-	TargetTimeout   = "timeout"   // it did not get there within its action timeouts
-	TargetCancelled = "cancelled" // the rollout was cancelled before it
-	TargetSkipped   = "skipped"   // fail-fast: a failure came before it
+	TargetPending   = rolloutcore.Pending
+	TargetRunning   = rolloutcore.Running
+	TargetSucceeded = rolloutcore.Succeeded
+	TargetFailed    = rolloutcore.Failed
+	TargetTimeout   = rolloutcore.Timeout
+	TargetCancelled = rolloutcore.Cancelled
+	TargetSkipped   = rolloutcore.Skipped
 )
 
 // The rollout's signal and the default chunk.
@@ -84,43 +85,15 @@ type RolloutInput struct {
 }
 
 // RolloutCarry is what a rollout carries across continue-as-new (it
-// continues only between chunks, when nothing is in flight).
-type RolloutCarry struct {
-	Targets         []RolloutTarget `json:"targets"`
-	Next            int             `json:"next"`
-	CancelRequested bool            `json:"cancelRequested,omitempty"`
-	StartedAt       time.Time       `json:"startedAt"`
-}
+// continues only between chunks, when nothing is in flight): the core's
+// state (internal/rolloutcore decides what each chunk makes of it).
+type RolloutCarry = rolloutcore.State
 
 // RolloutTarget is one target's progress.
-type RolloutTarget struct {
-	Path     string    `json:"path"`
-	Status   string    `json:"status"`
-	Error    string    `json:"error,omitempty"`
-	Started  time.Time `json:"started,omitzero"`
-	Finished time.Time `json:"finished,omitzero"`
-}
+type RolloutTarget = rolloutcore.Target
 
 // RolloutStatus is the rollout's query answer and result.
-type RolloutStatus struct {
-	ID       string `json:"id"`
-	Path     string `json:"path"`
-	Op       string `json:"op"`
-	Chunk    int    `json:"chunk"`
-	FailFast bool   `json:"failFast"`
-	// State: running, completed or cancelled.
-	State string `json:"state"`
-	// Total, Succeeded, Failed (failed and timeout) and Skipped summarize;
-	// Counts has every per-target status.
-	Total     int             `json:"total"`
-	Succeeded int             `json:"succeeded"`
-	Failed    int             `json:"failed"`
-	Skipped   int             `json:"skipped"`
-	Counts    map[string]int  `json:"counts"`
-	Targets   []RolloutTarget `json:"targets"`
-	StartedAt time.Time       `json:"startedAt"`
-	EndedAt   time.Time       `json:"endedAt,omitzero"`
-}
+type RolloutStatus = rolloutcore.Status
 
 // RolloutWorkflow runs a rollout (see the package comment above).
 func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, error) {
@@ -138,10 +111,7 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if in.Carry != nil {
 		r.carry = *in.Carry
 	} else {
-		r.carry.StartedAt = workflow.Now(ctx)
-		for _, p := range in.Targets {
-			r.carry.Targets = append(r.carry.Targets, RolloutTarget{Path: p, Status: TargetPending})
-		}
+		r.carry = rolloutcore.New(in.Targets, workflow.Now(ctx))
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (RolloutStatus, error) { return r.status(), nil }); err != nil {
 		return RolloutStatus{}, err
@@ -167,7 +137,7 @@ func (r *rolloutRun) run() (RolloutStatus, error) {
 	for r.carry.Next < len(r.carry.Targets) {
 		r.drainCancel(cancelCh)
 		r.upgrade.receive(ctx, upgradeCh) // between chunks: its safe points (nothing waits on it)
-		if r.carry.CancelRequested || ctx.Err() != nil || (r.in.FailFast && r.failures() > 0) {
+		if !r.carry.More(r.in.FailFast, ctx.Err() != nil) {
 			break
 		}
 		if r.carry.Next > 0 && r.shouldContinueAsNew() {
@@ -180,17 +150,11 @@ func (r *rolloutRun) run() (RolloutStatus, error) {
 		r.runChunk(cancelCh)
 	}
 	// What was not reached: skipped after a failure, or cancelled.
-	left := TargetSkipped
-	if r.carry.CancelRequested || ctx.Err() != nil {
-		left = TargetCancelled
-	}
 	now := workflow.Now(ctx)
-	for i := r.carry.Next; i < len(r.carry.Targets); i++ {
-		r.carry.Targets[i].Status = left
-		r.carry.Targets[i].Finished = now
+	left, n := r.carry.Finish(ctx.Err() != nil, now)
+	for range n {
 		count(ctx, MetricRolloutTargets, map[string]string{"op": r.in.Op, "status": left})
 	}
-	r.carry.Next = len(r.carry.Targets)
 	r.ended = now
 	st := r.status()
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -209,15 +173,10 @@ func (r *rolloutRun) drainCancel(cancelCh workflow.ReceiveChannel) {
 // flight finish.
 func (r *rolloutRun) runChunk(cancelCh workflow.ReceiveChannel) {
 	ctx, _ := workflow.NewDisconnectedContext(r.ctx) // in-flight targets finish even if cancelled
-	from := r.carry.Next
-	to := min(from+r.in.Chunk, len(r.carry.Targets))
-	r.carry.Next = to
-	now := workflow.Now(ctx)
+	from, to := r.carry.TakeChunk(r.in.Chunk, workflow.Now(ctx))
 	req := activities.RolloutChunkRequest{UpdateID: r.id + "/" + workflow.GetInfo(ctx).OriginalRunID, Op: r.in.Op}
 	for i := from; i < to; i++ {
-		t := &r.carry.Targets[i]
-		t.Status, t.Started = TargetRunning, now
-		req.Targets = append(req.Targets, activities.ChunkTarget{Seq: i, Path: t.Path})
+		req.Targets = append(req.Targets, activities.ChunkTarget{Seq: i, Path: r.carry.Targets[i].Path})
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue: ControlQueue,
@@ -246,58 +205,19 @@ func (r *rolloutRun) runChunk(cancelCh workflow.ReceiveChannel) {
 		sel.Select(ctx)
 	}
 	for _, res := range results {
-		r.record(res, from, to)
-	}
-	now = workflow.Now(ctx)
-	for i := from; i < to; i++ {
-		t := &r.carry.Targets[i]
-		switch {
-		case finished(t.Status):
-		case temporal.IsTimeoutError(err):
-			t.Status, t.Error, t.Finished = TargetTimeout, fmt.Sprintf("no answer within %s", r.in.ChunkTimeout), now
-		case err == nil:
-			// The chunk ended without a word of this target (a result of
-			// another target or status): it failed, as any unanswered
-			// target (this panicked on a nil error: found by FuzzRollout).
-			t.Status, t.Error, t.Finished = TargetFailed, "the chunk ended without an answer for this target", now
-		default:
-			t.Status, t.Error, t.Finished = TargetFailed, "the chunk failed: "+rootMessage(err), now
+		a := rolloutcore.Answer{Seq: res.Seq, Path: res.Path, Status: res.Status, Error: res.Error}
+		if r.carry.Take(a, from, to, workflow.Now(r.ctx)) {
+			count(r.ctx, MetricRolloutTargets, map[string]string{"op": r.in.Op, "status": res.Status})
 		}
 	}
-}
-
-// record applies a target's answer (only for a target of this chunk, once).
-func (r *rolloutRun) record(res activities.ChunkResult, from, to int) {
-	if res.Seq < from || res.Seq >= to {
-		return
+	end, why := rolloutcore.ChunkAnswered, ""
+	switch {
+	case temporal.IsTimeoutError(err):
+		end = rolloutcore.ChunkTimedOut
+	case err != nil:
+		end, why = rolloutcore.ChunkFailed, rootMessage(err)
 	}
-	t := &r.carry.Targets[res.Seq]
-	if t.Path != res.Path || finished(t.Status) {
-		return
-	}
-	switch res.Status {
-	case TargetSucceeded, TargetFailed, TargetTimeout:
-		t.Status, t.Error, t.Finished = res.Status, res.Error, workflow.Now(r.ctx)
-		count(r.ctx, MetricRolloutTargets, map[string]string{"op": r.in.Op, "status": res.Status})
-	}
-}
-
-func finished(status string) bool {
-	switch status {
-	case TargetSucceeded, TargetFailed, TargetTimeout, TargetCancelled, TargetSkipped:
-		return true
-	}
-	return false
-}
-
-func (r *rolloutRun) failures() int {
-	n := 0
-	for _, t := range r.carry.Targets {
-		if t.Status == TargetFailed || t.Status == TargetTimeout {
-			n++
-		}
-	}
-	return n
+	r.carry.Unanswered(from, to, end, r.in.ChunkTimeout, why, workflow.Now(ctx))
 }
 
 func (r *rolloutRun) shouldContinueAsNew() bool {
@@ -305,26 +225,6 @@ func (r *rolloutRun) shouldContinueAsNew() bool {
 }
 
 func (r *rolloutRun) status() RolloutStatus {
-	st := RolloutStatus{
-		ID: r.id, Path: r.in.Path, Op: r.in.Op, Chunk: r.in.Chunk, FailFast: r.in.FailFast,
-		State: "running", Total: len(r.carry.Targets), Targets: append([]RolloutTarget(nil), r.carry.Targets...),
-		StartedAt: r.carry.StartedAt, EndedAt: r.ended,
-		Counts: map[string]int{},
-	}
-	for _, s := range []string{TargetPending, TargetRunning, TargetSucceeded, TargetFailed, TargetTimeout, TargetCancelled, TargetSkipped} {
-		st.Counts[s] = 0
-	}
-	for _, t := range r.carry.Targets {
-		st.Counts[t.Status]++
-	}
-	st.Succeeded = st.Counts[TargetSucceeded]
-	st.Failed = st.Counts[TargetFailed] + st.Counts[TargetTimeout]
-	st.Skipped = st.Counts[TargetSkipped]
-	if !r.ended.IsZero() {
-		st.State = "completed"
-		if r.carry.CancelRequested || r.ctx.Err() != nil {
-			st.State = "cancelled"
-		}
-	}
-	return st
+	return r.carry.Status(RolloutStatus{ID: r.id, Path: r.in.Path, Op: r.in.Op, Chunk: r.in.Chunk, FailFast: r.in.FailFast},
+		r.ended, r.ctx.Err() != nil)
 }
