@@ -34,14 +34,12 @@ import (
 // process restart and continues as new between chunks on long fleets. Its
 // result, and its `status` query at any time, is a RolloutStatus.
 
-// Rollout operations.
+// Rollout operations (internal/rolloutcore).
 const (
-	RolloutRestart = "restart"
-	RolloutStop    = "stop"
-	RolloutStart   = "start"
-	// RolloutReload (rollout version 2, worker version 3): each target's
-	// running service reloads; a target without a reload configured fails.
-	RolloutReload = "reload"
+	RolloutRestart = rolloutcore.OpRestart
+	RolloutStop    = rolloutcore.OpStop
+	RolloutStart   = rolloutcore.OpStart
+	RolloutReload  = rolloutcore.OpReload
 )
 
 // Per-target statuses (internal/rolloutcore).

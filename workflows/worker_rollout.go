@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/rolloutcore"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/versions"
@@ -23,25 +24,9 @@ import (
 // flight and its futures, and waits for the loop to settle the outcome.
 // While an update runs the worker does not continue as new.
 
-// RolloutWatch is the rollout operation a worker is carrying out.
-type RolloutWatch struct {
-	Call     int64     `json:"call"`
-	Op       string    `json:"op"`
-	Deadline time.Time `json:"deadline"`
-	// The counters when the request arrived: a rise tells that the restart
-	// happened (ManualRestarts) or that the service ended again
-	// (Terminations).
-	BaseManual       int `json:"baseManual"`
-	BaseTerminations int `json:"baseTerminations"`
-	// Asked is when the operation arrived: a restart asked while a start or
-	// restart is in flight is satisfied by it (tick: no second restart, no
-	// manual restart counted), so a service running since then, with no
-	// restart still pending, has restarted.
-	Asked time.Time `json:"asked,omitzero"`
-	// BaseReloads: the reloads counted when a reload was asked (a rise:
-	// it was carried out; version 3).
-	BaseReloads int `json:"baseReloads,omitempty"`
-}
+// RolloutWatch is the rollout operation a worker is carrying out
+// (internal/rolloutcore).
+type RolloutWatch = rolloutcore.Watch
 
 // rolloutCall is an update's operation on its way to the main loop.
 type rolloutCall struct {
@@ -108,26 +93,9 @@ func (w *workerRun) onRolloutCall(c rolloutCall) {
 	}
 }
 
-// rolloutBudget is how long a rollout's operation may take: the action's
-// timeout on every attempt with the retry waits between them, plus a stop
-// (a restart of a service that is stopping, a start after a stop).
-func rolloutBudget(n spec.Node, op string) time.Duration {
-	n = n.Resolved()
-	budget := func(timeout time.Duration) time.Duration {
-		attempts := time.Duration(max(n.Retry.MaxAttempts, 1))
-		return timeout*attempts + n.Retry.MaxInterval.D()*(attempts-1)
-	}
-	stop := budget(n.Timeouts.Stop.D())
-	switch op {
-	case RolloutStop:
-		return stop
-	case RolloutReload:
-		return budget(n.Timeouts.Start.D())
-	case RolloutStart:
-		return stop + budget(n.Timeouts.Start.D())
-	}
-	return stop + budget(max(n.Timeouts.Restart.D(), n.Timeouts.Start.D()))
-}
+// rolloutBudget is how long a rollout's operation may take
+// (rolloutcore.Budget).
+func rolloutBudget(n spec.Node, op string) time.Duration { return rolloutcore.Budget(n, op) }
 
 // checkRollout settles the watched operation once its outcome is known, or
 // as a timeout once its budget has passed (armWake).
@@ -136,78 +104,23 @@ func (w *workerRun) checkRollout() {
 	if wt == nil || w.flight != nil && w.flight.action != tick.Observe {
 		return // an action is running: its result decides
 	}
-	m := w.carry.Memory
-	status, why := "", ""
-	ended := m.Terminations > wt.BaseTerminations
-	unreachable := m.State == tick.Unknown
-	switch wt.Op {
-	case RolloutStop:
-		switch {
-		case m.State == tick.Stopped:
-			status = TargetSucceeded
-		case m.State == tick.Failed || unreachable:
-			status, why = TargetFailed, m.Reason
-		}
-	case RolloutStart:
-		switch {
-		case m.State == tick.Running:
-			status = TargetSucceeded
-		case ended || unreachable || m.State == tick.Failed || (m.State == tick.Stopped && m.Hold):
-			status, why = TargetFailed, m.Reason
-		}
-	case RolloutReload:
-		// Carried out once counted and no longer running (the reload
-		// action ran to its end); moot when the service is not running.
-		done := m.Reloads > wt.BaseReloads && w.carry.LastAction.Name == string(tick.Reload) && w.carry.LastAction.Status != "running"
-		// A start or restart in flight when it was asked satisfies it
-		// (tick: the new instance loads the configuration).
-		startedSince := !done && m.State == tick.Running && !m.PendingReload && !m.RunningSince.Before(wt.Asked)
-		switch {
-		case done && w.carry.LastAction.Status == string(tick.Succeeded), startedSince:
-			status = TargetSucceeded
-		case done, ended, unreachable, m.State != tick.Running && !m.PendingReload:
-			status, why = TargetFailed, m.Reason
-		}
-	case RolloutRestart:
-		restarted := m.ManualRestarts > wt.BaseManual || w.startedSince(*wt)
-		switch {
-		case restarted && m.State == tick.Running:
-			status = TargetSucceeded
-		case ended || unreachable || (restarted && (m.State == tick.Failed || (m.State == tick.Stopped && m.Hold))):
-			status, why = TargetFailed, m.Reason
-		}
+	late := !workflow.Now(w.ctx).Before(wt.Deadline)
+	status, why := rolloutcore.Verdict(*wt, w.carry.Memory, w.carry.LastAction, late, rolloutBudget(w.node, wt.Op),
+		func() bool { return w.restartSatisfiedByStart() })
+	if status != "" {
+		w.settle(*wt, status, why)
 	}
-	if status == "" && !workflow.Now(w.ctx).Before(wt.Deadline) {
-		status, why = TargetTimeout, fmt.Sprintf("not %s within %s (state %s: %s)", wantWord(wt.Op), rolloutBudget(w.node, wt.Op), m.State, m.Reason)
-	}
-	if status == "" {
-		return
-	}
-	if status == TargetFailed && w.carry.LastAction.Error != "" {
-		why += ": " + w.carry.LastAction.Error
-	}
-	w.settle(*wt, status, why)
 }
 
-// startedSince tells that the service has run since the watched restart was
-// asked, though no manual restart was counted: the restart was asked while a
-// start or restart was in flight, and that action satisfied it. Before this
-// check such a target waited for its whole budget and was answered as a
-// timeout (TestRolloutUpdate_RestartAskedDuringAStartIsSatisfiedByIt); the
-// new answer is behind a version, asked only in that case.
-func (w *workerRun) startedSince(wt RolloutWatch) bool {
-	m := w.carry.Memory
-	if wt.Asked.IsZero() || m.State != tick.Running || m.PendingRestart || m.RunningSince.Before(wt.Asked) {
-		return false
-	}
+// restartSatisfiedByStart: a service that has run since its watched
+// restart was asked (rolloutcore.RestartedSince), though no manual restart
+// was counted, has restarted: the restart was asked while a start or
+// restart was in flight, and that action satisfied it. Before this check
+// such a target waited for its whole budget and was answered as a timeout
+// (TestRolloutUpdate_RestartAskedDuringAStartIsSatisfiedByIt); the new
+// answer is behind a version, asked only in that case.
+func (w *workerRun) restartSatisfiedByStart() bool {
 	return versions.WorkerVersioned.In(w.in.Version) || workflow.GetVersion(w.ctx, "rollout-restart-satisfied-by-start", workflow.DefaultVersion, 1) == 1
-}
-
-func wantWord(op string) string {
-	if op == RolloutStop {
-		return "stopped"
-	}
-	return "running"
 }
 
 // settle answers the watched update.
