@@ -417,3 +417,33 @@ func TestVersions_Version3SupervisorIgnoresItsHosts(t *testing.T) {
 	require.Empty(t, child(after, "root/web-0").StaleCopies)
 	require.Empty(t, hostSubscriptions(env), "no subscription to any host")
 }
+
+// Version 4 of a worker knows no moves (versions.WorkerMoves came in 5): a
+// spec that only places it on another host is taken as any spec (a stub's
+// placement alone restarts nothing); version 5 carries the move out: the
+// copy on the old host stopped, the service started on the new one.
+func TestVersions_Version4WorkerKnowsNoMoves(t *testing.T) {
+	for _, c := range []struct {
+		version int
+		want    []string // the actions before the tree's end
+	}{
+		{versions.WorkerMoves.Since - 1, []string{"start p/web-0"}},
+		{versions.WorkerMoves.Since, []string{"start p/web-0", "stop p/web-0", "start p/web-0"}},
+	} {
+		env := newEnv(t)
+		log := mockActions(env)
+		n := stubNode("web-0", nil)
+		n.PlacedOn = "a"
+		moved := n
+		moved.PlacedOn = "b"
+		at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: moved}) })
+		var st Status
+		var actions []string
+		at(env, 2*time.Minute, func() { st = query(t, env); actions = log.get() })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/web-0", Spec: n, Generation: 1, Version: c.version})
+		require.Equal(t, "running", st.State, "version %d", c.version)
+		require.Equal(t, "b", st.Host, "version %d", c.version)
+		require.Equal(t, c.want, actions, "version %d", c.version)
+	}
+}
