@@ -30,14 +30,18 @@ func TestFault_WorkerKilledWithFortyActionsInFlight(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: it-forty\nchildren:\n")
 	for i := range 40 {
-		fmt.Fprintf(&b, "  - {name: w%02d, kind: stub, stub: {delay: 6s}, timeouts: {start: 10m}, observe: {interval: 1h}}\n", i)
+		// 20 s a start: long enough that every one is still in flight
+		// when the pool is seen 80 % full, however slowly a loaded machine
+		// fills it (with 6 s, the first start had ended once, and its
+		// service had one attempt, not two).
+		fmt.Fprintf(&b, "  - {name: w%02d, kind: stub, stub: {delay: 20s}, timeouts: {start: 10m}, observe: {interval: 1h}}\n", i)
 	}
 	r := starter(t, "apply", "-f", writeSpec(t, b.String()))
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() {
-		// A 6s stop each, one after the other, would take 4 minutes: drop
+		// A 20s stop each, one after the other, would take 13 minutes: drop
 		// the delay first (a spec change: 40 quick restarts), then delete.
-		quick := strings.ReplaceAll(b.String(), "stub: {delay: 6s}", "stub: {}")
+		quick := strings.ReplaceAll(b.String(), "stub: {delay: 20s}", "stub: {}")
 		r := starter(t, "apply", "-f", writeSpec(t, quick), "--wait")
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)
 		deleteTree(t, "it-forty")

@@ -239,8 +239,12 @@ func startWorkerEnv(bin, name, addr string, env []string, extra ...string) (*wor
 	// Every worker of a run keeps its records of the processes it started
 	// (which outlive it) under workDir: the next worker of its host adopts
 	// them, and the run kills what is left at its end (killLeftovers).
+	// And their services' logs under workDir too: the default log dir,
+	// under the machine's temporary directory, outlives a run, and a later
+	// run's service of the same path would find the earlier run's output
+	// in its log (found: `logs --previous` printed a run of the run before).
 	cmd := exec.Command(bin, append([]string{"--address", addr, "--log-level", "warn", "--metrics", port,
-		"--state-dir", filepath.Join(workDir, "state")}, extra...)...)
+		"--state-dir", filepath.Join(workDir, "state"), "--log-dir", filepath.Join(workDir, "logs")}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
