@@ -151,29 +151,21 @@ func movable(c spec.Node, h string) bool {
 
 // lostDue marks the workers whose host has been unknown past their
 // reschedule.after as leaving it, and returns when the next one is due
-// (zero: none waits).
+// (zero: none waits): placement.LostDue.
 func (s *supervisorRun) lostDue() time.Time {
-	now := workflow.Now(s.ctx)
-	var next time.Time
+	var ws []placement.Placed
 	for _, c := range s.in.Spec.Children {
 		if c.IsSupervisor() || c.Kind == "" || c.Reschedule == nil || c.PlacedOn == "" {
 			continue
 		}
-		st, ok := s.carry.HostStates[c.PlacedOn]
-		if !ok || st.Live != HostUnknown || slices.Contains(s.carry.Leave[c.Name], c.PlacedOn) {
-			continue
-		}
-		lost, wait := placement.Lost(st.Since, now, c.Reschedule.After.D())
-		switch {
-		case lost:
-			if s.carry.Leave == nil {
-				s.carry.Leave = map[string][]string{}
-			}
-			s.carry.Leave[c.Name] = append(s.carry.Leave[c.Name], c.PlacedOn)
-		case wait > 0 && (next.IsZero() || now.Add(wait).Before(next)):
-			next = now.Add(wait)
-		}
+		ws = append(ws, placement.Placed{Name: c.Name, Host: c.PlacedOn, After: c.Reschedule.After.D()})
 	}
+	unknownSince := func(h string) (time.Time, bool) {
+		st, ok := s.carry.HostStates[h]
+		return st.Since, ok && st.Live == HostUnknown
+	}
+	leave, next := placement.LostDue(ws, unknownSince, s.carry.Leave, workflow.Now(s.ctx))
+	s.carry.Leave = leave
 	return next
 }
 

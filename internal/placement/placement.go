@@ -119,3 +119,37 @@ func Lost(since, now time.Time, after time.Duration) (lost bool, wait time.Durat
 	}
 	return true, 0
 }
+
+// Placed is a worker as LostDue sees it: its name, the host it is placed
+// on, and its reschedule.after (0: it never leaves a lost host).
+type Placed struct {
+	Name  string
+	Host  string
+	After time.Duration
+}
+
+// LostDue returns leave (by worker name, the hosts each must leave) with
+// every worker whose host has been unknown past its after added, in the
+// order of workers, and when the next one is due at the earliest (zero:
+// none waits). unknownSince says since when a host has been unknown (false:
+// it is not).
+func LostDue(workers []Placed, unknownSince func(host string) (time.Time, bool), leave map[string][]string, now time.Time) (map[string][]string, time.Time) {
+	var next time.Time
+	for _, w := range workers {
+		since, unknown := unknownSince(w.Host)
+		if w.Host == "" || !unknown || slices.Contains(leave[w.Name], w.Host) {
+			continue
+		}
+		lost, wait := Lost(since, now, w.After)
+		switch {
+		case lost:
+			if leave == nil {
+				leave = map[string][]string{}
+			}
+			leave[w.Name] = append(leave[w.Name], w.Host)
+		case wait > 0 && (next.IsZero() || now.Add(wait).Before(next)):
+			next = now.Add(wait)
+		}
+	}
+	return leave, next
+}

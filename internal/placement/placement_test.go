@@ -134,3 +134,30 @@ func TestLost(t *testing.T) {
 		})
 	}
 }
+
+// A worker leaves a host once it has been unknown past the worker's
+// reschedule.after; until then the earliest of the waits is returned. A
+// host up, a worker not placed, or a host already left: nothing.
+func TestLostDue(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	unknown := map[string]time.Time{"a": now.Add(-2 * time.Minute), "c": now.Add(-10 * time.Second)}
+	since := func(h string) (time.Time, bool) { t, ok := unknown[h]; return t, ok }
+	workers := []Placed{
+		{Name: "w1", Host: "a", After: time.Minute},      // lost a minute ago: leaves
+		{Name: "w2", Host: "a", After: 5 * time.Minute},  // due in 3 minutes
+		{Name: "w3", Host: "b", After: time.Minute},      // b is up
+		{Name: "w4", Host: "c", After: 30 * time.Second}, // due in 20 seconds: the earliest
+		{Name: "w5", Host: "", After: time.Second},       // not placed
+		{Name: "w6", Host: "a", After: 0},                // never leaves
+		{Name: "w7", Host: "a", After: time.Second},      // left already
+	}
+	leave, next := LostDue(workers, since, map[string][]string{"w7": {"a"}}, now)
+	require.Equal(t, map[string][]string{"w1": {"a"}, "w7": {"a"}}, leave)
+	require.Equal(t, now.Add(20*time.Second), next)
+
+	leave, next = LostDue(workers[2:3], since, nil, now)
+	require.Nil(t, leave, "nothing to leave: no map made")
+	require.True(t, next.IsZero())
+	leave, _ = LostDue(workers[:1], since, nil, now)
+	require.Equal(t, map[string][]string{"w1": {"a"}}, leave, "the first to leave makes the map")
+}
