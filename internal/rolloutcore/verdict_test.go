@@ -77,8 +77,8 @@ func TestBudget(t *testing.T) {
 	n := spec.Node{Name: "w", Kind: spec.KindStub,
 		Timeouts: &spec.Timeouts{Start: spec.Dur(10 * time.Second), Stop: spec.Dur(5 * time.Second), Restart: spec.Dur(20 * time.Second)},
 		Retry:    &spec.Retry{MaxAttempts: 3, MaxInterval: spec.Dur(time.Second)}}
-	require.Equal(t, 17*time.Second, Budget(n, OpStop))                // 3 x 5s + 2 x 1s
-	require.Equal(t, 32*time.Second, Budget(n, OpReload))              // 3 x 10s + 2s
+	require.Equal(t, 17*time.Second, Budget(n, OpStop))                 // 3 x 5s + 2 x 1s
+	require.Equal(t, 32*time.Second, Budget(n, OpReload))               // 3 x 10s + 2s
 	require.Equal(t, 17*time.Second+32*time.Second, Budget(n, OpStart)) // a stop, then a start
 	require.Equal(t, 17*time.Second+62*time.Second, Budget(n, OpRestart))
 }
