@@ -421,7 +421,8 @@ func TestVersions_Version3SupervisorIgnoresItsHosts(t *testing.T) {
 // Version 4 of a worker knows no moves (versions.WorkerMoves came in 5): a
 // spec that only places it on another host is taken as any spec (a stub's
 // placement alone restarts nothing); version 5 carries the move out: the
-// copy on the old host stopped, the service started on the new one.
+// copy on the old host stopped, the service started on the new one (at
+// once: a move overlaps by default, so the two come in either order).
 func TestVersions_Version4WorkerKnowsNoMoves(t *testing.T) {
 	for _, c := range []struct {
 		version int
@@ -444,6 +445,6 @@ func TestVersions_Version4WorkerKnowsNoMoves(t *testing.T) {
 		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/web-0", Spec: n, Generation: 1, Version: c.version})
 		require.Equal(t, "running", st.State, "version %d", c.version)
 		require.Equal(t, "b", st.Host, "version %d", c.version)
-		require.Equal(t, c.want, actions, "version %d", c.version)
+		require.ElementsMatch(t, c.want, actions, "version %d", c.version)
 	}
 }

@@ -79,11 +79,12 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	for j, c := range u.Spec.Children {
 		in.Spec[j] = supervise.Wanted{Name: c.Name, Digest: s.childDigest(c)}
 	}
+	s.rollTargets(in.Spec, old, s.lastHanded(before), u.Spec.Children)
 	plan := supervise.Reconcile(in)
 	if s.updates() {
 		s.tellRevisions(u.Request, s.countRevision(u, before, plan))
 	}
-	targets := s.updateTargets(&plan, old, s.lastHanded(before), u.Spec.Children)
+	targets := plan.Targets
 	for _, i := range plan.Cancel {
 		path := old[i].Path
 		f := workflow.RequestCancelExternalWorkflow(s.ctx, path, "")

@@ -210,34 +210,29 @@ func (s *supervisorRun) updateGauge() {
 	gauge(s.ctx, MetricUpdateProgress, map[string]string{"path": s.in.Path}, v)
 }
 
-// updateTargets picks, from what Reconcile sends, the workers whose change
-// the update rolls out: for each, its target, and it is not sent now.
-// prev is the node each child was last handed (by the spec before).
-func (s *supervisorRun) updateTargets(plan *supervise.Reconciled, old []ChildRecord, prev func(name string) (spec.Node, bool), next []spec.Node) []supervise.Target {
+// rollTargets marks, in the new spec's children (wanted, in the order of
+// next), those whose change the rolling update carries out, with the node
+// each was last handed (prev; by the spec before): a kept worker whose
+// service runs and whose change restarts it (updateTarget). Reconcile
+// makes them the update's targets, if it sends them a node at all.
+func (s *supervisorRun) rollTargets(wanted []supervise.Wanted, old []ChildRecord, prev func(name string) (spec.Node, bool), next []spec.Node) {
 	if !s.updates() {
-		return nil
+		return
 	}
-	var targets []supervise.Target
-	for j := range plan.Children {
-		p := &plan.Children[j]
-		if p.Action != supervise.SendSpec {
-			continue
-		}
-		rec := old[p.From]
-		before, ok := prev(p.Name)
-		if !ok {
-			continue
-		}
-		after := s.inherit(next[j])
-		if !updateTarget(rec, before, after) {
-			continue
-		}
-		targets = append(targets, supervise.Target{Name: p.Name, Digest: p.Digest, Previous: &before, PreviousDigest: rec.Digest})
-		// Not sent now: the record keeps what the child runs until the
-		// update sends it its node.
-		p.Action, p.Digest, p.WantGeneration = supervise.Untouched, rec.Digest, rec.WantGeneration
+	at := make(map[string]int, len(old))
+	for i, rec := range old {
+		at[rec.Name] = i
 	}
-	return targets
+	for j := range wanted {
+		i, kept := at[wanted[j].Name]
+		if !kept {
+			continue
+		}
+		before, ok := prev(wanted[j].Name)
+		if ok && updateTarget(old[i], before, s.inherit(next[j])) {
+			wanted[j].Roll = &before
+		}
+	}
 }
 
 // lastHanded is the node the child was last handed, by the spec before
@@ -269,8 +264,8 @@ func (s *supervisorRun) lastHanded(old spec.Node) func(name string) (spec.Node, 
 
 // countRevision sets the tree's revision of a new spec: the one its
 // supervisor hands down, or, at the root, the next one when the apply
-// changes anything (plan: Reconcile's, before the update takes its
-// targets; before: the supervisor's own level until now). It reports
+// changes anything (plan: Reconcile's, its update targets changes too;
+// before: the supervisor's own level until now). It reports
 // whether the root counted a new one.
 func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supervise.Reconciled) bool {
 	if u.Revision > 0 {
@@ -280,7 +275,7 @@ func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supe
 	if s.in.Parent != "" {
 		return false // a spec sent around the tree (the temporal CLI) is no revision of it
 	}
-	changed := len(plan.Cancel) > 0 || spec.Digest(before) != spec.Digest(s.in.Spec)
+	changed := len(plan.Cancel) > 0 || len(plan.Targets) > 0 || spec.Digest(before) != spec.Digest(s.in.Spec)
 	for _, p := range plan.Children {
 		changed = changed || p.Action != supervise.Untouched
 	}

@@ -14,7 +14,10 @@ package supervise
 //     moves between coordinated and not, gets its new node: a live child by
 //     a spec signal; a deferred one keeps it to start with; a closed one is
 //     started anew with it by its plan;
-//   - an unchanged child is not touched at all.
+//   - an unchanged child is not touched at all;
+//   - a live child whose change the rolling update carries out (Roll) is
+//     not sent its node: it is one of the update's targets, and keeps
+//     what it runs until the update sends it.
 //
 // Each child sent a node gets the supervisor's new generation, and counts
 // as applying until it reports it. Since supervisor version 2 (Resend): a
@@ -22,6 +25,8 @@ package supervise
 // handed a spec around the supervisor (a raw spec signal), and gets the
 // applied node again, numbered past its own count, so that an apply makes
 // the tree what its file says.
+
+import "github.com/steward-sh/steward/internal/spec"
 
 // Current is what Reconcile knows of a child the supervisor has now.
 type Current struct {
@@ -34,9 +39,12 @@ type Current struct {
 }
 
 // Wanted is a child of the new spec: its name and its node's digest as
-// handed down.
+// handed down. Roll: the rolling update carries its change out (a worker
+// whose running service the change restarts, under an `update` policy),
+// and Roll is the node it was last handed.
 type Wanted struct {
 	Name, Digest string
+	Roll         *spec.Node
 }
 
 // ReconcileInput is what Reconcile decides from.
@@ -88,6 +96,11 @@ type Reconciled struct {
 	Cancel []int
 	// Children is the new list of children, in the new start order.
 	Children []Placed
+	// Targets are the live children whose change the rolling update
+	// carries out (Wanted.Roll), in start order: they are not sent their
+	// node now (their Placed is Untouched, its digest and generation what
+	// the child runs); the update sends it (NextUpdate).
+	Targets []Target
 }
 
 // Reconcile decides what the new spec does to the children (see above).
@@ -133,6 +146,10 @@ func Reconcile(in ReconcileInput) Reconciled {
 				p.Action = StartsWithPlan
 			default:
 				p.Action = SendSpec
+			}
+			if p.Action == SendSpec && w.Roll != nil {
+				out.Targets = append(out.Targets, Target{Name: w.Name, Digest: p.Digest, Previous: w.Roll, PreviousDigest: c.Digest})
+				p.Action, p.Digest, p.WantGeneration = Untouched, c.Digest, c.WantGeneration
 			}
 		}
 		out.Children[j] = p
