@@ -51,7 +51,7 @@ type ChildRecord struct {
 }
 
 // unseenTerminations: an adopted child's terminations are not known yet.
-const unseenTerminations = -1
+const unseenTerminations = supervise.UnseenTerminations
 
 // legacyChildFlags are the booleans a ChildRecord carried up to supervisor
 // version 2, in place of Lifecycle and unseenTerminations.

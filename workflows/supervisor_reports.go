@@ -73,18 +73,13 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if rec.Path != path || rec.Lifecycle == supervise.Deferred {
 			continue
 		}
-		switch {
-		case r.Run != "" && rec.Run != "" && r.Run != rec.Run:
-			return // another run of this path
-		case rec.Lifecycle == supervise.Closed:
+		take, intake, terminated := supervise.Take(rec.Lifecycle,
+			supervise.Intake{Run: rec.Run, Seq: rec.ReportSeq, SeenTerminations: rec.SeenTerminations},
+			supervise.Report{Run: r.Run, Seq: r.Seq, Ended: r.Ended, Terminations: r.Status.Terminations})
+		if !take {
 			return
-		case r.Seq > 0 && r.Seq <= rec.ReportSeq && !r.Ended:
-			return // overtaken by a newer report
 		}
-		if rec.Run == "" {
-			rec.Run = r.Run // adopted: its run is known from its first report
-		}
-		rec.ReportSeq = max(rec.ReportSeq, r.Seq)
+		rec.Run, rec.ReportSeq, rec.SeenTerminations = intake.Run, intake.Seq, intake.SeenTerminations
 		if startedBy(*rec, r.Status) {
 			rec.StartedAt = time.Time{} // started: its slot of the window is free
 		}
@@ -92,14 +87,8 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if r.Ended {
 			rec.step(supervise.ReportedEnd)
 		}
-		if rec.SeenTerminations == unseenTerminations {
-			rec.SeenTerminations = r.Status.Terminations
-		}
-		if n := r.Status.Terminations - rec.SeenTerminations; n > 0 && !r.Ended {
-			rec.SeenTerminations = r.Status.Terminations
-			s.onTerminated(i, n)
-		} else if n < 0 {
-			rec.SeenTerminations = r.Status.Terminations // a new run of the child
+		if terminated > 0 {
+			s.onTerminated(i, terminated)
 		}
 		return
 	}

@@ -1,0 +1,68 @@
+package supervise
+
+// Which report of a child a supervisor takes, and what it learns from it:
+// decided here, the record updated by the supervisor workflow.
+//
+// A child's reports come by signal, from its workflow and from the
+// activities that carry out its actions, and may arrive late or out of
+// order: each is numbered (Seq), and names the run of the child's
+// workflow that sent it. A report is the child's when it comes from the
+// run the supervisor knows (or the first run it hears of, for a child it
+// adopted), the child is not closed, and it is newer than the last taken
+// (an end report is taken whatever its number: the child says it ends).
+// Terminations are counted from the difference with the last seen: more is
+// ends to weigh against the restart intensity; fewer is a new run of the
+// child (its count began again).
+
+// UnseenTerminations: a child's terminations are not known yet (a child
+// found running, adopted): its first report sets them, counting none.
+const UnseenTerminations = -1
+
+// Intake is what a supervisor's record of a child keeps of its reports.
+type Intake struct {
+	// Run is the child's workflow run the reports come from ("": not
+	// known yet).
+	Run string
+	// Seq is the number of the last report taken.
+	Seq int64
+	// SeenTerminations are the terminations the child reported last
+	// (UnseenTerminations: none yet).
+	SeenTerminations int
+}
+
+// Report is what the intake reads of a child's report.
+type Report struct {
+	Run          string
+	Seq          int64
+	Ended        bool
+	Terminations int
+}
+
+// Take decides on report r of a child in lifecycle l whose record holds
+// in: whether the report is the child's to take, the record's intake after
+// it, and how many new terminations it tells (to count against the
+// intensity; an end report's are not: the child ends on purpose).
+func Take(l Lifecycle, in Intake, r Report) (take bool, out Intake, terminated int) {
+	switch {
+	case r.Run != "" && in.Run != "" && r.Run != in.Run:
+		return false, in, 0 // another run of this path
+	case l == Closed:
+		return false, in, 0
+	case r.Seq > 0 && r.Seq <= in.Seq && !r.Ended:
+		return false, in, 0 // overtaken by a newer report
+	}
+	out = in
+	if out.Run == "" {
+		out.Run = r.Run // adopted: its run is known from its first report
+	}
+	out.Seq = max(out.Seq, r.Seq)
+	if out.SeenTerminations == UnseenTerminations {
+		out.SeenTerminations = r.Terminations
+	}
+	if n := r.Terminations - out.SeenTerminations; n > 0 && !r.Ended {
+		out.SeenTerminations, terminated = r.Terminations, n
+	} else if n < 0 {
+		out.SeenTerminations = r.Terminations // a new run of the child
+	}
+	return true, out, terminated
+}
