@@ -19,7 +19,7 @@ import (
 //   - A supervisor reports only a change of its own record (state, desired
 //     state, counts, generation, acknowledgements), never its children's.
 //   - A worker reports only what its supervisor acts on or shows as its
-//     state (sameReport): a manual restart, which ends where it began
+//     state (treestatus.SameReport): a manual restart, which ends where it began
 //     (running), is not reported; its counters ride along with the next
 //     report.
 //   - A worker does not publish (report or upsert its search attributes) a

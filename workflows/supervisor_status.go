@@ -5,9 +5,6 @@ package workflows
 
 import (
 	"encoding/json"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -68,44 +65,6 @@ func (s *supervisorRun) status() Status {
 	return st
 }
 
-// detailsOf is a supervisor's status as a Temporal markdown table, shown as
-// "Current Details" in the Web UI (no history event): its own record and a
-// row per direct child.
-func detailsOf(st Status) string {
-	// Built on every event with a row per child: no fmt in the rows.
-	var b strings.Builder
-	b.Grow(160 + 100*len(st.Children))
-	// (fmt.Sprintf, not Fprintf: workflowcheck counts writing to an
-	// io.Writer as I/O.)
-	b.WriteString(fmt.Sprintf("**%s** — %s · generation %d\n\n", st.State, st.Reason, st.Generation))
-	if u := st.Update; u != nil {
-		b.WriteString(fmt.Sprintf("revision %d · update **%s**: %d of %d updated", st.Revision, u.State, u.Updated, u.Total))
-		if len(u.InFlight) > 0 {
-			b.WriteString(" · in flight: " + strings.Join(u.InFlight, ", "))
-		}
-		if u.Reason != "" {
-			b.WriteString(" — " + strings.ReplaceAll(u.Reason, "|", "/"))
-		}
-		b.WriteString("\n\n")
-	}
-	b.WriteString("| child | kind | state | desired | restarts | reason |\n|---|---|---|---|---|---|\n")
-	for _, c := range st.Children {
-		for _, f := range []string{c.Path, c.Kind, c.State, c.Desired} {
-			b.WriteString("| ")
-			b.WriteString(f)
-			b.WriteString(" ")
-		}
-		b.WriteString("| ")
-		b.WriteString(strconv.Itoa(c.Restarts))
-		b.WriteString(" (+")
-		b.WriteString(strconv.Itoa(c.ManualRestarts))
-		b.WriteString(" manual) | ")
-		b.WriteString(strings.ReplaceAll(c.Reason, "|", "/"))
-		b.WriteString(" |\n")
-	}
-	return b.String()
-}
-
 // publish makes the status known after an event: search attributes, the
 // report of its own record to the parent, and the Web UI's current details.
 func (s *supervisorRun) publish() {
@@ -121,7 +80,7 @@ func (s *supervisorRun) publish() {
 	st := s.status()
 	s.upsertState(st.State)
 	s.report(false)
-	workflow.SetCurrentDetails(s.ctx, detailsOf(st))
+	workflow.SetCurrentDetails(s.ctx, treestatus.SupervisorDetails(st))
 }
 
 // gauges updates the per-supervisor gauges (no history event).

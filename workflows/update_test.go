@@ -297,11 +297,11 @@ func TestUpdate_SurvivesContinueAsNew(t *testing.T) {
 func TestUpdate_ShownInTheCurrentDetails(t *testing.T) {
 	st := Status{Path: "root", State: "running", Generation: 3, Revision: 2,
 		Update: &treestatus.UpdateStatus{State: "rolling", Updated: 1, Total: 4, InFlight: []string{"b", "c"}}}
-	d := detailsOf(st)
+	d := treestatus.SupervisorDetails(st)
 	require.Contains(t, d, "revision 2 · update **rolling**: 1 of 4 updated · in flight: b, c\n")
 	require.Contains(t, d, "| child | kind |")
 	st.Update = nil
-	require.NotContains(t, detailsOf(st), "update")
+	require.NotContains(t, treestatus.SupervisorDetails(st), "update")
 }
 
 // A failed update that reverts tells the supervisor's webhook twice:

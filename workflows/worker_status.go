@@ -1,14 +1,13 @@
 package workflows
 
 import (
-	"fmt"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/internal/versions"
 )
 
@@ -60,7 +59,7 @@ func (w *workerRun) afterEvent() {
 	w.checkRollout()
 	w.publish()
 	w.armWake()
-	workflow.SetCurrentDetails(w.ctx, w.details())
+	workflow.SetCurrentDetails(w.ctx, treestatus.WorkerDetails(w.status()))
 }
 
 // journal records the transition from w.lastState to m.State, with the
@@ -114,31 +113,6 @@ func (w *workerRun) urgentDuringAction(last, now Status) bool {
 func (w *workerRun) publishNow() {
 	w.upsertSearch()
 	w.report(false)
-}
-
-// details is the worker's status in Temporal markdown, shown as "Current
-// Details" on the workflow's page in the Web UI (no history event).
-func (w *workerRun) details() string {
-	st := w.status()
-	d := fmt.Sprintf("**%s** (desired %s) — %s\n\nrestarts: %d automatic, %d manual · generation %d",
-		st.State, st.Desired, st.Reason, st.Restarts, st.ManualRestarts, st.Generation)
-	if la := st.LastAction; la.Name != "" {
-		d += fmt.Sprintf("\n\nlast action: %s %s (%s)", la.Name, la.Status, attemptsWord(la.Attempts))
-		if la.Error != "" {
-			d += ": " + la.Error
-		}
-	}
-	if !st.BackoffUntil.IsZero() {
-		d += "\n\nrestart at " + st.BackoffUntil.Format(time.RFC3339)
-	}
-	return d
-}
-
-func attemptsWord(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return fmt.Sprintf("%d attempts", n)
 }
 
 func (w *workerRun) searchKey() string { return string(w.carry.Memory.State) + "/" + w.node.Kind }
@@ -243,23 +217,8 @@ func (w *workerRun) nextReportSeq() int64 {
 	return w.carry.ReportSeq
 }
 
-// sameReport reports whether two statuses agree on what the supervisor acts
-// on or shows as the worker's state. Counters, the last action and the
-// reason of an unchanged state (a manual restart: running, then running
-// again) are not reported on their own: they ride along with the next
-// report, and `starter status` reads them from the worker itself.
-func sameReport(a, b Status) bool {
-	return a.State == b.State && a.Desired == b.Desired && a.Completed == b.Completed &&
-		a.Generation == b.Generation && a.Terminations == b.Terminations &&
-		a.AwaitingRestart == b.AwaitingRestart && a.SuperviseSeq == b.SuperviseSeq
-}
-
-// sameReportOf is sameReport for a run of version: from worker code
-// version 5, where the worker runs (host, stale copies) is reported too
-// (a drain waits on it: fleet.md).
+// sameReportOf is treestatus.SameReport for a run of version: from
+// worker code version 5, where the worker runs counts too (fleet.md).
 func sameReportOf(version int, a, b Status) bool {
-	if versions.WorkerReportOrder.In(version) && (a.Host != b.Host || !slices.Equal(a.StaleCopies, b.StaleCopies)) {
-		return false
-	}
-	return sameReport(a, b)
+	return treestatus.SameReport(a, b, versions.WorkerReportOrder.In(version))
 }
