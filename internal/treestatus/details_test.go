@@ -10,7 +10,7 @@ import (
 // The Web UI's details of a worker and of a supervisor.
 func TestDetails(t *testing.T) {
 	w := Status{State: "backoff", Desired: "running", Reason: "exit status 1", Restarts: 2, ManualRestarts: 1, Generation: 3,
-		LastAction: ActionStatus{Name: "start", Status: "failed", Attempts: 1, Error: "exit status 1"},
+		LastAction:   ActionStatus{Name: "start", Status: "failed", Attempts: 1, Error: "exit status 1"},
 		BackoffUntil: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}
 	require.Equal(t, "**backoff** (desired running) — exit status 1\n\nrestarts: 2 automatic, 1 manual · generation 3"+
 		"\n\nlast action: start failed (1 attempt): exit status 1\n\nrestart at 2026-11-27T10:00:00Z", WorkerDetails(w))
