@@ -23,7 +23,7 @@ type ChildRecord struct {
 	// Digest identifies the child's node as handed down (with inherited
 	// vars, its whole subtree for a supervisor), to see changes.
 	Digest string `json:"digest"`
-	// Status is the child's last report (narrowRecord).
+	// Status is the child's last report (treestatus.Narrow).
 	Status Status `json:"status"`
 	// Lifecycle is where the child is in its life (supervise.Lifecycle:
 	// live, deferred, an operator's start, stop or restart queued on it,

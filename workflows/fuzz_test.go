@@ -30,6 +30,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // Fuzzing the workflows (`make fuzz`; the seeds below run in `go test`).
@@ -959,7 +960,7 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 		}
 		for _, m := range append([]ChildReport{r}, r.More...) {
 			d := m.Status.Desired
-			bad += one((d != "" && !validDesired(d)) || spec.EncodedSize(narrowRecord(m.Status)) > maxReportBytes)
+			bad += one((d != "" && !validDesired(d)) || spec.EncodedSize(treestatus.Narrow(m.Status)) > maxReportBytes)
 		}
 		return bad, true, nil
 	case SignalSupervise:

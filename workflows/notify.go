@@ -11,7 +11,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
-	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 // Notifications (spec.Notify): a node's workflow sends an event to its
@@ -30,24 +30,6 @@ var NotifyRetry = temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoef
 // NotifyGiveUpAfter bounds how long a notification is retried.
 const NotifyGiveUpAfter = 24 * time.Hour
 
-// notifyEvent is the event a transition of a node's state is, if any, and
-// whether the node is in trouble after it (a later running is "recovered").
-func notifyEvent(from, to string, troubled, supervisor bool) (event string, troubledAfter bool) {
-	switch {
-	case from == to:
-		return "", troubled
-	case to == string(tick.Failed) && supervisor:
-		return spec.EventGaveUp, true
-	case to == string(tick.Failed):
-		return spec.EventFailed, true
-	case to == string(tick.Unknown):
-		return spec.EventUnknown, true
-	case to == string(tick.Running) && troubled:
-		return spec.EventRecovered, false
-	}
-	return "", troubled
-}
-
 // notifier holds a workflow run's notifications until they are delivered.
 type notifier struct {
 	pending []pendingNote
@@ -63,7 +45,7 @@ type pendingNote struct {
 // with or without a webhook: one added later still hears "recovered"), seq
 // numbers its notifications (the idempotency key's).
 func (n *notifier) transition(ctx workflow.Context, cfg *spec.Notify, troubled *bool, seq *int64, supervisor bool, body activities.Notification, from string) {
-	event, after := notifyEvent(from, body.State, *troubled, supervisor)
+	event, after := treestatus.NotifyEvent(from, body.State, *troubled, supervisor)
 	*troubled = after
 	n.announce(ctx, cfg, seq, event, body)
 }

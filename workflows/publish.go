@@ -9,7 +9,7 @@ import (
 // A report to the parent is a signal: an event in both histories and a
 // workflow task on each side. So:
 //
-//   - A report carries the sender's own record only (narrowRecord): a
+//   - A report carries the sender's own record only (treestatus.Narrow): a
 //     supervisor never forwards its children's records, so what a
 //     supervisor receives, keeps and carries over continue-as-new grows
 //     with its direct children, not with the tree below them. A change deep
@@ -48,27 +48,6 @@ import (
 // by up to a second while an action runs, and its counters lag until the
 // next report. A worker's own query is never late.
 
-// maxRecordText bounds the free text (reason, last error) of a record sent
-// to a supervisor, so that a record stays a few hundred bytes whatever a
-// driver says; the worker's own status keeps it whole.
-const maxRecordText = 200
-
-// narrowRecord is the record of st its supervisor keeps: no children, free
-// text bounded.
-func narrowRecord(st Status) Status {
-	st.Children = nil
-	st.Reason = truncate(st.Reason, maxRecordText)
-	st.LastAction.Error = truncate(st.LastAction.Error, maxRecordText)
-	return st
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // searchAttributesSet returns the state and kind the run's search
 // attributes hold now, if they are those of path ("", "" if not).
 func searchAttributesSet(ctx workflow.Context, path string) (state, kind string) {
@@ -79,11 +58,4 @@ func searchAttributesSet(ctx workflow.Context, path string) (state, kind string)
 	state, _ = sa.GetKeyword(SearchState)
 	kind, _ = sa.GetKeyword(SearchKind)
 	return state, kind
-}
-
-// urgentChange reports whether a child's new status b differs from its last
-// report a in something its supervisor acts on.
-func urgentChange(a, b Status) bool {
-	return a.Terminations != b.Terminations || a.SuperviseSeq != b.SuperviseSeq || a.Generation != b.Generation ||
-		a.Desired != b.Desired || a.AwaitingRestart != b.AwaitingRestart || a.Completed != b.Completed
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/treestatus"
 )
 
 func (s *supervisorRun) onChild(raw converter.RawValue) {
@@ -36,7 +37,7 @@ func (s *supervisorRun) onChild(raw converter.RawValue) {
 }
 
 // maxReportBytes bounds a child's report as its record keeps it (narrowed:
-// its texts cut to maxRecordText). A child's own report is a few hundred
+// its texts cut to treestatus.MaxRecordText). A child's own report is a few hundred
 // bytes; a larger one was sent by someone else (the temporal CLI), and
 // kept, it would grow this supervisor's carried state past what a
 // continue-as-new may carry (Temporal's 2 MiB payload limit) and wedge it.
@@ -48,7 +49,7 @@ func (s *supervisorRun) applyBounded(r ChildReport) {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q says desired %.20q (running or stopped)", r.Status.Path, d))
 		return
 	}
-	if n := spec.EncodedSize(narrowRecord(r.Status)); n > maxReportBytes {
+	if n := spec.EncodedSize(treestatus.Narrow(r.Status)); n > maxReportBytes {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q is %d bytes (a child's is at most %d)", r.Status.Path, n, maxReportBytes))
 		return
 	}
@@ -83,7 +84,7 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if startedBy(*rec, r.Status) {
 			rec.StartedAt = time.Time{} // started: its slot of the window is free
 		}
-		rec.Status = narrowRecord(r.Status)
+		rec.Status = treestatus.Narrow(r.Status)
 		if r.Ended {
 			rec.step(supervise.ReportedEnd)
 		}

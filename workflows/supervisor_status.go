@@ -117,7 +117,7 @@ func (s *supervisorRun) report(ended bool) {
 	if s.in.Parent == "" {
 		return
 	}
-	st := narrowRecord(s.own())
+	st := treestatus.Narrow(s.own())
 	if u := st.Update; u != nil && versions.SupReportsUpdateState.In(s.in.Version) {
 		// Its update's progress is its own answer's (starter status asks
 		// it): reported, every worker updated was a signal and a task of

@@ -12,6 +12,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/internal/versions"
 )
 
@@ -254,7 +255,7 @@ func (w *workerRun) successReport(a tick.Action) *activities.SuccessReport {
 	}
 	seq := w.reserveSuccessSeq()
 	return &activities.SuccessReport{Parent: w.in.Parent, Report: ChildReport{
-		Seq: seq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: narrowRecord(st)}}
+		Seq: seq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: treestatus.Narrow(st)}}
 }
 
 func activityName(a tick.Action) string {

@@ -106,7 +106,7 @@ func (w *workerRun) urgentDuringAction(last, now Status) bool {
 	if versions.WorkerReportOrder.In(w.in.Version) {
 		now.Generation = last.Generation
 	}
-	return urgentChange(last, now)
+	return treestatus.UrgentChange(last, now)
 }
 
 // publishNow publishes the current status.
@@ -166,7 +166,7 @@ func (w *workerRun) report(ended bool) {
 		}
 	}
 	w.lastReported = &st
-	st = narrowRecord(st)
+	st = treestatus.Narrow(st)
 	ctx := w.ctx
 	if ended {
 		ctx, _ = workflow.NewDisconnectedContext(w.ctx)

@@ -1,10 +1,13 @@
 package treestatus
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // The Web UI's details of a worker and of a supervisor.
@@ -42,4 +45,51 @@ func TestSameReport(t *testing.T) {
 	b = a
 	b.Generation = 3
 	require.False(t, SameReport(a, b, false))
+}
+
+// A record for a supervisor: no children, free text cut.
+func TestNarrow(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	st := Narrow(Status{Reason: long, LastAction: ActionStatus{Error: long}, Children: []Status{{Path: "a"}}})
+	require.Nil(t, st.Children)
+	require.Equal(t, strings.Repeat("x", MaxRecordText)+"…", st.Reason)
+	require.Equal(t, st.Reason, st.LastAction.Error)
+	require.Equal(t, "short", Narrow(Status{Reason: "short"}).Reason)
+}
+
+func TestUrgentChange(t *testing.T) {
+	a := Status{State: "running", Generation: 1}
+	b := a
+	b.State, b.Restarts = "starting", 1
+	require.False(t, UrgentChange(a, b), "a state alone can wait")
+	for _, f := range []func(*Status){
+		func(s *Status) { s.Terminations++ }, func(s *Status) { s.SuperviseSeq++ }, func(s *Status) { s.Generation++ },
+		func(s *Status) { s.Desired = "stopped" }, func(s *Status) { s.AwaitingRestart = true }, func(s *Status) { s.Completed = true },
+	} {
+		b := a
+		f(&b)
+		require.True(t, UrgentChange(a, b), "%+v", b)
+	}
+}
+
+// Which transitions are notified.
+func TestNotifyEvent(t *testing.T) {
+	for _, c := range []struct {
+		from, to      string
+		troubled, sup bool
+		event         string
+		troubledAfter bool
+	}{
+		{"running", "running", true, false, "", true},
+		{"running", "failed", false, true, spec.EventGaveUp, true},
+		{"running", "failed", false, false, spec.EventFailed, true},
+		{"running", "unknown", false, false, spec.EventUnknown, true},
+		{"backoff", "running", true, false, spec.EventRecovered, false},
+		{"starting", "running", false, false, "", false},
+		{"running", "backoff", false, false, "", false},
+	} {
+		event, after := NotifyEvent(c.from, c.to, c.troubled, c.sup)
+		require.Equal(t, c.event, event, "%s -> %s", c.from, c.to)
+		require.Equal(t, c.troubledAfter, after, "%s -> %s", c.from, c.to)
+	}
 }
