@@ -604,7 +604,7 @@ func workerRejects(name string, raw converter.RawValue, cur spec.Node) (bad, kno
 		return !r.ReloadConfigured(), true
 	case SignalSpec:
 		u, err := decodeUpdate(raw)
-		return err != nil || u.Spec.Name != cur.Name || len(validateWorkerSpec(true, fuzzWorkerPath, u.Spec)) > 0, true
+		return err != nil || u.Spec.Name != cur.Name || len(spec.ValidateSentWorker(true, fuzzWorkerPath, u.Spec)) > 0, true
 	case SignalExit:
 		var e tick.Exit
 		return decodeRaw(raw, &e) != nil || e.Instance == "" || len(e.Instance)+len(e.Reason) > maxExitBytes, true
@@ -629,7 +629,7 @@ func workerUpdateAccepted(name string, raw converter.RawValue, cur spec.Node) (b
 		if u.Spec.Name != cur.Name {
 			return false, "another worker's"
 		}
-		if ps := validateWorkerSpec(true, fuzzWorkerPath, u.Spec); len(ps) > 0 {
+		if ps := spec.ValidateSentWorker(true, fuzzWorkerPath, u.Spec); len(ps) > 0 {
 			return false, "invalid: " + ps.Error()
 		}
 		return true, "valid"
@@ -944,7 +944,7 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 	switch name {
 	case SignalSpec:
 		u, err := decodeUpdate(raw)
-		if err != nil || u.Spec.Name != root || len(validateSupervisorSpec(true, fuzzSupervisorPath, u.Spec)) > 0 || !u.Spec.IsSupervisor() {
+		if err != nil || u.Spec.Name != root || len(spec.ValidateSent(true, fuzzSupervisorPath, u.Spec)) > 0 || !u.Spec.IsSupervisor() {
 			return 1, true, nil
 		}
 		return 0, true, &u.Spec

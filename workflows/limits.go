@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Input limits (internal/spec's limits.go).
@@ -52,30 +50,4 @@ func (l *limitsMarker) holds(ctx workflow.Context) bool {
 	}
 	l.held = workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == 1
 	return l.held
-}
-
-// parentPath is the path of a workflow path's parent ("" for a root).
-func parentPath(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[:i]
-		}
-	}
-	return ""
-}
-
-// validateSupervisorSpec checks a spec sent to the supervisor at path.
-func validateSupervisorSpec(held bool, path string, n spec.Node) spec.Problems {
-	if held {
-		return spec.ValidateAt(parentPath(path), n)
-	}
-	return spec.ValidateLegacy(n)
-}
-
-// validateWorkerSpec checks a spec sent to the worker at path.
-func validateWorkerSpec(held bool, path string, n spec.Node) spec.Problems {
-	if held {
-		return spec.ValidateWorker(path, n)
-	}
-	return spec.ValidateWorkerLegacy(n)
 }

@@ -32,7 +32,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		err = fmt.Errorf("spec.name %q does not match this supervisor (%q)", u.Spec.Name, s.in.Spec.Name)
 	}
 	if err == nil {
-		if ps := validateSupervisorSpec(s.limits.holds(s.ctx), s.in.Path, u.Spec); len(ps) > 0 {
+		if ps := spec.ValidateSent(s.limits.holds(s.ctx), s.in.Path, u.Spec); len(ps) > 0 {
 			err = ps
 		} else if !u.Spec.IsSupervisor() {
 			err = fmt.Errorf("a supervisor's spec needs children")

@@ -111,7 +111,7 @@ func (w *workerRun) checkSpec(u spec.Update, held bool) error {
 	if u.Spec.Name != w.node.Name {
 		return fmt.Errorf("spec.name %q does not match this worker (%q)", u.Spec.Name, w.node.Name)
 	}
-	if ps := validateWorkerSpec(held, w.in.Path, u.Spec); len(ps) > 0 {
+	if ps := spec.ValidateSentWorker(held, w.in.Path, u.Spec); len(ps) > 0 {
 		return ps
 	}
 	return nil

@@ -322,3 +322,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// ValidateSent checks a spec sent to the supervisor at path (a `spec`
+// signal): by the limits when held (their marker is recorded in its run:
+// workflows/limits.go), as the code before them did otherwise.
+func ValidateSent(held bool, path string, n Node) Problems {
+	if held {
+		return ValidateAt(ParentPath(path), n)
+	}
+	return ValidateLegacy(n)
+}
+
+// ValidateSentWorker checks a spec sent to the worker at path, as
+// ValidateSent does.
+func ValidateSentWorker(held bool, path string, n Node) Problems {
+	if held {
+		return ValidateWorker(path, n)
+	}
+	return ValidateWorkerLegacy(n)
+}
+
+// ParentPath is the path of a workflow path's parent ("" for a root).
+func ParentPath(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[:i]
+		}
+	}
+	return ""
+}

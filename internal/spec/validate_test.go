@@ -1,0 +1,22 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A spec sent to a running node is held to the limits once their marker
+// is recorded, and taken as older code took it otherwise.
+func TestValidateSent(t *testing.T) {
+	require.Equal(t, "a/b", ParentPath("a/b/c"))
+	require.Equal(t, "", ParentPath("root"))
+	deep := Node{Name: "x", Kind: KindStub}
+	deepPath := strings.Repeat("p/", MaxDepth) + "x"
+	require.NotEmpty(t, ValidateSent(true, deepPath, Node{Name: "x", Children: []Node{deep}}), "held: the depth counts from the root")
+	require.Empty(t, ValidateSent(false, deepPath, Node{Name: "x", Children: []Node{deep}}), "legacy: it did not")
+	require.Empty(t, ValidateSentWorker(true, "t/x", deep))
+	require.Empty(t, ValidateSentWorker(false, "t/x", deep))
+	require.NotEmpty(t, ValidateSentWorker(true, "t/x", Node{Name: "x", Kind: "nope"}))
+}
