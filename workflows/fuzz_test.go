@@ -600,7 +600,7 @@ func workerRejects(name string, raw converter.RawValue, cur spec.Node) (bad, kno
 	case SignalRestart, SignalUpgrade:
 		return false, true
 	case SignalReload:
-		r := rendered(cur)
+		r := spec.Rendered(cur)
 		return !r.ReloadConfigured(), true
 	case SignalSpec:
 		u, err := decodeUpdate(raw)
@@ -642,7 +642,7 @@ func workerUpdateAccepted(name string, raw converter.RawValue, cur spec.Node) (b
 		case RolloutRestart, RolloutStop, RolloutStart:
 			return true, "op " + op.Op
 		case RolloutReload:
-			r := rendered(cur)
+			r := spec.Rendered(cur)
 			return r.ReloadConfigured(), "reload"
 		}
 		return false, fmt.Sprintf("op %q", op.Op)

@@ -27,13 +27,6 @@ import (
 // updates reports whether this run rolls updates out.
 func (s *supervisorRun) updates() bool { return versions.SupUpdates.In(s.in.Version) }
 
-// restarts reports whether handing a worker node b in place of a restarts
-// its running service: what the worker itself decides (driverChanged over
-// the rendered nodes, or a move to another host).
-func restarts(a, b spec.Node) bool {
-	return driverChanged(rendered(a), rendered(b)) || a.RunsOn() != b.RunsOn()
-}
-
 // updateTarget says whether the child's change (from prev to next, both as
 // handed down) is rolled out by the update: a worker whose service runs,
 // and whose change restarts it. What restarts nothing goes at once.
@@ -49,7 +42,7 @@ func updateTarget(rec ChildRecord, prev, next spec.Node) bool {
 	if next.Resolved().Desired == spec.DesiredStopped {
 		return false // stopping it is not an update
 	}
-	return restarts(prev, next)
+	return spec.Restarts(prev, next)
 }
 
 // beginUpdate replaces the update in progress (if any) with one of targets

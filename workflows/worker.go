@@ -172,7 +172,7 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 		// Starters validate before starting anything; this guards direct starts.
 		return nil, temporal.NewNonRetryableApplicationError("invalid worker spec:\n"+ps.Error(), "InvalidSpec", nil)
 	}
-	w.node = rendered(in.Spec)
+	w.node = spec.Rendered(in.Spec)
 	if in.Carry != nil {
 		w.carry = *in.Carry
 	} else {

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -122,7 +121,7 @@ func (w *workerRun) applySpec(u spec.Update) {
 	recordPropagation(w.ctx, u)
 	old := w.node
 	w.in.Spec = u.Spec
-	w.node = rendered(u.Spec)
+	w.node = spec.Rendered(u.Spec)
 	if u.Coordinated != nil {
 		w.in.Coordinated = *u.Coordinated
 	}
@@ -139,7 +138,7 @@ func (w *workerRun) applySpec(u spec.Update) {
 		w.observeTimer = nil
 	}
 	w.upsertSearch()
-	restart := driverChanged(old, w.node)
+	restart := spec.DriverChanged(old, w.node)
 	if versions.WorkerMoves.In(w.in.Version) && w.noteMove(old, u.Lost) {
 		restart = true
 	}
@@ -158,13 +157,6 @@ func (w *workerRun) applySpec(u spec.Update) {
 		f.cancel()
 	}
 	w.event(tick.Snapshot{Event: tick.EventSpec, SpecNeedsRestart: restart})
-}
-
-// rendered is a validated worker node with its driver templates executed
-// and every default filled in: what the tick and the drivers act on.
-func rendered(n spec.Node) spec.Node {
-	r, _ := spec.Render(n, "") // validated: it renders
-	return r.Resolved()
 }
 
 // onSupervise carries out the supervisor's stop or restart of a group.
@@ -186,15 +178,6 @@ func (w *workerRun) onSupervise(raw converter.RawValue) {
 		return
 	}
 	w.event(tick.Snapshot{Event: tick.EventSupervisorRestart})
-}
-
-// driverChanged reports whether a running service must restart to apply a
-// new spec: its kind or driver block changed. Timeouts, retries, backoff and
-// the desired state apply without a restart.
-func driverChanged(a, b spec.Node) bool {
-	ja, _ := json.Marshal([]any{a.Kind, a.Stub, a.Process, a.HTTP})
-	jb, _ := json.Marshal([]any{b.Kind, b.Stub, b.Process, b.HTTP})
-	return string(ja) != string(jb)
 }
 
 // maxExitBytes bounds an exit report's instance and reason.

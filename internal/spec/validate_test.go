@@ -3,6 +3,7 @@ package spec
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -19,4 +20,19 @@ func TestValidateSent(t *testing.T) {
 	require.Empty(t, ValidateSentWorker(true, "t/x", deep))
 	require.Empty(t, ValidateSentWorker(false, "t/x", deep))
 	require.NotEmpty(t, ValidateSentWorker(true, "t/x", Node{Name: "x", Kind: "nope"}))
+}
+
+// Which changes of a worker's node restart its service.
+func TestRestarts(t *testing.T) {
+	a := Node{Name: "w", Kind: KindProcess, Process: map[string]any{"command": "sleep", "args": []any{"60"}}}
+	b := a
+	b.Timeouts = &Timeouts{Start: Dur(time.Minute)}
+	require.False(t, Restarts(a, b), "a timeout applies without a restart")
+	b = a
+	b.Process = map[string]any{"command": "sleep", "args": []any{"61"}}
+	require.True(t, Restarts(a, b), "the driver block changed")
+	require.True(t, DriverChanged(Rendered(a), Rendered(b)))
+	b = a
+	b.PlacedOn = "h2"
+	require.Equal(t, a.RunsOn() != b.RunsOn(), Restarts(a, b), "a move to another host restarts")
 }
