@@ -14,6 +14,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/metricstest"
+	"github.com/steward-sh/steward/internal/rolloutcore"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 )
@@ -236,11 +237,11 @@ func TestRolloutUpdate_StartBeyondItsBudgetTimesOut(t *testing.T) {
 	})
 	out := workerUpdate(t, env, time.Minute, RolloutStart)
 	answered := false
-	at(env, time.Minute+rolloutBudget(n, RolloutStart)+time.Second, func() { answered = out.Status != "" })
+	at(env, time.Minute+rolloutcore.Budget(n, RolloutStart)+time.Second, func() { answered = out.Status != "" })
 	runWorker(env, n, 10*time.Minute)
 	require.Equal(t, TargetTimeout, out.Status, out.Error)
 	require.Contains(t, out.Error, "not running within")
-	require.True(t, answered, "answered within its budget, %s", rolloutBudget(n, RolloutStart))
+	require.True(t, answered, "answered within its budget, %s", rolloutcore.Budget(n, RolloutStart))
 }
 
 // Stop: answered once the service is stopped.

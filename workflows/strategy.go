@@ -19,9 +19,6 @@ import (
 // commands (supervise signals, child workflows started anew, metrics,
 // logs).
 
-// coordinated reports whether this supervisor restarts its workers itself.
-func coordinated(strategy string) bool { return supervise.Coordinated(strategy) }
-
 func (s *supervisorRun) strategy() string { return s.in.Spec.Resolved().Strategy }
 
 func (s *supervisorRun) childIndex(name string) int {

@@ -197,7 +197,7 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 		return rec, workflow.ExecuteChildWorkflow(cctx, SupervisorWorkflow, in)
 	}
 	return rec, workflow.ExecuteChildWorkflow(cctx, WorkerWorkflow, WorkerInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: WorkerVersion,
-		Coordinated: coordinated(s.strategy())})
+		Coordinated: supervise.Coordinated(s.strategy())})
 }
 
 // awaitStarted waits until the child's workflow has started (or was found

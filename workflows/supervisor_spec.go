@@ -62,7 +62,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		s.carry.Desired = d
 		s.resetSupervision()
 	}
-	strategyChanged := coordinated(u.Spec.Resolved().Strategy) != coordinated(s.strategy())
+	strategyChanged := supervise.Coordinated(u.Spec.Resolved().Strategy) != supervise.Coordinated(s.strategy())
 	before := s.in.Spec
 	s.full = u.Spec
 	s.in.Spec, s.policies = pruneSpec(u.Spec), nil
@@ -138,7 +138,7 @@ func (s *supervisorRun) sendSpec(rec ChildRecord, n spec.Node) {
 }
 
 func (s *supervisorRun) specUpdate(n spec.Node) spec.Update {
-	co := coordinated(s.strategy())
+	co := supervise.Coordinated(s.strategy())
 	u := spec.Update{Generation: s.in.Generation, Spec: n, Coordinated: &co, Origin: s.origin, Depth: s.depth}
 	if n.IsSupervisor() && s.reportsSubtree(n.Name) {
 		report := true

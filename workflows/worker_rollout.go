@@ -8,7 +8,6 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/rolloutcore"
-	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/versions"
 )
@@ -75,7 +74,7 @@ func (w *workerRun) onRolloutCall(c rolloutCall) {
 	m := w.carry.Memory
 	now := workflow.Now(w.ctx)
 	w.watch = &RolloutWatch{Call: c.ID, Op: c.Op, Asked: now,
-		Deadline:   now.Add(rolloutBudget(w.node, c.Op)),
+		Deadline:   now.Add(rolloutcore.Budget(w.node, c.Op)),
 		BaseManual: m.ManualRestarts, BaseTerminations: m.Terminations, BaseReloads: m.Reloads}
 	switch c.Op {
 	case RolloutReload:
@@ -93,10 +92,6 @@ func (w *workerRun) onRolloutCall(c rolloutCall) {
 	}
 }
 
-// rolloutBudget is how long a rollout's operation may take
-// (rolloutcore.Budget).
-func rolloutBudget(n spec.Node, op string) time.Duration { return rolloutcore.Budget(n, op) }
-
 // checkRollout settles the watched operation once its outcome is known, or
 // as a timeout once its budget has passed (armWake).
 func (w *workerRun) checkRollout() {
@@ -105,7 +100,7 @@ func (w *workerRun) checkRollout() {
 		return // an action is running: its result decides
 	}
 	late := !workflow.Now(w.ctx).Before(wt.Deadline)
-	status, why := rolloutcore.Verdict(*wt, w.carry.Memory, w.carry.LastAction, late, rolloutBudget(w.node, wt.Op),
+	status, why := rolloutcore.Verdict(*wt, w.carry.Memory, w.carry.LastAction, late, rolloutcore.Budget(w.node, wt.Op),
 		func() bool { return w.restartSatisfiedByStart() })
 	if status != "" {
 		w.settle(*wt, status, why)
