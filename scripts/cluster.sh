@@ -257,18 +257,15 @@ running() {
 # check the certificate (it dials a membership address, not a host name).
 tls_yaml() {
   tls_on || return 0
+  echo "  tls:"
+  tls_group internode
+  tls_group frontend
+}
+
+# tls_group NAME: one group of global.tls, the same for both groups.
+tls_group() {
   cat <<YAML
-  tls:
-    internode:
-      server:
-        certFile: "$CERTS/server.pem"
-        keyFile: "$CERTS/server-key.pem"
-        requireClientAuth: true
-        clientCaFiles: ["$CERTS/ca.pem"]
-      client:
-        serverName: localhost
-        rootCaFiles: ["$CERTS/ca.pem"]
-    frontend:
+    $1:
       server:
         certFile: "$CERTS/server.pem"
         keyFile: "$CERTS/server-key.pem"

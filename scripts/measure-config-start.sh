@@ -11,25 +11,12 @@ RUNS=${1:-9}
 W=$(mktemp -d)
 SERVER_PID=""
 cleanup() {
-	if [ -n "$SERVER_PID" ]; then
-		kill -TERM "$SERVER_PID" 2>/dev/null || true
-		for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-	fi
+	devserver_stop
 	rm -rf "$W"
 }
 trap cleanup EXIT
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-PORT=$(free_port)
-setsid bin/temporal server start-dev --ip 127.0.0.1 --port "$PORT" --http-port "$(free_port)" --metrics-port "$(free_port)" \
-	--ui-port "$(free_port)" --headless --log-level error --db-filename "$W/temporal.db" >"$W/server.log" 2>&1 &
-SERVER_PID=$!
-until bin/temporal operator cluster health --address "127.0.0.1:$PORT" >/dev/null 2>&1; do sleep 0.3; done
+. scripts/devserver.sh
+devserver_start "$W" || { echo "measure-config-start: the dev server did not start" >&2; exit 1; }
 cat >"$W/worker.yaml" <<YAML
 address: 127.0.0.1:$PORT
 host: measure

@@ -21,26 +21,13 @@ cleanup() {
 		tail -20 "$W/server.log" "$W/worker.log" >&2 || true
 	fi
 	[ -z "$WORKER_PID" ] || { kill -TERM "$WORKER_PID" 2>/dev/null || true; }
-	if [ -n "$SERVER_PID" ]; then
-		kill -TERM "$SERVER_PID" 2>/dev/null || true
-		for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-	fi
+	devserver_stop
 	rm -rf "$W"
 }
 trap cleanup EXIT
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-PORT=$(free_port)
+. scripts/devserver.sh
+devserver_start "$W" || exit 1
 ADDR=127.0.0.1:$PORT
-setsid bin/temporal server start-dev --ip 127.0.0.1 --port "$PORT" --http-port "$(free_port)" --metrics-port "$(free_port)" \
-	--ui-port "$(free_port)" --headless --log-level error --db-filename "$W/temporal.db" >"$W/server.log" 2>&1 &
-SERVER_PID=$!
-until bin/temporal operator cluster health --address "$ADDR" >/dev/null 2>&1; do sleep 0.3; done
 setsid bin/worker --address "$ADDR" --metrics "" --log-dir "$W/logs" --state-dir "$W/state" --log-level warn >"$W/worker.log" 2>&1 &
 WORKER_PID=$!
 S="bin/starter --address $ADDR"

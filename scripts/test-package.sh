@@ -37,32 +37,17 @@ grep -q "edited by the operator" /etc/steward/worker.yaml || fail "the operator'
 N=${STEWARD_PACKAGE_SERVICES:-100}
 W=$(mktemp -d)
 SERVER_PID="" WORKER_PID=""
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 cleanup() {
 	[ -z "$WORKER_PID" ] || kill -TERM "$WORKER_PID" 2>/dev/null || true
 	if [ -f "$W/instances" ]; then # services left by a failed run
 		sed -n 's#.*proc/\([0-9]*\)/.*#\1#p' "$W/instances" | while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done
 	fi
-	if [ -n "$SERVER_PID" ]; then
-		kill -TERM "$SERVER_PID" 2>/dev/null || true
-		for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-		kill -KILL "$SERVER_PID" 2>/dev/null || true
-	fi
+	devserver_stop
 	rm -rf "$W"
 }
 trap cleanup EXIT
-PORT=$(free_port)
-setsid bin/temporal server start-dev --ip 127.0.0.1 --port "$PORT" --http-port "$(free_port)" --metrics-port "$(free_port)" \
-	--ui-port "$(free_port)" --headless --log-level error --db-filename "$W/temporal.db" >"$W/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 240); do bin/temporal operator cluster health --address "127.0.0.1:$PORT" >/dev/null 2>&1 && break; sleep 0.5; done
-bin/temporal operator cluster health --address "127.0.0.1:$PORT" >/dev/null || fail "the dev server did not start"
+. scripts/devserver.sh
+devserver_start "$W" || fail "the dev server did not start"
 sed -i -e "s#^address:.*#address: 127.0.0.1:$PORT#" -e "s#^host:.*#host: pkg-upgrade#" -e 's#^metrics:.*#metrics: ""#' /etc/steward/worker.yaml
 printf 'commands: [%s]\n' "$(command -v sleep)" >/etc/steward/policy.yaml
 start_worker() {
