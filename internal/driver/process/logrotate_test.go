@@ -319,3 +319,28 @@ func TestLogIndexIsThinnedPastItsBound(t *testing.T) {
 	require.Equal(t, before[len(before)-1], after[len(after)-1], "the last sample kept")
 	require.Less(t, len(after), len(before)*2/3)
 }
+
+// One pass of the rotator over the logs of 1,000 running services, none
+// full (the common case, every rotateEvery): what checking every second
+// costs a host's worker.
+func BenchmarkRotatorPassOf1000Logs(b *testing.B) {
+	dir := b.TempDir()
+	d := New(dir, nil, nil)
+	defer d.Close()
+	paths := make([]string, 1000)
+	for i := range paths {
+		paths[i] = LogPath(dir, fmt.Sprintf("tree/svc%04d", i))
+		if err := os.WriteFile(paths[i], []byte("a line\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pol := d.hostLogs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, p := range paths {
+			d.rotate(p, pol)
+			d.sample(p)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/pass")
+}
