@@ -2,15 +2,18 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 func dependsOn(n spec.Node, names ...string) spec.Node { n.DependsOn = names; return n }
@@ -149,4 +152,35 @@ func TestDependsOn_ChildSupervisorCountsWhenItsSubtreeRuns(t *testing.T) {
 	require.Equal(t, "waiting for grp to be running", childState(waiting, "web").Reason, "grp runs, its db does not yet")
 	require.Equal(t, []string{"start root/grp/db", "start root/web"}, l.get())
 	require.Equal(t, "running", childState(final, "web").State)
+}
+
+// Supervisor version 4: a child applying its spec (sent a generation it
+// has not reported yet) is not up for its dependants; version 3 counts it
+// up as soon as it runs.
+func TestVersions_ApplyingChildIsNotUp(t *testing.T) {
+	for _, version := range []int{3, 4} {
+		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			running := func(name string, want, reported int64) ChildRecord {
+				return ChildRecord{Name: name, Path: "root/" + name, WantGeneration: want,
+					Status: Status{Path: "root/" + name, Kind: spec.KindStub, State: "running", Desired: spec.DesiredRunning, Generation: reported}}
+			}
+			env.ExecuteWorkflow(func(ctx workflow.Context) ([]string, error) {
+				db, web := stubNode("db", nil), dependsOn(stubNode("web", nil), "db")
+				s := &supervisorRun{ctx: ctx, in: SupervisorInput{Path: "root", Version: version, Spec: tree("root", db, web)}}
+				s.carry.Desired = spec.DesiredRunning
+				s.carry.Children = []ChildRecord{running("db", 2, 1), running("web", 1, 1)}
+				return s.waitingFor([]string{"db"}), nil
+			})
+			require.NoError(t, env.GetWorkflowError())
+			var waiting []string
+			require.NoError(t, env.GetWorkflowResult(&waiting))
+			if versions.SupApplyingNotUp.In(version) {
+				require.Equal(t, []string{"db"}, waiting, "db applies generation 2: web waits")
+				return
+			}
+			require.Empty(t, waiting, "version 3: db runs, so it is up")
+		})
+	}
 }
