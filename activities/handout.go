@@ -16,23 +16,21 @@ import (
 )
 
 // Hand-outs (supervisor code version 5 on): a supervisor sends its
-// children their specs from one activity per workflow task, in place of a
-// SignalExternalWorkflow command each. The signal a workflow sends to
-// another costs it an event when the server has delivered it, and the
-// server follows that event with a workflow task of its own: a supervisor
-// rolling an update out to its workers paid two tasks per worker, one
-// after the other (the delivery and the worker's report), and its update
-// ran at the pace of its own tasks. Versions 5 to 8 ran the hand-out as a
-// local activity (inside the task that decided it, one marker in its
-// history); version 9 schedules it on the control queue, so that task
-// does not wait for the workers (workflows/handout.go).
+// children their specs from a local activity, one per workflow task, in
+// place of a SignalExternalWorkflow command each. The signal a workflow
+// sends to another costs it an event when the server has delivered it, and
+// the server follows that event with a workflow task of its own: a
+// supervisor rolling an update out to its workers paid two tasks per
+// worker, one after the other (the delivery and the worker's report), and
+// its update ran at the pace of its own tasks. A local activity runs inside
+// the task that decided the hand-out and leaves one marker in its history.
 //
-// The caveat: a hand-out that fails part-way is sent again as commands,
-// and a local activity's signals leave before the task that sent them
-// completes. A child may take the same node and generation a second time,
-// which restarts nothing.
+// The caveat: the signals leave before the task that sent them completes.
+// A task that fails after its hand-out (its worker died) is retried and
+// hands out again: the same node and generation a second time, which
+// restarts nothing.
 
-// HandOutName is the hand-out activity.
+// HandOutName is the hand-out local activity.
 const HandOutName = Prefix + "HandOut"
 
 // HandOutRequest is one task's hand-out: the signal (a supervisor's

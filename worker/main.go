@@ -353,10 +353,6 @@ func run(o options) error {
 	controlOpts.MaxConcurrentActivityExecutionSize = 100
 	cw := worker.New(c, workflows.ControlQueue, controlOpts)
 	cw.RegisterActivityWithOptions(&activities.Control{Client: c, Namespace: namespace, Guard: o.guard}, activity.RegisterOptions{Name: activities.Prefix})
-	// A supervisor's hand-out (version 9 on: workflows/handout.go) waits
-	// for its workers to take their specs: a control activity, never a
-	// slot of the pool its workers' actions need.
-	cw.RegisterActivityWithOptions(acts.HandOut, activity.RegisterOptions{Name: activities.HandOutName})
 	if err := cw.Start(); err != nil {
 		return fmt.Errorf("control task queue: %w", err)
 	}

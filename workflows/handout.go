@@ -12,7 +12,7 @@ import (
 )
 
 // Hand-outs (supervisor code version 5 on): the spec signals a supervisor
-// decides in a workflow task leave together from one activity
+// decides in a workflow task leave together from one local activity
 // (activities.HandOut says why: a signal sent as a command costs the
 // supervisor a workflow task when it is delivered). signalSpec queues them,
 // one per child (a newer spec replaces a queued older one); handOut, called
@@ -20,35 +20,26 @@ import (
 // once no signal is left buffered, so that the reports a task brings
 // together are answered by one hand-out.
 //
-// From version 9 the hand-out is an activity of the control queue: the
-// task that decided it completes at once and the supervisor takes its
-// children's reports while they take their specs (three events in place of
-// one marker). Versions 5 to 8 ran it as a local activity, inside the task
-// that decided it: the task stayed open until every worker had taken its
-// spec Update (a worker's task each), and the supervisor answered nothing
-// else meanwhile: its task p99 grew with its number of children.
-//
 // Order: a child must never get an older spec after a newer one. Within a
 // hand-out a child has one delivery; hand-outs run one after the other
-// (each waits for the one before), so a child's signals arrive in the
-// order decided.
+// (each waits for the one before, all within the task), so a child's
+// signals arrive in the order decided.
 //
-// Durability: what the hand-out could not deliver (the server busy, the
-// activity timed out or found no worker) is sent again as a command, as
-// version 4 sent everything: the server delivers it (or fails it for a
-// workflow that is not running, as before). The hand-out's future joins
-// the outbox, so a run continues as new only once it is done.
+// Durability: what the local activity could not deliver (the server busy,
+// the activity timed out) is sent again as a command, as version 4 sent
+// everything: the server delivers it (or fails it for a workflow that is
+// not running, as before). The hand-out's future joins the outbox, so a
+// run continues as new only once it is done.
 //
-// Duplicates (versions 5 to 8): the local activity's signals leave before
-// the task completes; a task that fails afterwards (its worker died)
-// decides them again and sends them again. A worker takes the same node
-// and generation a second time without a restart, except a worker on its
-// way to another host (the move is noted again) or whose last action was
-// refused: those restart once more. From version 9 a failed task schedules
-// nothing; an activity whose worker dies mid-way times out and its whole
-// hand-out goes again as commands, with the same caveat.
+// Duplicates: the signals leave before the task completes; a task that
+// fails afterwards (its worker died) decides them again and sends them
+// again. A worker takes the same node and generation a second time
+// without a restart, except a worker on its way to another host (the
+// move is noted again) or whose last action was refused: those restart
+// once more.
 
-// handsOut reports whether this run hands its spec signals out together.
+// handsOut reports whether this run hands its spec signals out by local
+// activity.
 func (s *supervisorRun) handsOut() bool { return versions.SupHandOut.In(s.in.Version) }
 
 // signalSpec sends a child its spec: queued for the next hand-out, or
@@ -90,31 +81,6 @@ var handOutOptions = workflow.LocalActivityOptions{
 	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 }
 
-// handOutActivityOptions (version 9 on): the hand-out as an activity of
-// the control queue, one attempt as above. Its bound covers the updateWait
-// of a worker that does not answer and the signal that follows; a hand-out
-// no worker takes within handOutWait goes as commands too.
-var handOutActivityOptions = workflow.ActivityOptions{
-	TaskQueue:              ControlQueue,
-	ScheduleToCloseTimeout: handOutWait,
-	StartToCloseTimeout:    handOutWait,
-	RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-}
-
-// handOutWait bounds a hand-out activity from its scheduling.
-const handOutWait = 30 * time.Second
-
-// runHandOut runs one hand-out: from version 9 an activity, so the task
-// that decided it completes without waiting for the workers to take their
-// specs (a local activity holds it open until they have: the supervisor
-// answered nothing else meanwhile); before, a local activity.
-func (s *supervisorRun) runHandOut(ctx workflow.Context, req activities.HandOutRequest) workflow.Future {
-	if versions.SupHandOutActivity.In(s.in.Version) {
-		return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, handOutActivityOptions), activities.HandOutName, req)
-	}
-	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, handOutOptions), activities.HandOutName, req)
-}
-
 // handOut sends the queued spec signals, after the hand-out before it.
 func (s *supervisorRun) handOut() {
 	if len(s.handout) == 0 {
@@ -132,7 +98,7 @@ func (s *supervisorRun) handOut() {
 			_ = prev.Get(ctx, nil)
 		}
 		var missed []activities.Undelivered
-		err := s.runHandOut(ctx, req).Get(ctx, &missed)
+		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, handOutOptions), activities.HandOutName, req).Get(ctx, &missed)
 		var again []activities.Delivery
 		if err != nil {
 			log.Warn("hand-out failed: its specs go as commands", "children", len(req.Deliveries), "error", err.Error())

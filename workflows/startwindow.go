@@ -103,10 +103,8 @@ func (s *supervisorRun) startOrDefer(nodes []spec.Node) []ChildRecord {
 	}
 	recs := make([]ChildRecord, len(nodes))
 	for i, c := range nodes {
-		recs[i], _ = s.newRecord(c, supervise.WindowReason)
-		if slices.Contains(s.carry.Removing, recs[i].Path) {
-			recs[i].Status.Reason = removedRunReason
-		}
+		recs[i], _ = s.newRecord(c, "")
+		recs[i].Status.Reason = supervise.WindowHold(slices.Contains(s.carry.Removing, recs[i].Path))
 		recs[i].Lifecycle, recs[i].Node = supervise.Deferred, &c
 	}
 	return recs

@@ -136,10 +136,6 @@ func batchEnd(nodes []spec.Node, lo, budget int, size func(spec.Node) int) int {
 	return len(nodes)
 }
 
-// removedRunReason is the reason of a child whose path's removed run is
-// still stopping.
-const removedRunReason = "waiting for the removed run to end"
-
 // newRecord is the record of child c before its workflow starts (stopped,
 // for reason), and the node handed to it.
 func (s *supervisorRun) newRecord(c spec.Node, reason string) (ChildRecord, spec.Node) {
@@ -157,15 +153,14 @@ func (s *supervisorRun) newRecord(c spec.Node, reason string) (ChildRecord, spec
 func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildWorkflowFuture) {
 	rec, node := s.newRecord(c, "starting workflow")
 	path, kind := rec.Path, rec.Status.Kind
-	if slices.Contains(s.carry.Removing, path) {
-		// A removed run of this path is still stopping: start after it ends.
-		rec.Lifecycle, rec.Node = supervise.Deferred, &c
-		rec.Status.Reason = removedRunReason
-		return rec, nil
+	removed := slices.Contains(s.carry.Removing, path)
+	var waiting []string
+	if !removed {
+		waiting = s.waitingFor(c.DependsOn)
 	}
-	if w := s.waitingFor(c.DependsOn); len(w) > 0 {
+	if why := supervise.StartHold(removed, waiting); why != "" {
 		rec.Lifecycle, rec.Node = supervise.Deferred, &c
-		rec.Status.Reason = supervise.WaitingReason(w)
+		rec.Status.Reason = why
 		return rec, nil
 	}
 	// A disconnected context: cancelling this supervisor must not cancel

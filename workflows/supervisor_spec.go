@@ -4,8 +4,6 @@ package workflows
 // children.
 
 import (
-	"fmt"
-
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -28,15 +26,11 @@ func (s *supervisorRun) reject(signal string, err error) {
 // spec; unchanged ones are not touched.
 func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
-	if err == nil && u.Spec.Name != s.in.Spec.Name {
-		err = fmt.Errorf("spec.name %q does not match this supervisor (%q)", u.Spec.Name, s.in.Spec.Name)
-	}
+	var taken supervise.SpecTaken
 	if err == nil {
-		if ps := spec.ValidateSent(s.limits.holds(s.ctx), s.in.Path, u.Spec); len(ps) > 0 {
-			err = ps
-		} else if !u.Spec.IsSupervisor() {
-			err = fmt.Errorf("a supervisor's spec needs children")
-		}
+		r := s.in.Spec.Resolved()
+		taken, err = supervise.TakeSpec(supervise.SpecHeld{Path: s.in.Path, Name: s.in.Spec.Name, Generation: s.in.Generation,
+			Desired: r.Desired, Strategy: r.Strategy, Limits: func() bool { return s.limits.holds(s.ctx) }, Now: workflow.Now(s.ctx)}, u)
 	}
 	if err != nil {
 		s.reject(SignalSpec, err)
@@ -46,23 +40,16 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	if u.ReportSubtree != nil {
 		s.in.ReportSubtree = *u.ReportSubtree
 	}
-	if u.Generation > 0 {
-		s.in.Generation = u.Generation
-	} else {
-		s.in.Generation++
-	}
+	s.in.Generation = taken.Generation
 	recordPropagation(s.ctx, u)
 	// What this supervisor hands down carries where the change began.
-	s.origin, s.depth = u.Origin, u.Depth+1
-	if s.origin.IsZero() {
-		s.origin, s.depth = workflow.Now(s.ctx), 1
-	}
+	s.origin, s.depth = taken.Origin, taken.Depth
 	count(s.ctx, MetricReconciliations, map[string]string{"strategy": u.Spec.Resolved().Strategy})
-	if d := u.Spec.Resolved().Desired; d != s.in.Spec.Resolved().Desired {
-		s.carry.Desired = d
+	if taken.DesiredChanged {
+		s.carry.Desired = u.Spec.Resolved().Desired
 		s.resetSupervision()
 	}
-	strategyChanged := supervise.Coordinated(u.Spec.Resolved().Strategy) != supervise.Coordinated(s.strategy())
+	strategyChanged := taken.StrategyChanged
 	before := s.in.Spec
 	s.full = u.Spec
 	s.in.Spec, s.policies = pruneSpec(u.Spec), nil

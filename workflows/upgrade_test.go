@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -20,7 +18,6 @@ import (
 	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
-	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A worker begun by older code (version 0) asked to upgrade continues as
@@ -397,48 +394,6 @@ func TestVersions_SpecSignalsLeaveInOneHandOut(t *testing.T) {
 			}
 			require.ElementsMatch(t, all, signalled, "one command each (the test environment runs them in any order)")
 			require.Empty(t, handOuts)
-		})
-	}
-}
-
-// Supervisor version 9: the hand-out is an activity of the control queue,
-// so the task that decided it completes without waiting for the workers to
-// take their specs; version 8 runs it as a local activity inside that task.
-func TestVersions_HandOutIsAControlActivity(t *testing.T) {
-	for _, version := range []int{8, 9} {
-		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
-			env := newEnv(t)
-			mockActions(env)
-			env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
-			env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
-			env.OnActivity(activities.HandOutName, mock.Anything, mock.Anything).Return([]activities.Undelivered{}, nil)
-			var mu sync.Mutex
-			var local, remote []string // hand-outs by local activity, by activity (and its queue)
-			env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
-				mu.Lock()
-				defer mu.Unlock()
-				local = append(local, info.ActivityType.Name) // a supervisor's only local activity
-			})
-			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-				if info.ActivityType.Name == activities.HandOutName {
-					mu.Lock()
-					defer mu.Unlock()
-					remote = append(remote, info.TaskQueue)
-				}
-			})
-			root, carry, changed := threeRunning()
-			at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
-			endAt(env, 2*time.Minute)
-			env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: version})
-			mu.Lock()
-			defer mu.Unlock()
-			if versions.SupHandOutActivity.In(version) {
-				require.Empty(t, local)
-				require.Equal(t, []string{ControlQueue}, remote)
-				return
-			}
-			require.Len(t, local, 1)
-			require.Empty(t, remote)
 		})
 	}
 }

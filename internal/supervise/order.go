@@ -199,3 +199,30 @@ func Blocked(m Memory) bool { return m.Plan != nil || m.Failed || m.Held }
 func StaysDown(m Memory, desired string) bool {
 	return desired != spec.DesiredRunning || m.Failed || m.Held
 }
+
+// RemovedRunReason is the reason of a child whose path's removed run is
+// still stopping.
+const RemovedRunReason = "waiting for the removed run to end"
+
+// StartHold says why a child about to start waits instead ("" when it
+// starts now): a removed run of its path is still stopping (it starts once
+// that run has ended), or dependencies of its are not up yet (waiting, as
+// WaitingFor lists them).
+func StartHold(removedRunStopping bool, waiting []string) string {
+	switch {
+	case removedRunStopping:
+		return RemovedRunReason
+	case len(waiting) > 0:
+		return WaitingReason(waiting)
+	}
+	return ""
+}
+
+// WindowHold is the reason of a new child deferred for the start window to
+// release: the window's, unless a removed run of its path still stops.
+func WindowHold(removedRunStopping bool) string {
+	if removedRunStopping {
+		return RemovedRunReason
+	}
+	return WindowReason
+}

@@ -151,3 +151,23 @@ func TestSibling_ApplyingIsNotUp(t *testing.T) {
 	require.False(t, c.Up())
 	require.False(t, c.Down(), "nor down")
 }
+
+// A child about to start waits for a removed run of its path first, then
+// for its dependencies; the start window's children say which they wait
+// for.
+func TestStartHold(t *testing.T) {
+	for _, c := range []struct {
+		removed bool
+		waiting []string
+		want    string
+	}{
+		{false, nil, ""},
+		{true, nil, RemovedRunReason},
+		{true, []string{"db"}, RemovedRunReason},
+		{false, []string{"db", "cache"}, "waiting for db, cache to be running"},
+	} {
+		require.Equal(t, c.want, StartHold(c.removed, c.waiting), "%+v", c)
+	}
+	require.Equal(t, WindowReason, WindowHold(false))
+	require.Equal(t, RemovedRunReason, WindowHold(true))
+}

@@ -29,7 +29,7 @@ const (
 	typeHost       = "HostWorkflow"
 	typeRevisions  = "RevisionsWorkflow"
 
-	Supervisor = 9
+	Supervisor = 8
 	Worker     = 6
 	Rollout    = 2
 	Host       = 1
@@ -85,11 +85,6 @@ var (
 	// 8: the children a task starts go in batches of at most
 	// startBatchBytes, each awaited; version 7 sends them in one task.
 	SupStartBatches = Feature{"supervisor.start-batches", typeSupervisor, 8}
-	// 9: a hand-out is an activity on the shared queue, so the task that
-	// decided it completes at once (the supervisor answers reports while
-	// its workers take their specs); version 8 runs it as a local activity
-	// inside that task, which waits for the workers' Updates.
-	SupHandOutActivity = Feature{"supervisor.hand-out-activity", typeSupervisor, 9}
 )
 
 // WorkerWorkflow's versions.
@@ -148,7 +143,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupHandOutActivity,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
 	RolloutVersioned, RolloutReload,
 	HostVersioned,

@@ -1,0 +1,80 @@
+package supervise
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+// Spec intake: whether a supervisor takes a new spec, and what taking it
+// changes before its children are reconciled (Reconcile). The workflow
+// decodes the signal, asks TakeSpec, and carries out what it says.
+
+// SpecHeld is what a supervisor holds when a spec comes: its path, its
+// node's name, the generation it runs, and its desired state and strategy
+// as its current spec resolves them.
+type SpecHeld struct {
+	Path       string
+	Name       string
+	Generation int64
+	Desired    string
+	Strategy   string
+	// Limits says whether the run holds specs to the input limits (a
+	// live run; a replay of a history older code wrote takes them as they
+	// were). Asked only of a spec with the supervisor's name: the
+	// workflow's answer records a marker the first time, and a history
+	// has it where the spec was checked.
+	Limits func() bool
+	// Now is when the spec came (workflow time).
+	Now time.Time
+}
+
+// SpecTaken is what taking a spec changes.
+type SpecTaken struct {
+	// Generation is the supervisor's generation from now: the update's,
+	// or one past the held one when the update names none.
+	Generation int64
+	// DesiredChanged: the spec asks another desired state (its
+	// supervision starts afresh).
+	DesiredChanged bool
+	// StrategyChanged: the spec moves between a coordinated strategy and
+	// one_for_one, which changes how every worker child is supervised.
+	StrategyChanged bool
+	// Origin and Depth are what it hands down: where the change began (the
+	// update's, or now for a change that begins here) and how many levels
+	// it has come down, this one included.
+	Origin time.Time
+	Depth  int
+}
+
+// TakeSpec decides on spec update u for the supervisor held: an error
+// naming the problem when it is not its to take (another node's name, a
+// spec that breaks the rules, a node without children), else what taking
+// it changes.
+func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
+	if u.Spec.Name != held.Name {
+		return SpecTaken{}, fmt.Errorf("spec.name %q does not match this supervisor (%q)", u.Spec.Name, held.Name)
+	}
+	if ps := spec.ValidateSent(held.Limits(), held.Path, u.Spec); len(ps) > 0 {
+		return SpecTaken{}, ps
+	}
+	if !u.Spec.IsSupervisor() {
+		return SpecTaken{}, fmt.Errorf("a supervisor's spec needs children")
+	}
+	r := u.Spec.Resolved()
+	t := SpecTaken{
+		Generation:      held.Generation + 1,
+		DesiredChanged:  r.Desired != held.Desired,
+		StrategyChanged: Coordinated(r.Strategy) != Coordinated(held.Strategy),
+		Origin:          u.Origin,
+		Depth:           u.Depth + 1,
+	}
+	if u.Generation > 0 {
+		t.Generation = u.Generation
+	}
+	if t.Origin.IsZero() {
+		t.Origin, t.Depth = held.Now, 1
+	}
+	return t, nil
+}

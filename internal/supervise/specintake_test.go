@@ -1,0 +1,63 @@
+package supervise
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+func TestTakeSpec(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	began := now.Add(-time.Second)
+	tree := func(name, desired, strategy string) spec.Node {
+		return spec.Node{Name: name, Desired: desired, Strategy: strategy,
+			Children: []spec.Node{{Name: "a", Kind: spec.KindStub}}}
+	}
+	held := SpecHeld{Path: "root", Name: "root", Generation: 4, Desired: spec.DesiredRunning, Strategy: spec.OneForOne, Now: now}
+	for _, c := range []struct {
+		name    string
+		u       spec.Update
+		limits  bool
+		want    SpecTaken
+		problem string // the error names it
+		asked   bool   // the limits were asked
+	}{
+		{name: "a change that begins here: the next generation, origin now, depth 1",
+			u: spec.Update{Spec: tree("root", "", "")}, asked: true,
+			want: SpecTaken{Generation: 5, Origin: now, Depth: 1}},
+		{name: "handed down: its generation, origin and one level more",
+			u: spec.Update{Generation: 9, Spec: tree("root", "", ""), Origin: began, Depth: 2}, asked: true,
+			want: SpecTaken{Generation: 9, Origin: began, Depth: 3}},
+		{name: "desired stopped: supervision starts afresh",
+			u: spec.Update{Spec: tree("root", spec.DesiredStopped, "")}, asked: true,
+			want: SpecTaken{Generation: 5, DesiredChanged: true, Origin: now, Depth: 1}},
+		{name: "one_for_one to one_for_all: the workers' supervision changes",
+			u: spec.Update{Spec: tree("root", "", spec.OneForAll)}, asked: true,
+			want: SpecTaken{Generation: 5, StrategyChanged: true, Origin: now, Depth: 1}},
+		{name: "another node's spec, limits not asked",
+			u: spec.Update{Spec: tree("other", "", "")}, problem: `spec.name "other" does not match this supervisor ("root")`},
+		{name: "a supervisor without children",
+			u: spec.Update{Spec: spec.Node{Name: "root"}}, asked: true, problem: "children"},
+		{name: "a spec that breaks the rules",
+			u: spec.Update{Spec: tree("root", "sideways", "")}, asked: true, problem: "desired"},
+		{name: "held to the limits: a name too long for a workflow ID",
+			u:      spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: string(make([]byte, 2000)), Kind: spec.KindStub}}}},
+			limits: true, asked: true, problem: "name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, asked := held, false
+			h.Limits = func() bool { asked = true; return c.limits }
+			got, err := TakeSpec(h, c.u)
+			require.Equal(t, c.asked, asked, "limits asked")
+			if c.problem != "" {
+				require.ErrorContains(t, err, c.problem)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.want, got)
+		})
+	}
+}
