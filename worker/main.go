@@ -343,6 +343,8 @@ func run(o options) error {
 	w.RegisterWorkflow(workflows.RevisionsWorkflow)
 	w.RegisterWorkflow(workflows.RevisionSpecWorkflow)
 	w.RegisterWorkflow(workflows.HostWorkflow)
+	w.RegisterWorkflow(workflows.JobWorkflow)
+	w.RegisterWorkflow(workflows.JobRunWorkflow)
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: activities.Prefix})
 
 	// The control queue: a rollout's chunks and a supervisor's look at its

@@ -182,6 +182,9 @@ func (s *supervisorRun) initiateChild(c spec.Node) (ChildRecord, workflow.ChildW
 	if s.window() > 0 {
 		rec.StartedAt = workflow.Now(s.ctx) // it holds a slot until it reports
 	}
+	if node.IsJob() {
+		return rec, workflow.ExecuteChildWorkflow(cctx, JobWorkflow, JobInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, Version: JobVersion})
+	}
 	if node.IsSupervisor() {
 		in := SupervisorInput{Path: path, Parent: parent, Spec: node, Generation: s.in.Generation, HistoryLimit: s.in.HistoryLimit, Version: SupervisorVersion,
 			ReportSubtree: s.reportsSubtree(c.Name), ReportStarted: s.holdUntilStarted()}

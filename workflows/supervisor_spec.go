@@ -29,8 +29,17 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	var taken supervise.SpecTaken
 	if err == nil {
 		r := s.in.Spec.Resolved()
-		taken, err = supervise.TakeSpec(supervise.SpecHeld{Path: s.in.Path, Name: s.in.Spec.Name, Generation: s.in.Generation,
-			Desired: r.Desired, Strategy: r.Strategy, Limits: func() bool { return s.limits.holds(s.ctx) }, Now: workflow.Now(s.ctx)}, u)
+		held := supervise.SpecHeld{Path: s.in.Path, Name: s.in.Spec.Name, Generation: s.in.Generation,
+			Desired: r.Desired, Strategy: r.Strategy, Limits: func() bool { return s.limits.holds(s.ctx) }, Now: workflow.Now(s.ctx),
+			Jobs: versions.SupJobs.In(s.in.Version)}
+		for _, c := range s.in.Spec.Children {
+			if c.IsJob() {
+				held.JobNames = append(held.JobNames, c.Name)
+			} else if !c.IsSupervisor() {
+				held.Services = append(held.Services, c.Name)
+			}
+		}
+		taken, err = supervise.TakeSpec(held, u)
 	}
 	if err != nil {
 		s.reject(SignalSpec, err)

@@ -31,7 +31,7 @@ func (s *supervisorRun) updates() bool { return versions.SupUpdates.In(s.in.Vers
 // handed down) is rolled out by the update: a worker whose service runs,
 // and whose change restarts it. What restarts nothing goes at once.
 func updateTarget(rec ChildRecord, prev, next spec.Node) bool {
-	if rec.isSupervisor() || next.IsSupervisor() || rec.Lifecycle.Gone() || prev.Kind == "" {
+	if rec.isSupervisor() || next.IsSupervisor() || next.IsJob() || prev.IsJob() || rec.Lifecycle.Gone() || prev.Kind == "" {
 		return false
 	}
 	switch rec.Status.State {

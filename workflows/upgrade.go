@@ -49,6 +49,7 @@ const (
 	RolloutVersion    = versions.Rollout
 	HostVersion       = versions.Host
 	RevisionsVersion  = versions.Revisions
+	JobVersion        = versions.Job
 )
 
 // SignalUpgrade asks a workflow to continue as new onto the code of the

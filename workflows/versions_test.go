@@ -38,7 +38,7 @@ func TestVersions_NoLiteralGates(t *testing.T) {
 			code.WriteString(line + "\n")
 		}
 	}
-	noGate := map[string]bool{versions.HostVersioned.Name: true, versions.RevisionsVersioned.Name: true}
+	noGate := map[string]bool{versions.HostVersioned.Name: true, versions.RevisionsVersioned.Name: true, versions.JobVersioned.Name: true}
 	vars := regexp.MustCompile(`(?m)^\t(\w+)\s*=\s*Feature\{"([^"]+)"`)
 	b, err := os.ReadFile("../internal/versions/versions.go")
 	require.NoError(t, err)

@@ -47,6 +47,9 @@ type Exit struct {
 	Instance string `json:"instance"`
 	Normal   bool   `json:"normal"`
 	Reason   string `json:"reason,omitempty"`
+	// Code is the process's exit code, when it is known (the worker's own
+	// child that exited; not an adopted one, not one a signal ended).
+	Code *int `json:"code,omitempty"`
 }
 
 // Notifier pushes exits to the worker workflow (a signal in production).

@@ -84,6 +84,10 @@ type Node struct {
 	Backoff  *Backoff  `yaml:"backoff,omitempty" json:"backoff,omitempty"`
 	Observe  *Observe  `yaml:"observe,omitempty" json:"observe,omitempty"`
 
+	// Job makes the worker a job: run to completion on a schedule or once
+	// per generation, not kept up (job.go).
+	Job *Job `yaml:"job,omitempty" json:"job,omitempty"`
+
 	Stub *Stub `yaml:"stub,omitempty" json:"stub,omitempty"`
 	// Process and HTTP are the driver blocks of kinds this build validates
 	// but cannot run yet; they are kept so a spec round-trips unchanged.

@@ -101,6 +101,7 @@ func (v *validator) node(p string, n Node, inherited map[string]string, wfPath s
 	v.notify(p, n.Notify)
 	v.update(p, n.Update, n.IsSupervisor())
 	v.fleet(p, n)
+	v.job(p, n)
 	own := n.Vars
 	switch {
 	case len(own) == 0:

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -28,6 +29,12 @@ type SpecHeld struct {
 	Limits func() bool
 	// Now is when the spec came (workflow time).
 	Now time.Time
+	// Jobs: the run starts jobs (a child with a job block, supervisor
+	// code version 9 on); Services and JobNames are its children now that
+	// are services and jobs, by name.
+	Jobs     bool
+	Services []string
+	JobNames []string
 }
 
 // SpecTaken is what taking a spec changes.
@@ -61,6 +68,16 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 	}
 	if !u.Spec.IsSupervisor() {
 		return SpecTaken{}, fmt.Errorf("a supervisor's spec needs children")
+	}
+	for _, c := range u.Spec.Children {
+		switch {
+		case c.IsJob() && !held.Jobs:
+			return SpecTaken{}, fmt.Errorf("%s is a job: this supervisor's code (older than version 9) runs no jobs; run `starter upgrade` first", c.Name)
+		case c.IsJob() && slices.Contains(held.Services, c.Name):
+			return SpecTaken{}, fmt.Errorf("%s: a service cannot become a job in place (remove it, apply, then add it back as a job)", c.Name)
+		case !c.IsJob() && slices.Contains(held.JobNames, c.Name):
+			return SpecTaken{}, fmt.Errorf("%s: a job cannot become a service or a supervisor in place (remove it, apply, then add it back)", c.Name)
+		}
 	}
 	r := u.Spec.Resolved()
 	t := SpecTaken{

@@ -24,6 +24,7 @@ func TestTakeSpec(t *testing.T) {
 		want    SpecTaken
 		problem string // the error names it
 		asked   bool   // the limits were asked
+		jobs    bool   // the run starts jobs
 	}{
 		{name: "a change that begins here: the next generation, origin now, depth 1",
 			u: spec.Update{Spec: tree("root", "", "")}, asked: true,
@@ -46,9 +47,19 @@ func TestTakeSpec(t *testing.T) {
 		{name: "held to the limits: a name too long for a workflow ID",
 			u:      spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: string(make([]byte, 2000)), Kind: spec.KindStub}}}},
 			limits: true, asked: true, problem: "name"},
+		{name: "a job, to a supervisor of code older than jobs",
+			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("backup")}}}, asked: true, problem: "backup is a job: this supervisor's code"},
+		{name: "a service made a job in place",
+			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("a")}}}, jobs: true, asked: true, problem: "a: a service cannot become a job in place"},
+		{name: "a job made a service in place",
+			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: "nightly", Kind: spec.KindStub}}}}, jobs: true, asked: true, problem: "nightly: a job cannot become a service"},
+		{name: "a new job",
+			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: "a", Kind: spec.KindStub}, jobNode("backup")}}}, jobs: true, asked: true,
+			want: SpecTaken{Generation: 5, Origin: now, Depth: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, asked := held, false
+			h.Jobs, h.Services, h.JobNames = c.jobs, []string{"a"}, []string{"nightly"}
 			h.Limits = func() bool { asked = true; return c.limits }
 			got, err := TakeSpec(h, c.u)
 			require.Equal(t, c.asked, asked, "limits asked")
@@ -60,4 +71,8 @@ func TestTakeSpec(t *testing.T) {
 			require.Equal(t, c.want, got)
 		})
 	}
+}
+
+func jobNode(name string) spec.Node {
+	return spec.Node{Name: name, Kind: spec.KindStub, Stub: &spec.Stub{ExitAfter: spec.Duration(time.Second)}, Job: &spec.Job{Every: spec.Dur(time.Minute)}}
 }

@@ -102,6 +102,8 @@ type Status struct {
 	// out). Its own answer would be its last state, replayed: the record is
 	// the truth.
 	WorkflowClosed bool `json:"workflowClosed,omitempty"`
+	// Job is a job's schedule and last run (a job's status only).
+	Job *JobStatus `json:"job,omitempty"`
 	// Stale, in an assembled tree, says why this row is not the node's own
 	// answer: its query failed or timed out, and the row is its
 	// supervisor's record of it (or, for a root or a node below a stale

@@ -28,12 +28,14 @@ const (
 	typeRollout    = "RolloutWorkflow"
 	typeHost       = "HostWorkflow"
 	typeRevisions  = "RevisionsWorkflow"
+	typeJob        = "JobWorkflow"
 
-	Supervisor = 8
+	Supervisor = 9
 	Worker     = 6
 	Rollout    = 2
 	Host       = 1
 	Revisions  = 1
+	Job        = 1
 )
 
 // SupervisorWorkflow's versions.
@@ -85,6 +87,9 @@ var (
 	// 8: the children a task starts go in batches of at most
 	// startBatchBytes, each awaited; version 7 sends them in one task.
 	SupStartBatches = Feature{"supervisor.start-batches", typeSupervisor, 8}
+	// 9: a child with a job block is a job (JobWorkflow, job.go);
+	// version 8 refuses a spec with one (it would run it as a service).
+	SupJobs = Feature{"supervisor.jobs", typeSupervisor, 9}
 )
 
 // WorkerWorkflow's versions.
@@ -139,13 +144,22 @@ var (
 	RevisionsVersioned = Feature{"revisions.versioned", typeRevisions, 1}
 )
 
+// JobWorkflow's versions.
+var (
+	// 1: the first code of jobs: a run's input names its version
+	// (JobInput.Version), checked at start and written at every
+	// continue-as-new.
+	JobVersioned = Feature{"job.versioned", typeJob, 1}
+)
+
 // All lists every table, for the tests that hold them together.
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
 	RolloutVersioned, RolloutReload,
 	HostVersioned,
 	RevisionsVersioned,
+	JobVersioned,
 }

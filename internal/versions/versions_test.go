@@ -9,7 +9,7 @@ import (
 // Each type's newest version is the highest of its table, every feature
 // is on from its version and off one below, and the names are unique.
 func TestTablesHoldTogether(t *testing.T) {
-	newest := map[string]int{typeSupervisor: Supervisor, typeWorker: Worker, typeRollout: Rollout, typeHost: Host, typeRevisions: Revisions}
+	newest := map[string]int{typeSupervisor: Supervisor, typeWorker: Worker, typeRollout: Rollout, typeHost: Host, typeRevisions: Revisions, typeJob: Job}
 	highest := map[string]int{}
 	names := map[string]bool{}
 	for _, f := range All {

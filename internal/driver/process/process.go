@@ -357,6 +357,13 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	if err := d.recordOwner(wfID); err != nil {
 		return "", err
 	}
+	// A job's run starts its process once: a start tried again (its
+	// activity's worker died after the process began) is that process.
+	if r.Spec.IsJob() {
+		if live := d.live(wfID); len(live) > 0 {
+			return live[0].id, nil
+		}
+	}
 	// Exactly one process per service: one of this workflow that still
 	// runs is stopped before the new one starts.
 	if err := d.stopEarlier(ctx, r); err != nil {
@@ -490,14 +497,22 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 		abandon()
 		return "", errors.New("process: driver closed")
 	}
+	// A job's process runs to completion: its start is its fork, and its
+	// end, however soon, is reported as any exit is (its run waits for it).
+	job := r.Spec.IsJob()
+	p.started = job
 	d.procs[p.id] = p
 	d.mu.Unlock()
 	// Recorded from its fork, as starting: a worker killed during the start
 	// leaves a record, and the next one ends that process (the start is
-	// retried) instead of leaving it unsupervised.
-	d.record(p, true)
+	// retried) instead of leaving it unsupervised. A job's, as started: the
+	// next worker adopts it (its run's start, tried again, takes it).
+	d.record(p, !job)
 	go d.wait(p) // not in d.wg: a process that outlives the worker outlives this goroutine's worker too
 	d.log.Debug("process: started", zap.String("instance", p.id), zap.String("command", c.Command))
+	if job {
+		return p.id, nil
+	}
 
 	if c.Notify {
 		if err := d.awaitNotifyReady(ctx, p, c); err != nil {
@@ -566,18 +581,9 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	return p.id, nil
 }
 
-// stopEarlier stops, as a stop does (its stop signal, then SIGKILL when
-// the spec's stop timeout runs out), every process of r's workflow that
-// still runs: one this driver holds, and one its record in StateDir names
-// (an earlier worker's, adopted now) that no Recover took over. A start
-// asked while one runs means the workflow believes it ended, rightly or
-// not (an exit signal anyone with access to the namespace can send): left
-// running, it would run beside the new one, and its record, overwritten,
-// would not let the next worker find it. Liveness is its pid and start
-// time, as for adoption: a pid that is another process's by now is never
-// signalled.
-func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
-	wfID := r.WorkflowID
+// live lists the processes of workflow wfID that still run (one its
+// record names is adopted first, if no worker of this process holds it).
+func (d *Driver) live(wfID string) []*proc {
 	if d.StateDir != "" {
 		d.recMu.Lock()
 		rec, _, found := d.recordOf(wfID)
@@ -592,6 +598,7 @@ func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
 		}
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	var live []*proc
 	for _, p := range d.procs {
 		if p.wfID != wfID {
@@ -607,8 +614,27 @@ func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
 				continue // gone (its end is being seen), or its pid reused
 			}
 		}
-		p.stopping = true
 		live = append(live, p)
+	}
+	return live
+}
+
+// stopEarlier stops, as a stop does (its stop signal, then SIGKILL when
+// the spec's stop timeout runs out), every process of r's workflow that
+// still runs: one this driver holds, and one its record in StateDir names
+// (an earlier worker's, adopted now) that no Recover took over. A start
+// asked while one runs means the workflow believes it ended, rightly or
+// not (an exit signal anyone with access to the namespace can send): left
+// running, it would run beside the new one, and its record, overwritten,
+// would not let the next worker find it. Liveness is its pid and start
+// time, as for adoption: a pid that is another process's by now is never
+// signalled.
+func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
+	wfID := r.WorkflowID
+	live := d.live(wfID)
+	d.mu.Lock()
+	for _, p := range live {
+		p.stopping = true
 	}
 	d.mu.Unlock()
 	for _, p := range live {
@@ -770,6 +796,9 @@ func describe(id string, st *os.ProcessState, err error, success []int) (driver.
 		normal = st.Success()
 	}
 	exit := driver.Exit{Instance: id, Normal: normal, Reason: st.String()}
+	if code >= 0 {
+		exit.Code = &code
+	}
 	if exit.Normal {
 		return exit, driver.Exited
 	}

@@ -1,0 +1,220 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/treestatus"
+)
+
+// JobRunInput is one run of a job: a periodic job's Schedule starts it
+// (its action's argument), a once job's workflow starts it as a child.
+type JobRunInput struct {
+	// Job is the job's path: its JobWorkflow's ID, told of the run's end.
+	Job string `json:"job"`
+	// Spec is the job's node as its JobWorkflow holds it (templates
+	// unrendered, as signed).
+	Spec       spec.Node `json:"spec"`
+	Generation int64     `json:"generation"`
+}
+
+// JobRun is one run of a job (treestatus.JobRun).
+type JobRun = treestatus.JobRun
+
+// SignalJobRun: a run tells its job how it ended (payload JobRun).
+const SignalJobRun = "jobRun"
+
+// JobRunPrefix is how the IDs of a job's runs begin: the job's path and
+// "/run-" (a Schedule adds the time it was due; a once job's run, "g" and
+// its generation). A job has no children, so no node's path begins so.
+func JobRunPrefix(job string) string { return job + "/run-" }
+
+// jobRunMemo is the memo key of a run's outcome (what `starter runs`
+// lists without asking each run).
+const jobRunMemo = "run"
+
+// JobRunWorkflow runs a job once: its process started on its host (the
+// host's queue, under its policy and signature checks, as a service's
+// start), its end awaited (the driver's exit report, as a worker's), and
+// past the job's timeout, or when the run is cancelled, its process
+// stopped. Its outcome goes into its memo and its result, and to its job
+// (SignalJobRun). A run that did not succeed fails the workflow
+// (non-retryable), so that a Schedule's pauseOnFailure sees it.
+//
+// Durability is the process driver's: the process outlives the steward
+// worker that started it, and the next worker of its host adopts it and
+// reports its end (exit code unknown). The run's start is one activity
+// under the job's retry policy: tried again, it is the same start (its
+// workflow ID names the process's record), so a run never starts twice.
+func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
+	info := workflow.GetInfo(ctx)
+	run := JobRun{ID: info.WorkflowExecution.ID, Outcome: treestatus.RunRunning, ScheduledAt: scheduledAt(ctx), Generation: in.Generation}
+	if in.Spec.Job == nil || !strings.HasPrefix(run.ID, JobRunPrefix(in.Job)) {
+		return run, temporal.NewNonRetryableApplicationError(fmt.Sprintf("not a run of job %q: the input has no job block, or the run's ID does not begin with %q", in.Job, JobRunPrefix(in.Job)), "InvalidJobRun", nil)
+	}
+	if ps := spec.ValidateWorker(in.Job, in.Spec); len(ps) > 0 {
+		return run, temporal.NewNonRetryableApplicationError("invalid job spec:\n"+ps.Error(), "InvalidSpec", nil)
+	}
+	node := spec.Rendered(in.Spec)
+	run.Host = node.RunsOn()
+	job := node.Job.Resolved()
+	deadline := workflow.Now(ctx).Add(job.Timeout.D())
+	exits := workflow.GetSignalChannel(ctx, SignalExit)
+
+	req := activities.ActionRequest{WorkflowID: run.ID, Path: in.Job, Seq: 1, Spec: node}
+	res, ended, err := startRun(ctx, node, req, exits)
+	switch {
+	case ended != nil: // its process ran and ended while its start's worker was gone
+		endedBy(&run, *ended)
+		return endRun(ctx, in, run)
+	case err != nil && ctx.Err() != nil:
+		run.Outcome, run.Reason = treestatus.RunCanceled, "canceled while starting"
+		stopRun(ctx, node, req, &run)
+		return endRun(ctx, in, run)
+	case err != nil:
+		run.Outcome, run.Reason = treestatus.RunFailed, "start: "+errorText(err)
+		return endRun(ctx, in, run)
+	}
+	run.StartedAt = res.Done
+	if run.StartedAt.IsZero() {
+		run.StartedAt = workflow.Now(ctx)
+	}
+	req.Instance = res.Instance
+
+	timerCtx, stopTimer := workflow.WithCancel(ctx)
+	timer := workflow.NewTimer(timerCtx, max(deadline.Sub(workflow.Now(ctx)), time.Millisecond))
+	for run.Outcome == treestatus.RunRunning {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(exits, func(c workflow.ReceiveChannel, _ bool) {
+			var e jobExit
+			if decodeRaw(receiveRaw(ctx, c), &e) == nil && e.Instance == req.Instance {
+				endedBy(&run, e)
+			}
+		})
+		sel.AddFuture(timer, func(f workflow.Future) {
+			if f.Get(ctx, nil) == nil {
+				run.Outcome, run.Reason = treestatus.RunTimedOut, fmt.Sprintf("still running after its timeout (%s): stopped", job.Timeout.D())
+			}
+		})
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
+			run.Outcome, run.Reason = treestatus.RunCanceled, "canceled: stopped"
+		})
+		sel.Select(ctx)
+	}
+	stopTimer()
+	if run.Outcome == treestatus.RunTimedOut || run.Outcome == treestatus.RunCanceled {
+		stopRun(ctx, node, req, &run) // a run never leaves its process behind
+	}
+	return endRun(ctx, in, run)
+}
+
+// jobExit is a driver's exit report, as a run reads it.
+type jobExit struct {
+	Instance string `json:"instance"`
+	Normal   bool   `json:"normal"`
+	Reason   string `json:"reason"`
+	Code     *int   `json:"code"`
+}
+
+// startRun starts the run's process: the job's retry policy, tried by
+// the run itself, one attempt at a time, so that between two attempts it
+// looks for the end of a process the first one started (its worker died
+// after the start, and the host's next worker found it ended: ended). An
+// attempt that finds the process running takes it (the process driver
+// starts a job's process once).
+func startRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest, exits workflow.ReceiveChannel) (res activities.ActionResult, ended *jobExit, err error) {
+	opts := ActivityOptions(node, tick.Start)
+	retry := node.Resolved().Retry
+	policy := *opts.RetryPolicy
+	policy.MaximumAttempts = 1
+	opts.RetryPolicy = &policy
+	wait := retry.InitialInterval.D()
+	for attempt := 1; ; attempt++ {
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.StartName, req).Get(ctx, &res)
+		if err == nil {
+			return res, nil, nil
+		}
+		for {
+			var raw converter.RawValue
+			if !exits.ReceiveAsync(&raw) {
+				break
+			}
+			var e jobExit
+			if decodeRaw(raw, &e) == nil && strings.HasSuffix(e.Instance, "@"+req.WorkflowID) {
+				return res, &e, nil
+			}
+		}
+		var app *temporal.ApplicationError
+		if ctx.Err() != nil || attempt >= retry.MaxAttempts || (errors.As(err, &app) && app.NonRetryable()) {
+			return res, nil, err
+		}
+		if workflow.Sleep(ctx, wait) != nil {
+			return res, nil, err
+		}
+		wait = min(time.Duration(float64(wait)*retry.BackoffCoefficient), retry.MaxInterval.D())
+	}
+}
+
+// endedBy notes a process's end as the run's outcome.
+func endedBy(run *JobRun, e jobExit) {
+	run.ExitCode, run.Reason, run.Outcome = e.Code, e.Reason, treestatus.RunFailed
+	if e.Normal {
+		run.Outcome, run.Reason = treestatus.RunSucceeded, ""
+	}
+}
+
+// stopRun stops the run's process (a run timed out or cancelled), and
+// notes a stop that failed.
+func stopRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest, run *JobRun) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, ActivityOptions(node, tick.Stop)), activities.StopName, req).Get(dctx, nil); err != nil {
+		run.Reason += "; its stop failed: " + errorText(err)
+	}
+}
+
+// endRun records the run's outcome (its memo), tells its job, and ends the
+// run: a failure unless it succeeded.
+func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	run.EndedAt = workflow.Now(dctx)
+	if err := workflow.UpsertMemo(dctx, map[string]any{jobRunMemo: run}); err != nil {
+		workflow.GetLogger(dctx).Warn("run memo not recorded", "error", err.Error())
+	}
+	// The job may be gone (its tree deleted): that does not change the run.
+	_ = workflow.SignalExternalWorkflow(dctx, in.Job, "", SignalJobRun, run).Get(dctx, nil)
+	switch run.Outcome {
+	case treestatus.RunSucceeded:
+		return run, nil
+	case treestatus.RunCanceled:
+		return run, temporal.NewCanceledError(run.Reason)
+	}
+	return run, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s %s: %s", run.ID, run.Outcome, run.Reason), "Job"+strings.ToUpper(run.Outcome[:1])+run.Outcome[1:], nil, run)
+}
+
+// scheduledAt is when a Schedule meant the run to start (its search
+// attribute TemporalScheduledStartTime), else when the run began.
+func scheduledAt(ctx workflow.Context) time.Time {
+	if t, ok := workflow.GetTypedSearchAttributes(ctx).GetTime(temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")); ok {
+		return t
+	}
+	return workflow.GetInfo(ctx).WorkflowStartTime
+}
+
+// errorText is an activity error's own message (the application error's,
+// without the SDK's wrapping).
+func errorText(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	return err.Error()
+}
