@@ -103,6 +103,66 @@ func TestJobsOnSchedules(t *testing.T) {
 		return ok && strings.Contains(fmt.Sprint(d), "paused:true"), fmt.Sprint(d)
 	})
 
+	// starter jobs: both, with their schedules; tick's next run ahead,
+	// broken paused after its failure.
+	r = starter(t, "jobs", "it-jobs", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var jobs []struct {
+		Path     string             `json:"path"`
+		Schedule string             `json:"schedule"`
+		Paused   bool               `json:"paused"`
+		NextRun  *time.Time         `json:"nextRun"`
+		LastRun  *treestatus.JobRun `json:"lastRun"`
+		Running  bool               `json:"running"`
+		Skipped  int                `json:"skipped"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &jobs), r.stdout)
+	require.Len(t, jobs, 2, r.stdout)
+	require.Equal(t, "it-jobs/broken", jobs[0].Path)
+	require.True(t, jobs[0].Paused, r.stdout)
+	require.Equal(t, "it-jobs/tick", jobs[1].Path)
+	require.Equal(t, "every 2s", jobs[1].Schedule)
+	require.False(t, jobs[1].Paused)
+	require.NotNil(t, jobs[1].NextRun, r.stdout)
+	require.NotNil(t, jobs[1].LastRun, r.stdout)
+
+	// starter runs: newest first, each with its outcome, exit code and host.
+	r = starter(t, "runs", "it-jobs/tick", "-o", "json", "--limit", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	var runs []treestatus.JobRun
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &runs), r.stdout)
+	require.Len(t, runs, 2, r.stdout)
+	require.False(t, runs[0].StartedAt.Before(runs[1].StartedAt), "newest first: %s", r.stdout)
+	for _, run := range runs {
+		if run.Outcome == treestatus.RunRunning {
+			continue
+		}
+		require.Equal(t, treestatus.RunSucceeded, run.Outcome, r.stdout)
+		require.NotNil(t, run.ExitCode, r.stdout)
+		require.NotEmpty(t, run.Host, r.stdout)
+	}
+
+	// starter run --wait: 0 for a run that succeeds, 1 for one that fails;
+	// the failed run's output is in its log.
+	r = starter(t, "run", "it-jobs/tick", "--wait", "--timeout", "1m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "succeeded")
+	r = starter(t, "run", "it-jobs/broken", "--wait", "--timeout", "1m")
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "failed")
+	var failedRun string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "it-jobs/broken/run-now-") {
+			failedRun = f[0]
+		}
+	}
+	require.NotEmpty(t, failedRun, r.stdout)
+	r = starter(t, "logs", "it-jobs/broken", "--run", failedRun)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "failing")
+	r = starter(t, "logs", "it-jobs/broken", "--run", "it-jobs/tick/run-x")
+	require.Equal(t, 2, r.code, "a run of another job: %s", r.stdout+r.stderr)
+
 	// Removed by a re-apply: the schedules are gone.
 	r = starter(t, "apply", "-f", writeSpec(t, tree(false)), "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)

@@ -10,6 +10,7 @@ import (
 	"os"
 	ossignal "os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +35,7 @@ const followWait = 500 * time.Millisecond
 func logsCmd(g *globals) *cobra.Command {
 	var n int
 	var follow, previous bool
-	var signKey, since string
+	var signKey, since, run string
 	cmd := &cobra.Command{
 		Use:   "logs PATH",
 		Short: "Print the last lines of a process service's output (stdout and stderr), read on its host through that host's worker; -f follows",
@@ -80,14 +81,18 @@ it never enters the history of the service's own workflow.`,
 			if err != nil {
 				return err
 			}
+			logOf, err := logWorkflow(ctx, c, a[0], run)
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
-			req := activities.ReadLogRequest{WorkflowID: a[0], Lines: n}
+			req := activities.ReadLogRequest{WorkflowID: logOf, Lines: n}
 			if sel != nil {
-				next, err := readRange(ctx, c, g.namespace, host, a[0], *sel, rd, out, lastLines(cmd, n))
+				next, err := readRange(ctx, c, g.namespace, host, logOf, *sel, rd, out, lastLines(cmd, n))
 				if err != nil || ctx.Err() != nil || !follow {
 					return err
 				}
-				req = activities.ReadLogRequest{WorkflowID: a[0], Follow: true, From: next, Wait: followWait}
+				req = activities.ReadLogRequest{WorkflowID: logOf, Follow: true, From: next, Wait: followWait}
 			}
 			for {
 				res, err := readLog(ctx, c, g.namespace, host, req, rd)
@@ -103,16 +108,46 @@ it never enters the history of the service's own workflow.`,
 				if !follow {
 					return nil
 				}
-				req = activities.ReadLogRequest{WorkflowID: a[0], Follow: true, From: res.Next, Wait: followWait}
+				req = activities.ReadLogRequest{WorkflowID: logOf, Follow: true, From: res.Next, Wait: followWait}
 			}
 		},
 	}
 	cmd.Flags().IntVarP(&n, "lines", "n", 100, "how many of the last lines")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing new output until interrupted")
 	cmd.Flags().StringVar(&since, "since", "", "what was written since: a duration back from now (1h, 30m, 2d) or a time (RFC 3339), across rotated files")
+	cmd.Flags().StringVar(&run, "run", "", "a job's run (its ID, as `starter runs` lists it; default: its newest run)")
 	cmd.Flags().BoolVar(&previous, "previous", false, "what the service's previous run wrote (the run before the current or last one)")
 	signKeyFlag(cmd, &signKey, "sign the read with this private key: a host with --trusted-keys answers only signed reads, sealed to this starter")
 	return cmd
+}
+
+// logWorkflow is the workflow whose log `starter logs PATH` reads: a
+// service's own, a job's run (--run, or its newest).
+func logWorkflow(ctx context.Context, c client.Client, path, run string) (string, error) {
+	n, err := querySpec(ctx, c, path)
+	if err != nil {
+		return "", failure("%v", err)
+	}
+	if !n.IsJob() {
+		if run != "" {
+			return "", badInput("--run: %s is not a job", path)
+		}
+		return path, nil
+	}
+	if run != "" {
+		if !strings.HasPrefix(run, workflows.JobRunPrefix(path)) {
+			return "", badInput("--run %s is not a run of %s (its runs begin with %s)", run, path, workflows.JobRunPrefix(path))
+		}
+		return run, nil
+	}
+	runs, err := listRuns(ctx, c, path, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(runs) == 0 {
+		return "", failure("%s has not run yet (see `starter jobs %s`)", path, path)
+	}
+	return runs[0].ID, nil
 }
 
 // logSelect reads --since and --previous (nil: neither given).

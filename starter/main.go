@@ -65,7 +65,8 @@ func main() {
 		restartCmd(g), rolloutCmd(g), codecServerCmd(g), historyCmd(g), logsCmd(g),
 		upgradeCmd(g), versionCmd(), keygenCmd(), consoleCmd(g), topCmd(g), reloadCmd(g),
 		updateCmd(g), promoteCmd(g), revisionsCmd(g), revertCmd(g),
-		hostsCmd(g), drainCmd(g), undrainCmd(g))
+		hostsCmd(g), drainCmd(g), undrainCmd(g),
+		jobsCmd(g), runsCmd(g), runCmd(g))
 	err := root.Execute()
 	if err == nil {
 		return

@@ -183,14 +183,14 @@ func (j *jobRun) sync() {
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			WaitForCancellation:   true,
 			StaticSummary:         "steward job run " + j.in.Path,
-			TypedSearchAttributes: temporal.NewSearchAttributes(SearchPath.ValueSet(j.in.Path), SearchKind.ValueSet(jobRunKind)),
+			TypedSearchAttributes: temporal.NewSearchAttributes(SearchPath.ValueSet(j.in.Path), SearchKind.ValueSet(JobRunKind)),
 		})
 		j.once = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation})
 	}
 }
 
-// jobRunKind is a run's StewardKind (its job's is its driver's).
-const jobRunKind = "jobrun"
+// JobRunKind is a run's StewardKind (its job's is its driver's).
+const JobRunKind = "jobrun"
 
 // scheduleOptions: a schedule's put or delete, on the control queue,
 // tried for about a minute (the server down, or restarting) before the
@@ -207,7 +207,7 @@ func (j *jobRun) schedule() activities.JobSchedule {
 	return activities.JobSchedule{
 		ID: j.in.Path, Job: *j.in.Spec.Job, Paused: j.carry.Desired == spec.DesiredStopped,
 		Workflow: "JobRunWorkflow", RunID: strings.TrimSuffix(JobRunPrefix(j.in.Path), "-"), TaskQueue: TaskQueue, Input: input,
-		Search: map[string]string{SearchPath.GetName(): j.in.Path, SearchKind.GetName(): jobRunKind},
+		Search: map[string]string{SearchPath.GetName(): j.in.Path, SearchKind.GetName(): JobRunKind},
 	}
 }
 

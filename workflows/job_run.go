@@ -38,9 +38,9 @@ const SignalJobRun = "jobRun"
 // its generation). A job has no children, so no node's path begins so.
 func JobRunPrefix(job string) string { return job + "/run-" }
 
-// jobRunMemo is the memo key of a run's outcome (what `starter runs`
+// JobRunMemo is the memo key of a run's outcome (what `starter runs`
 // lists without asking each run).
-const jobRunMemo = "run"
+const JobRunMemo = "run"
 
 // JobRunWorkflow runs a job once: its process started on its host (the
 // host's queue, under its policy and signature checks, as a service's
@@ -186,7 +186,7 @@ func stopRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest,
 func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	run.EndedAt = workflow.Now(dctx)
-	if err := workflow.UpsertMemo(dctx, map[string]any{jobRunMemo: run}); err != nil {
+	if err := workflow.UpsertMemo(dctx, map[string]any{JobRunMemo: run}); err != nil {
 		workflow.GetLogger(dctx).Warn("run memo not recorded", "error", err.Error())
 	}
 	// The job may be gone (its tree deleted): that does not change the run.
