@@ -3,6 +3,10 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,4 +210,128 @@ children:
 	web := waitState(t, "it-once/web", "running", 60*time.Second)
 	require.False(t, web.Since.Before(mig.Job.LastRun.EndedAt), "web running since %s, before migrate ended at %s", web.Since, mig.Job.LastRun.EndedAt)
 	require.Equal(t, 1, mig.Job.Runs)
+}
+
+// A run's process outlives its worker: killed with -9 during the run, the
+// next worker of the host adopts the process, and its exit code (noted by
+// the job's shim) is the run's; the command ran once.
+func TestJobRunSurvivesAWorkerKill(t *testing.T) {
+	needServer(t)
+	const host = "it-jobkill"
+	w := guardedWorker(t, host)
+	dir := t.TempDir()
+	starts, release := filepath.Join(dir, "starts"), filepath.Join(dir, "release")
+	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`
+name: it-jobkill
+children:
+  - name: once
+    kind: process
+    process: {command: sh, args: ["-c", "echo $$ >> %s; while [ ! -e %s ]; do sleep 0.1; done; exit 7"], host: %s}
+    job: {once: true}
+`, starts, release, host)))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "delete", "it-jobkill") })
+	eventually(t, time.Minute, func() (bool, string) {
+		b, _ := os.ReadFile(starts)
+		return len(b) > 0, "the run's process has not started"
+	})
+	w.kill()
+	w2, err := startWorker(host+"-2", "--host", host)
+	require.NoError(t, err)
+	t.Cleanup(w2.stop)
+	require.NoError(t, os.WriteFile(release, nil, 0o644)) // the process ends, under the next worker
+	var st workflows.Status
+	eventually(t, 90*time.Second, func() (bool, string) {
+		var err error
+		if st, err = jobStatus(t, "it-jobkill/once"); err != nil {
+			return false, err.Error()
+		}
+		return st.Job.LastRun != nil, fmt.Sprintf("%s: %s", st.State, st.Reason)
+	})
+	last := st.Job.LastRun
+	require.Equal(t, treestatus.RunFailed, last.Outcome, "%+v", last)
+	require.NotNil(t, last.ExitCode, "%+v", last)
+	require.Equal(t, 7, *last.ExitCode, "%+v", last)
+	require.Contains(t, last.Reason, "noted by its job shim", "%+v", last)
+	b, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	require.Len(t, strings.Fields(string(b)), 1, "the command ran once: %q", b)
+	require.Equal(t, 1, st.Job.Runs)
+}
+
+// A job under a host's policy: a command the policy does not allow is
+// refused, the run fails naming the rule, and nothing of it runs.
+func TestJobRefusedByTheHostsPolicy(t *testing.T) {
+	needServer(t)
+	const host = "it-jobpol"
+	dir := t.TempDir()
+	sleep, err := exec.LookPath("sleep")
+	require.NoError(t, err)
+	policy := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(policy, []byte("commands: ["+sleep+"]\n"), 0o644))
+	guardedWorker(t, host, "--policy", policy)
+	proof := filepath.Join(dir, "proof")
+	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`
+name: it-jobpol
+children:
+  - name: sneaky
+    kind: process
+    process: {command: /bin/sh, args: ["-c", "touch %s"], host: %s}
+    job: {every: 2s}
+`, proof, host)), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "delete", "it-jobpol") })
+	var st workflows.Status
+	eventually(t, 90*time.Second, func() (bool, string) {
+		var err error
+		if st, err = jobStatus(t, "it-jobpol/sneaky"); err != nil {
+			return false, err.Error()
+		}
+		return st.Job.LastRun != nil, st.State
+	})
+	require.Equal(t, "failed", st.State)
+	require.Equal(t, treestatus.RunFailed, st.Job.LastRun.Outcome)
+	require.Contains(t, st.Job.LastRun.Reason, "is not allowed", "%+v", st.Job.LastRun)
+	require.NoFileExists(t, proof)
+}
+
+// overlap skip (the default): a run due while one runs is skipped and
+// counted; runs never overlap.
+func TestJobOverlapsAreSkipped(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-overlap
+children:
+  - name: slow
+    kind: process
+    process: {command: sleep, args: ["2.5"]}
+    job: {every: 1s}
+`), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "delete", "it-overlap") })
+	eventually(t, 90*time.Second, func() (bool, string) {
+		st, err := jobStatus(t, "it-overlap/slow")
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Job.Runs >= 3, fmt.Sprintf("%d runs", st.Job.Runs)
+	})
+	r = starter(t, "jobs", "it-overlap", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var jobs []struct {
+		Skipped int `json:"skipped"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &jobs), r.stdout)
+	require.Len(t, jobs, 1)
+	require.Positive(t, jobs[0].Skipped, r.stdout)
+	r = starter(t, "runs", "it-overlap/slow", "-o", "json", "--limit", "50")
+	require.Equal(t, 0, r.code, r.stderr)
+	var runs []treestatus.JobRun
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &runs), r.stdout)
+	slices.SortFunc(runs, func(a, b treestatus.JobRun) int { return a.StartedAt.Compare(b.StartedAt) })
+	for i := 1; i < len(runs); i++ {
+		prev := runs[i-1]
+		require.False(t, prev.EndedAt.IsZero(), "a run before the last one ended: %s", r.stdout)
+		require.False(t, runs[i].StartedAt.Before(prev.EndedAt), "run %s began before %s ended: %s", runs[i].ID, prev.ID, r.stdout)
+	}
 }

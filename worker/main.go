@@ -101,6 +101,10 @@ func (f ageFlag) Set(s string) error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == process.JobShimArg {
+		// This binary as a job's shim (internal/driver/process/jobshim.go).
+		os.Exit(process.RunJobShim(os.Args[2:]))
+	}
 	var o options
 	config, version := registerFlags(flag.CommandLine, &o)
 	flag.Parse()
@@ -247,6 +251,11 @@ func run(o options) error {
 	processDriver.StateDir = o.stateDir
 	processDriver.Logs = o.logs
 	processDriver.KeepOnClose = true
+	if self, err := os.Executable(); err == nil {
+		processDriver.JobShim = self // a job's exit code outlives this worker
+	} else {
+		zl.Warn("process: no job shim (a job's run adopted by the next worker ends with its exit code unknown)", zap.Error(err))
+	}
 	processDriver.AdoptRecordedOnly = !o.guard.Open()
 	if o.guard != nil {
 		// Checked again where the driver runs a program and assembles an

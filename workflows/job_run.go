@@ -33,10 +33,8 @@ type JobRun = treestatus.JobRun
 // SignalJobRun: a run tells its job how it ended (payload JobRun).
 const SignalJobRun = "jobRun"
 
-// JobRunPrefix is how the IDs of a job's runs begin: the job's path and
-// "/run-" (a Schedule adds the time it was due; a once job's run, "g" and
-// its generation). A job has no children, so no node's path begins so.
-func JobRunPrefix(job string) string { return job + "/run-" }
+// JobRunPrefix is how the IDs of a job's runs begin (spec.JobRunPrefix).
+func JobRunPrefix(job string) string { return spec.JobRunPrefix(job) }
 
 // JobRunMemo is the memo key of a run's outcome (what `starter runs`
 // lists without asking each run).

@@ -66,14 +66,17 @@ func (g *Guard) Admit(a Action) error {
 	}
 	var sig Signature
 	if len(g.Trusted) > 0 {
-		if a.WorkflowID != a.Path {
+		// A job's run is a workflow of its own, named after its job: the
+		// job's signature holds for it (a run of another path's job is
+		// refused as any other workflow's action is).
+		if a.WorkflowID != a.Path && !(n.IsJob() && spec.IsJobRun(a.WorkflowID, a.Path)) {
 			return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the action names path %s, and comes from workflow %s: a signature holds for its own path's workflow only", a.Path, a.WorkflowID)}
 		}
 		var err error
 		if n.InFleet() {
-			sig, err = VerifyFleet(g.Trusted, a.WorkflowID, n, a.Template)
+			sig, err = VerifyFleet(g.Trusted, a.Path, n, a.Template)
 		} else {
-			sig, err = Verify(g.Trusted, a.WorkflowID, n)
+			sig, err = Verify(g.Trusted, a.Path, n)
 		}
 		if err != nil {
 			return err
@@ -90,7 +93,7 @@ func (g *Guard) Admit(a Action) error {
 		}
 	}
 	if len(g.Trusted) > 0 && a.Starts { // admitted: the revision is run
-		return g.Revisions.Admit(a.WorkflowID, sig.Revision)
+		return g.Revisions.Admit(a.Path, sig.Revision)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -670,6 +671,24 @@ func TestGuard_SignatureHoldsForItsOwnWorkflowOnly(t *testing.T) {
 	require.EqualError(t, g.Admit(Action{WorkflowID: "rogue-1", Path: "t1/web", Spec: web, Starts: true}),
 		"signature: the action names path t1/web, and comes from workflow rogue-1: a signature holds for its own path's workflow only")
 	require.ErrorContains(t, g.Admit(Action{WorkflowID: "rogue-1", Path: "rogue-1", Spec: web, Starts: true}), "does not match its signature")
+}
+
+// A job's runs are workflows of their own, named after the job: the job's
+// signature holds for them, and for nobody else's workflow.
+func TestGuard_AJobsSignatureHoldsForItsRuns(t *testing.T) {
+	_, priv, pub := keys(t)
+	n := processNode(t, "{command: /usr/bin/true}")
+	n.Name, n.Job = "backup", &spec.Job{Every: spec.Dur(time.Hour)}
+	svc := processNode(t, "{command: /usr/bin/true}")
+	signed, err := SignTree(priv, spec.Node{Name: "t1", Children: []spec.Node{n, svc}}, 1, nil)
+	require.NoError(t, err)
+	job, web := signed.Children[0], signed.Children[1]
+	g := &Guard{Trusted: []ed25519.PublicKey{pub}}
+	require.NoError(t, g.Admit(Action{WorkflowID: "t1/backup/run-2026-11-27T03:00:00Z", Path: "t1/backup", Spec: job, Starts: true}))
+	require.NoError(t, g.Admit(Action{WorkflowID: "t1/backup/run-now-1", Path: "t1/backup", Spec: job, Starts: true}), "the same revision runs again")
+	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/backupx/run-1", Path: "t1/backup", Spec: job, Starts: true}), "its own path's workflow only")
+	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/backup/run-", Path: "t1/backup", Spec: job, Starts: true}), "its own path's workflow only")
+	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/web/run-1", Path: "t1/web", Spec: web, Starts: true}), "its own path's workflow only", "a service has no runs")
 }
 
 // The replay: the first signed spec of a worker sent again after

@@ -70,6 +70,17 @@ const (
 	MaxJobTimeout = 7 * 24 * time.Hour
 )
 
+// JobRunPrefix is how the IDs of the runs of the job at path begin: the
+// path and "/run-" (a Schedule adds the time a run is due; a once job's
+// run, "g" and its generation; `starter run`, "now-" and its time). A job
+// has no children, so no node's path begins so.
+func JobRunPrefix(path string) string { return path + "/run-" }
+
+// IsJobRun reports whether the workflow ID names a run of the job at path.
+func IsJobRun(workflowID, path string) bool {
+	return len(workflowID) > len(JobRunPrefix(path)) && workflowID[:len(JobRunPrefix(path))] == JobRunPrefix(path)
+}
+
 // IsJob reports whether the node is a job.
 func (n *Node) IsJob() bool { return n.Job != nil }
 

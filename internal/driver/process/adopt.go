@@ -76,6 +76,8 @@ type record struct {
 	// older worker's record): a record of an earlier boot is of a process
 	// the host's reboot ended.
 	Boot string `json:"boot,omitempty"`
+	// ExitFile is where a job's shim notes how its command ended.
+	ExitFile string `json:"exitFile,omitempty"`
 }
 
 // endedByReboot says whether the process of rec, which no longer runs,
@@ -169,6 +171,7 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	}
 	rec.NotifySocket = p.notifyName
 	rec.Boot = CurrentBoot().ID
+	rec.ExitFile = p.exitFile
 	rec.LogFile = logName(p.wfID)
 	if p.logPath != "" {
 		rec.LogFile = filepath.Base(p.logPath)
@@ -213,6 +216,9 @@ func (d *Driver) unrecord(p *proc) {
 		if json.Unmarshal(b, &r) != nil || r.WorkflowID == p.wfID && r.Instance == p.id {
 			_ = os.Remove(path) // p's, or no one's (unreadable)
 		}
+	}
+	if p.exitFile != "" {
+		_ = os.Remove(p.exitFile) // its end is told (or recorded until it is)
 	}
 	d.dropLegacyRecord(p)
 }
@@ -297,7 +303,7 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true,
 		health: rec.Health, dieWithWorker: rec.DieWithWorker,
 		cgroup: rec.Cgroup, memoryMax: rec.MemoryMax, restartOnMemory: rec.RestartOnMemory,
-		logPath: d.adoptedLogPath(rec)}
+		logPath: d.adoptedLogPath(rec), exitFile: d.ownExitFile(rec)}
 	if rec.Logs != nil {
 		p.logs = *rec.Logs
 	}
@@ -377,6 +383,10 @@ func (d *Driver) watchAdopted(p *proc) {
 		// pid while it lives) goes too.
 		signalGroup(p.pid, syscall.SIGKILL)
 	}
+	if e, obs, ok := shimExit(p.exitFile, p.id, p.success); ok {
+		d.ended(p, e, obs)
+		return
+	}
 	d.ended(p, driver.Exit{Instance: p.id, Reason: "ended (exit code unknown: adopted from an earlier worker of this host, whose child it was)"}, driver.Crashed)
 }
 
@@ -424,7 +434,10 @@ func (d *Driver) Recover(ctx context.Context) (Recovered, error) {
 		}
 		n.Ended++
 		exit := driver.Exit{Instance: rec.Instance, Reason: "ended while no worker served this host (exit code unknown)"}
-		if boot := CurrentBoot(); endedByReboot(rec, f, boot) {
+		if e, _, ok := shimExit(d.ownExitFile(rec), rec.Instance, rec.Success); ok {
+			exit = e
+			exit.Reason += ", while no worker served this host"
+		} else if boot := CurrentBoot(); endedByReboot(rec, f, boot) {
 			exit.Reason = fmt.Sprintf("host rebooted (up since %s): the process ended with its previous boot", boot.At.Format(time.RFC3339))
 			n.Rebooted++
 		} else if rec.Cgroup != nil && rec.Cgroup.OOMKills() > 0 {
@@ -434,16 +447,33 @@ func (d *Driver) Recover(ctx context.Context) (Recovered, error) {
 			d.removeCgroup(rec.Cgroup)
 		}
 		if d.notifier == nil {
-			_ = os.Remove(f)
+			removeRecordFiles(f, rec)
 			continue
 		}
 		if err := d.notifier.NotifyExit(ctx, rec.WorkflowID, exit); err != nil {
 			d.log.Warn("process: could not report an end found at recovery (kept for the next worker)", zap.String("workflow", rec.WorkflowID), zap.Error(err))
 			continue
 		}
-		_ = os.Remove(f)
+		removeRecordFiles(f, rec)
 	}
 	return n, nil
+}
+
+// ownExitFile is rec's exit file if it is this driver's (in StateDir),
+// else "".
+func (d *Driver) ownExitFile(rec record) string {
+	if rec.ExitFile == "" || filepath.Dir(rec.ExitFile) != filepath.Clean(d.StateDir) {
+		return ""
+	}
+	return rec.ExitFile
+}
+
+// removeRecordFiles removes a record's file f and its job's exit file.
+func removeRecordFiles(f string, rec record) {
+	_ = os.Remove(f)
+	if rec.ExitFile != "" && filepath.Dir(rec.ExitFile) == filepath.Dir(f) { // never a file elsewhere
+		_ = os.Remove(rec.ExitFile)
+	}
 }
 
 // Recovered counts what Recover found: processes adopted, and processes

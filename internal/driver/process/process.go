@@ -87,6 +87,11 @@ type Driver struct {
 	// default). Set it before the first Start.
 	Logs LogPolicy
 
+	// JobShim is the worker's own binary, which runs a job's command as
+	// its shim (jobshim.go; "": none, and a job's process adopted by a
+	// later worker ends with its exit code unknown).
+	JobShim string
+
 	// StateDir, when set, keeps a record of every process that outlives
 	// its worker (adopt.go): the next worker of the host adopts what still
 	// runs and reports what ended. Set it before Recover and the first
@@ -136,6 +141,8 @@ type Driver struct {
 type proc struct {
 	id     string
 	wfID   string
+	// exitFile is where a job's shim notes its command's end (jobshim.go).
+	exitFile string
 	cmd    *exec.Cmd // nil for an adopted process (not our child)
 	pid    int
 	ticks  uint64        // its start time (clock ticks since boot): pid + ticks identify it
@@ -406,6 +413,16 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	if l.path != "" {
 		cmd.Path, cmd.Args = l.path, l.args
 	}
+	job := r.Spec.IsJob()
+	var exitFile *os.File
+	if job {
+		if exitFile, err = d.shimmed(wfID, cmd); err != nil {
+			return "", err
+		}
+		if exitFile != nil {
+			defer exitFile.Close() // the shim holds its own copy
+		}
+	}
 	var nt *notifier
 	notifyName := ""
 	if c.Notify {
@@ -446,6 +463,9 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr(c.DieWithWorker)
 	cmd.SysProcAttr.Credential = l.credential
+	if exitFile != nil {
+		passExitFile(cmd, exitFile)
+	}
 
 	err = d.fork(cmd)
 	out.Close() // the child holds its own copy
@@ -499,8 +519,10 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	}
 	// A job's process runs to completion: its start is its fork, and its
 	// end, however soon, is reported as any exit is (its run waits for it).
-	job := r.Spec.IsJob()
 	p.started = job
+	if exitFile != nil {
+		p.exitFile = exitFile.Name()
+	}
 	d.procs[p.id] = p
 	d.mu.Unlock()
 	// Recorded from its fork, as starting: a worker killed during the start
@@ -673,6 +695,9 @@ func (d *Driver) wait(p *proc) {
 	err := p.cmd.Wait()
 	signalGroup(p.pid, syscall.SIGKILL) // leftover children
 	exit, obs := describe(p.id, p.cmd.ProcessState, err, p.success)
+	if e, o, ok := shimExit(p.exitFile, p.id, p.success); ok {
+		exit, obs = e, o // the command's own end (a signal's too), not its shim's
+	}
 	d.ended(p, exit, obs)
 }
 
