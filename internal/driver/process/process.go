@@ -139,14 +139,14 @@ type Driver struct {
 
 // proc is one process this driver started or adopted.
 type proc struct {
-	id     string
-	wfID   string
+	id   string
+	wfID string
 	// exitFile is where a job's shim notes its command's end (jobshim.go).
 	exitFile string
-	cmd    *exec.Cmd // nil for an adopted process (not our child)
-	pid    int
-	ticks  uint64        // its start time (clock ticks since boot): pid + ticks identify it
-	exited chan struct{} // closed (under Driver.mu) when the process ended
+	cmd      *exec.Cmd // nil for an adopted process (not our child)
+	pid      int
+	ticks    uint64        // its start time (clock ticks since boot): pid + ticks identify it
+	exited   chan struct{} // closed (under Driver.mu) when the process ended
 	// dieWithWorker: Close kills it (and Pdeathsig did, on a crash).
 	dieWithWorker bool
 
