@@ -417,7 +417,7 @@ func TestAlertRules(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated", "StewardTaskQueueBacklogOld", "StewardActionsRefused", "StewardWorkflowTaskFailing"} {
+	for _, want := range []string{"StewardWorkerFailed", "StewardSupervisorGaveUp", "StewardHostUnreachable", "StewardRolloutTargetsFailing", "StewardPoolSaturated", "StewardTaskQueueBacklogOld", "StewardActionsRefused", "StewardWorkflowTaskFailing", "StewardJobNotSucceeding"} {
 		require.True(t, alerts[want], "no alert %s", want)
 	}
 	// A workflow task that keeps failing: the SDK's counter, by workflow

@@ -41,6 +41,10 @@ type JobCarry struct {
 	RejectedSignals int       `json:"rejectedSignals,omitempty"`
 	// Ran is the generation a once job last ran for (its run ended).
 	Ran int64 `json:"ran,omitempty"`
+	// Began is when the job began; LastSuccess when its last run that
+	// succeeded ended (its metrics).
+	Began       time.Time `json:"began,omitzero"`
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
 	// ScheduleError says why its schedule could not be put ("" when it
 	// is as the spec says).
 	ScheduleError string `json:"scheduleError,omitempty"`
@@ -81,6 +85,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	} else {
 		j.carry.Desired = in.Spec.Resolved().Desired
 		j.carry.Since = workflow.Now(ctx)
+		j.carry.Began = j.carry.Since
 	}
 	if err := checkJob(in.Path, in.Spec); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid job spec:\n"+err.Error(), "InvalidSpec", nil)
@@ -100,6 +105,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 
 	j.sync()
 	j.report(false)
+	j.gauges()
 	upgrade := false
 	for {
 		sel := workflow.NewSelector(ctx)
@@ -123,6 +129,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		j.carry.RejectedSignals += dropUnknownSignals(ctx, j.log, known...)
 		j.sync()
 		j.report(false)
+		j.gauges()
 		if (upgrade || workflow.GetInfo(ctx).GetCurrentHistoryLength() > jobHistoryLimit) && j.once == nil && j.put == nil && !anyPending(specCh, desiredCh, runCh, superviseCh) {
 			next := j.in
 			carry := j.carry
@@ -301,8 +308,27 @@ func (j *jobRun) noteRun(run JobRun) {
 	j.carry.Runs++
 	if run.Outcome != treestatus.RunSucceeded {
 		j.carry.Failures++
+	} else {
+		j.carry.LastSuccess = run.EndedAt
 	}
+	count(j.ctx, MetricJobRuns, map[string]string{"path": j.in.Path, "outcome": run.Outcome})
 	j.carry.Since = workflow.Now(j.ctx)
+}
+
+// gauges sets the job's gauges (each task: a worker process that takes
+// the job over reports them too).
+func (j *jobRun) gauges() {
+	tags := map[string]string{"path": j.in.Path}
+	last := j.carry.LastSuccess
+	if last.IsZero() {
+		last = j.carry.Began
+	}
+	if !last.IsZero() {
+		gauge(j.ctx, MetricJobLastSuccess, tags, float64(last.UnixMilli())/1000)
+	}
+	if p := j.in.Spec.Job.Period(workflow.Now(j.ctx)); p > 0 {
+		gauge(j.ctx, MetricJobPeriod, tags, p.Seconds())
+	}
 }
 
 // onSupervise acknowledges a group stop or restart of its supervisor's.

@@ -15,7 +15,7 @@ import (
 // the SDK's own on one /metrics endpoint (docs/metrics.md).
 //
 // Labels stay of low cardinality (kind, action, state, strategy, host); only
-// per-supervisor gauges carry a path.
+// per-supervisor gauges and a job's metrics carry a path.
 const (
 	MetricActionQueued        = "steward_action_queued_total"          // {action, kind}
 	MetricActionTimeouts      = "steward_action_timeouts_total"        // {action, kind}
@@ -35,6 +35,10 @@ const (
 	MetricRolloutTargets      = "steward_rollout_targets_total" // {op, status}
 	MetricUpdates             = "steward_updates_total"         // {result: complete|failed|reverted|cancelled|replaced}
 	MetricUpdateProgress      = "steward_update_progress"       // gauge {path}: the update's updated/total (1 when none runs)
+	// A job's (job.go), by its path: one series per job.
+	MetricJobRuns        = "steward_job_runs_total"                     // {path, outcome}: its runs that ended
+	MetricJobLastSuccess = "steward_job_last_success_timestamp_seconds" // gauge {path}: when its last run succeeded (until one has: when the job began)
+	MetricJobPeriod      = "steward_job_period_seconds"                 // gauge {path}: the time between its runs (a periodic job's)
 )
 
 func count(ctx workflow.Context, name string, tags map[string]string) {

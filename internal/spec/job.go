@@ -122,6 +122,24 @@ func (j Job) What() string {
 	return j.Schedule
 }
 
+// Period is the time between the job's runs around now (an interval's,
+// or between a cron expression's next two times, read in UTC); 0 for a
+// once job or an expression that does not parse.
+func (j Job) Period(now time.Time) time.Duration {
+	switch {
+	case j.Once:
+		return 0
+	case j.Every != nil:
+		return j.Every.D()
+	}
+	s, err := cronParser.Parse(j.Schedule)
+	if err != nil {
+		return 0
+	}
+	next := s.Next(now.UTC())
+	return s.Next(next).Sub(next)
+}
+
 var overlaps = []string{OverlapSkip, OverlapBufferOne, OverlapBufferAll, OverlapCancelOther, OverlapTerminateOther, OverlapAllowAll}
 
 // timezonePattern is an IANA zone name's shape (Area/City, UTC, Etc/GMT+1):

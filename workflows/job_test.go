@@ -1,0 +1,180 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/treestatus"
+)
+
+func periodicJob(name string) spec.Node {
+	return spec.Node{Name: name, Kind: spec.KindProcess, Process: map[string]any{"command": "/bin/true"},
+		Job: &spec.Job{Every: spec.Dur(time.Hour), PauseOnFailure: true}}
+}
+
+// A periodic job puts its schedule at its start (its path, its run, not
+// paused), again paused when it is stopped, and deletes it when it ends;
+// the runs it hears of are its status and its metrics.
+func TestJob_ItsScheduleFollowsItsLife(t *testing.T) {
+	env, rec := newEnvWithMetrics(t)
+	env.RegisterWorkflow(JobWorkflow)
+	var mu sync.Mutex
+	var puts []activities.JobSchedule
+	var deleted []string
+	env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(func(_ context.Context, s activities.JobSchedule) error {
+		mu.Lock()
+		defer mu.Unlock()
+		puts = append(puts, s)
+		return nil
+	})
+	env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(func(_ context.Context, id string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		deleted = append(deleted, id)
+		return nil
+	})
+	const path = "t/backup"
+	ok := 0
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalJobRun, JobRun{ID: path + "/run-2026-11-27T03:00:00Z", Outcome: treestatus.RunSucceeded, ExitCode: &ok, EndedAt: time.Unix(1000, 0)})
+		env.SignalWorkflow(SignalJobRun, JobRun{ID: "t/other/run-1", Outcome: treestatus.RunFailed}) // not its run
+	})
+	var st Status
+	at(env, 2*time.Minute, func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&st))
+		env.SignalWorkflow(SignalDesired, spec.DesiredStopped)
+	})
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: path, Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
+
+	require.Equal(t, "running", st.State, st.Reason)
+	require.Equal(t, 1, st.Job.Runs)
+	require.Equal(t, treestatus.RunSucceeded, st.Job.LastRun.Outcome)
+	require.Equal(t, path, st.Job.ScheduleID)
+	require.Equal(t, 1, st.RejectedSignals, "another job's run is refused")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, puts, 2)
+	require.Equal(t, path, puts[0].ID)
+	require.Equal(t, path+"/run", puts[0].RunID, "the server adds -<time> to each run's ID")
+	require.Equal(t, "JobRunWorkflow", puts[0].Workflow)
+	require.False(t, puts[0].Paused)
+	require.True(t, puts[1].Paused, "stopped: its schedule paused")
+	var in JobRunInput
+	require.NoError(t, json.Unmarshal(puts[0].Input, &in))
+	require.Equal(t, path, in.Job)
+	require.Equal(t, []string{path}, deleted, "ended: its schedule deleted")
+	require.Equal(t, 1.0, rec.Sum(MetricJobRuns, map[string]string{"path": path, "outcome": treestatus.RunSucceeded}))
+	last, found := rec.Last(MetricJobLastSuccess, map[string]string{"path": path})
+	require.True(t, found)
+	require.Equal(t, 1000.0, last)
+	period, found := rec.Last(MetricJobPeriod, map[string]string{"path": path})
+	require.True(t, found)
+	require.Equal(t, time.Hour.Seconds(), period)
+}
+
+// A spec that is not a job's is refused by a job (a service does not
+// become a job in place), and the job runs on as it was.
+func TestJob_RefusesAServiceSpec(t *testing.T) {
+	env := newEnv(t)
+	env.RegisterWorkflow(JobWorkflow)
+	env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil)
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: stubNode("backup", nil)})
+	})
+	at(env, 2*time.Minute, func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&st))
+	})
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/backup", Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.EqualValues(t, 1, st.Generation)
+	require.NotNil(t, st.Job)
+}
+
+// Period: an interval's, or between a cron expression's next two times.
+func TestJob_Period(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 30, 0, 0, time.UTC)
+	require.Equal(t, 24*time.Hour, spec.Job{Schedule: "0 3 * * *"}.Period(now))
+	require.Equal(t, time.Hour, spec.Job{Schedule: "@hourly"}.Period(now))
+	require.Equal(t, 6*time.Hour, spec.Job{Every: spec.Dur(6 * time.Hour)}.Period(now))
+	require.Zero(t, spec.Job{Once: true}.Period(now))
+}
+
+// A run: its process started on its host, its end awaited; past its
+// timeout the process is stopped and the run ends timed out; an exit is
+// the run's outcome, exit code included; its job is told either way.
+func TestJobRun_OutcomeByExitOrTimeout(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		exit    *jobExit
+		outcome string
+		stopped bool
+	}{
+		{"exit 0", &jobExit{Instance: "i1", Normal: true, Code: intPtr(0)}, treestatus.RunSucceeded, false},
+		{"exit 3", &jobExit{Instance: "i1", Code: intPtr(3), Reason: "exit status 3"}, treestatus.RunFailed, false},
+		{"another instance's exit, then the timeout", &jobExit{Instance: "i0", Normal: true}, treestatus.RunTimedOut, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.RegisterWorkflow(JobRunWorkflow)
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "t/backup/run-x"})
+			env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(activities.ActionResult{Instance: "i1"}, nil)
+			stops := 0
+			env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+				require.Equal(t, "i1", r.Instance)
+				stops++
+				return activities.ActionResult{}, nil
+			}).Maybe()
+			var told []JobRun
+			env.OnSignalExternalWorkflow(mock.Anything, "t/backup", "", SignalJobRun, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+				told = append(told, arg.(JobRun))
+				return nil
+			})
+			n := periodicJob("backup")
+			n.Job.Timeout = spec.Dur(time.Minute)
+			at(env, time.Second, func() { env.SignalWorkflow(SignalExit, *c.exit) })
+			env.ExecuteWorkflow(JobRunWorkflow, JobRunInput{Job: "t/backup", Spec: n, Generation: 1})
+			require.Len(t, told, 1)
+			run := told[0]
+			require.Equal(t, "t/backup/run-x", run.ID)
+			require.Equal(t, c.outcome, run.Outcome, run.Reason)
+			require.Equal(t, c.stopped, stops == 1)
+			if c.outcome == treestatus.RunSucceeded {
+				require.NoError(t, env.GetWorkflowError())
+				return
+			}
+			require.Error(t, env.GetWorkflowError(), "a run that did not succeed fails (pauseOnFailure sees it)")
+			if c.exit.Code != nil && c.outcome == treestatus.RunFailed {
+				require.Equal(t, *c.exit.Code, *run.ExitCode)
+			}
+		})
+	}
+}
+
+// A run's ID must be its job's: a run started by hand under another ID
+// is refused before anything runs.
+func TestJobRun_RefusesAnotherJobsID(t *testing.T) {
+	env := newEnv(t)
+	env.RegisterWorkflow(JobRunWorkflow)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "rogue"})
+	env.ExecuteWorkflow(JobRunWorkflow, JobRunInput{Job: "t/backup", Spec: periodicJob("backup"), Generation: 1})
+	require.ErrorContains(t, env.GetWorkflowError(), `not a run of job "t/backup"`)
+}
+
+func intPtr(n int) *int { return &n }
