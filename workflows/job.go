@@ -41,6 +41,12 @@ type JobCarry struct {
 	RejectedSignals int       `json:"rejectedSignals,omitempty"`
 	// Ran is the generation a once job last ran for (its run ended).
 	Ran int64 `json:"ran,omitempty"`
+	// Troubled: its last run did not succeed (jobRecovered is due at the
+	// next that does); NotifySeq numbers its notifications, and
+	// Notifications are those not yet delivered (notify.go).
+	Troubled      bool                          `json:"troubled,omitempty"`
+	NotifySeq     int64                         `json:"notifySeq,omitempty"`
+	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 	// Began is when the job began; LastSuccess when its last run that
 	// succeeded ended (its metrics).
 	Began       time.Time `json:"began,omitzero"`
@@ -103,6 +109,8 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 	known := []string{SignalSpec, SignalDesired, SignalJobRun, SignalSupervise, SignalUpgrade}
 
+	j.notes.resend(ctx, j.carry.Notifications)
+	j.carry.Notifications = nil
 	j.sync()
 	j.report(false)
 	j.gauges()
@@ -122,6 +130,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		if f := j.put; f != nil {
 			sel.AddFuture(f, func(f workflow.Future) { j.onPut(f) })
 		}
+		j.notes.watch(ctx, j.log, sel)
 		sel.Select(ctx)
 		if cancelled {
 			return j.shutdown()
@@ -133,6 +142,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		if (upgrade || workflow.GetInfo(ctx).GetCurrentHistoryLength() > jobHistoryLimit) && j.once == nil && j.put == nil && !anyPending(specCh, desiredCh, runCh, superviseCh) {
 			next := j.in
 			carry := j.carry
+			carry.Notifications = j.notes.undelivered()
 			next.Carry, next.Version = &carry, JobVersion
 			return workflow.NewContinueAsNewError(ctx, JobWorkflow, next)
 		}
@@ -153,6 +163,7 @@ type jobRun struct {
 	once workflow.Future
 	// lastReported is the status last reported to the supervisor.
 	lastReported *Status
+	notes        notifier
 }
 
 // checkJob says why a node is not a job's (nil: it is one).
@@ -312,6 +323,23 @@ func (j *jobRun) noteRun(run JobRun) {
 		j.carry.LastSuccess = run.EndedAt
 	}
 	count(j.ctx, MetricJobRuns, map[string]string{"path": j.in.Path, "outcome": run.Outcome})
+	// jobFailed once as it begins to fail, jobRecovered once it succeeds
+	// again: a job failing every minute is one notification, not one a
+	// minute.
+	event := ""
+	switch failed := run.Outcome != treestatus.RunSucceeded; {
+	case failed && !j.carry.Troubled:
+		event = spec.EventJobFailed
+	case !failed && j.carry.Troubled:
+		event = spec.EventJobRecovered
+	}
+	j.carry.Troubled = run.Outcome != treestatus.RunSucceeded
+	reason := run.Reason
+	if reason == "" {
+		reason = "run " + run.ID + " " + run.Outcome
+	}
+	j.notes.announce(j.ctx, j.in.Spec.Notify, &j.carry.NotifySeq, event, activities.Notification{Path: j.in.Path, State: run.Outcome,
+		Reason: reason, Time: workflow.Now(j.ctx), Generation: j.in.Generation})
 	j.carry.Since = workflow.Now(j.ctx)
 }
 

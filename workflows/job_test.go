@@ -178,3 +178,29 @@ func TestJobRun_RefusesAnotherJobsID(t *testing.T) {
 }
 
 func intPtr(n int) *int { return &n }
+
+// jobFailed as a job begins to fail, once however often it fails on;
+// jobRecovered at its next run that succeeds.
+func TestJob_NotifiesFailedOnceAndRecovered(t *testing.T) {
+	env := newEnv(t)
+	env.RegisterWorkflow(JobWorkflow)
+	env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil)
+	var events []string
+	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(func(_ context.Context, n activities.NotificationTask) error {
+		events = append(events, n.Notification.Event+" "+n.Notification.State)
+		return nil
+	})
+	run := func(id, outcome string) func() {
+		return func() { env.SignalWorkflow(SignalJobRun, JobRun{ID: "t/backup/run-" + id, Outcome: outcome}) }
+	}
+	at(env, time.Minute, run("1", treestatus.RunFailed))
+	at(env, 2*time.Minute, run("2", treestatus.RunTimedOut))
+	at(env, 3*time.Minute, run("3", treestatus.RunSucceeded))
+	at(env, 4*time.Minute, run("4", treestatus.RunSucceeded))
+	endAt(env, 5*time.Minute)
+	n := periodicJob("backup")
+	n.Notify = &spec.Notify{Webhook: spec.Value{Literal: "http://127.0.0.1:1/hook"}}
+	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/backup", Spec: n, Generation: 1, Version: JobVersion})
+	require.Equal(t, []string{"jobFailed failed", "jobRecovered succeeded"}, events)
+}

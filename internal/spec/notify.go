@@ -26,9 +26,11 @@ import (
 //   - updateFailed: a supervisor's rolling update failed (a worker did not
 //     become healthy in time, or no progress), whether it reverts or not;
 //   - reverted: a failed update brought the previous spec back
-//     (autoRevert).
+//     (autoRevert);
+//   - jobFailed: a job's run did not succeed (its first, or the first
+//     after one that did); jobRecovered: the next run that succeeded.
 //
-// `on` defaults to all seven (an empty list too). Each event is POSTed as
+// `on` defaults to all nine (an empty list too). Each event is POSTed as
 // JSON by an activity with retries (durable, at least once); the webhook
 // URL (Slack's and others' carry their secret in it) and the headers may be
 // secret references, resolved by the worker process that sends it.
@@ -44,10 +46,14 @@ const (
 	// (update.go).
 	EventUpdateFailed = "updateFailed"
 	EventReverted     = "reverted"
+	// EventJobFailed: a job's run did not succeed after one that did (or
+	// its first run); EventJobRecovered: its next run that succeeded.
+	EventJobFailed    = "jobFailed"
+	EventJobRecovered = "jobRecovered"
 )
 
 // NotifyEvents are every event, the default of `on`.
-var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered, EventRefused, EventUpdateFailed, EventReverted}
+var NotifyEvents = []string{EventFailed, EventGaveUp, EventUnknown, EventRecovered, EventRefused, EventUpdateFailed, EventReverted, EventJobFailed, EventJobRecovered}
 
 // Notify is a node's webhook.
 type Notify struct {
