@@ -107,6 +107,22 @@ func TestJobsOnSchedules(t *testing.T) {
 		return ok && strings.Contains(fmt.Sprint(d), "paused:true"), fmt.Sprint(d)
 	})
 
+	// starter start: the schedule that paused itself runs again.
+	before := status(t, "it-jobs/broken").Job.Runs
+	r = starter(t, "start", "it-jobs/broken")
+	require.Equal(t, 0, r.code, r.stderr)
+	eventually(t, 60*time.Second, func() (bool, string) {
+		st, err := jobStatus(t, "it-jobs/broken")
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Job.Runs > before, fmt.Sprintf("%d runs, %d before the start", st.Job.Runs, before)
+	})
+	eventually(t, 30*time.Second, func() (bool, string) {
+		d, ok := scheduleDescribe(t, "it-jobs/broken")
+		return ok && strings.Contains(fmt.Sprint(d), "paused:true"), "paused again after its next failure: " + fmt.Sprint(d)
+	})
+
 	// starter jobs: both, with their schedules; tick's next run ahead,
 	// broken paused after its failure.
 	r = starter(t, "jobs", "it-jobs", "-o", "json")

@@ -286,6 +286,11 @@ func (j *jobRun) onDesired(raw converter.RawValue) {
 		j.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\" (got %q)", d))
 		return
 	}
+	if d == spec.DesiredRunning {
+		// `starter start`: its schedule runs again, even where the job was
+		// running already and the schedule paused itself (pauseOnFailure).
+		j.putFor = ""
+	}
 	j.setDesired(d)
 }
 
