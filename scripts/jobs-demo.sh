@@ -50,5 +50,13 @@ s runs shop/report --limit 3
 s run shop/report --wait || true
 s runs shop/backup
 s logs shop/backup || true
+# pauseOnFailure: the schedule pauses itself when it next looks (at its
+# next due time at the latest)
+for _ in $(seq 1 80); do
+	bin/starter --address "$A" jobs shop/backup -o json | grep -q '"paused": true' && break
+	sleep 1
+done
+s jobs shop/backup
 s start shop/backup
+sleep 2
 s jobs shop/backup -o json
