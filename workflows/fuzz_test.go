@@ -1529,3 +1529,82 @@ func checkRolloutCounts(h *fuzzHarness, st RolloutStatus, n int) {
 		h.fail("rollout: total %d, counted %d, %d targets; want %d", st.Total, sum, len(st.Targets), n)
 	}
 }
+
+// ---- jobs ----
+
+// FuzzJobSignals sends a job's workflow (a periodic one, or a once one
+// whose runs end as the script says) its signals and others, with fuzzed
+// payloads: it neither panics nor fails a task, answers its status with
+// its job block at every step, and counts what it refuses.
+func FuzzJobSignals(f *testing.F) {
+	for _, s := range []string{
+		`jobRun {"id":"root/j/run-1","outcome":"succeeded","exitCode":0}
+jobRun {"id":"root/j/run-2","outcome":"failed","exitCode":3,"reason":"exit status 3"}
+jobRun {"id":"root/j/run-2","outcome":"failed"}
+desired "stopped"
+desired "running"
+spec {"generation":2,"spec":{"name":"j","kind":"stub","stub":{"exitAfter":"1s"},"job":{"every":"1m"}}}
+spec {"generation":3,"spec":{"name":"j","kind":"stub","stub":{"exitAfter":"1s"},"job":{"once":true}}}
+supervise {"seq":1,"op":"stop"}
+supervise {"seq":2,"op":"restart"}
+upgrade`,
+		`jobRun {"id":"other/run-1","outcome":"succeeded"}
+jobRun {"id":"root/j/run-x","outcome":"` + strings.Repeat("o", 300) + `","reason":"` + strings.Repeat("r", 5000) + `"}
+jobRun []
+jobRun
+desired "maybe"
+spec {"spec":{"name":"j","kind":"stub"}}
+spec {"spec":{"name":"other","kind":"stub","job":{"every":"1m"}}}
+spec {"spec":{"name":"j","kind":"stub","stub":{"exitAfter":"1s"},"job":{"every":"1ms"}}}
+spec {"spec":{"name":"j","kind":"stub","stub":{"exitAfter":"1s"},"job":{"schedule":"CRON_TZ=Europe/Paris 0 3 * * *"}}}
+spec 7
+supervise {"op":"explode"}
+exit {"instance":"i1"}
+@spec {}
+@rollout {"op":"restart"}
+nosuch 1`,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, script []byte, once bool) {
+		h := newFuzzHarness(t)
+		h.env.RegisterWorkflow(JobWorkflow)
+		h.env.RegisterWorkflow(JobRunWorkflow)
+		h.env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(nil).Maybe()
+		h.env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil).Maybe()
+		h.env.OnWorkflow(JobRunWorkflow, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in JobRunInput) (JobRun, error) {
+			return JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(in.Job), in.Generation), Outcome: treestatus.RunSucceeded}, nil
+		}).Maybe()
+		n := spec.Node{Name: "j", Kind: spec.KindStub, Stub: &spec.Stub{ExitAfter: spec.Duration(time.Second)}, Job: &spec.Job{Every: spec.Dur(time.Minute)}}
+		if once {
+			n.Job = &spec.Job{Once: true}
+		}
+		steps, end := parseScript(script, 5*time.Second)
+		check := func() {
+			if !h.live() {
+				return
+			}
+			st, ok := h.queryStatus("")
+			if ok && st.Job == nil {
+				h.fail("a job's status without its job block: %+v", st)
+			}
+		}
+		for _, st := range steps {
+			h.env.RegisterDelayedCallback(func() {
+				if !h.live() {
+					return
+				}
+				if st.update {
+					h.env.UpdateWorkflow(st.name, fmt.Sprint("fuzz-", st.at), &testsuite.TestUpdateCallback{OnAccept: func() { h.fail("a job accepted the Update %q", st.name) }, OnReject: func(error) {}, OnComplete: func(any, error) {}}, st.payload())
+					return
+				}
+				h.env.SignalWorkflow(st.name, st.payload())
+			}, st.at)
+			h.env.RegisterDelayedCallback(check, st.at+time.Millisecond)
+		}
+		h.env.RegisterDelayedCallback(func() { check(); h.end() }, end+time.Minute)
+		h.execute(JobWorkflow, JobInput{Path: "root/j", Parent: "", Spec: n, Generation: 1, Version: JobVersion})
+		h.checkEnd()
+	})
+}

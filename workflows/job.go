@@ -54,7 +54,18 @@ type JobCarry struct {
 	// ScheduleError says why its schedule could not be put ("" when it
 	// is as the spec says).
 	ScheduleError string `json:"scheduleError,omitempty"`
+	// PutFor is the generation and desired state its schedule was last
+	// put for (it is put again only when they change, or at `starter
+	// start`: a schedule paused by pauseOnFailure stays paused across
+	// continue-as-new); Scheduled: a schedule may exist (put, not
+	// deleted since).
+	PutFor    string `json:"putFor,omitempty"`
+	Scheduled bool   `json:"scheduled,omitempty"`
 }
+
+// maxRunIDBytes bounds a run's ID a job takes: its path (spec's limit),
+// "/run-" and a time or generation.
+const maxRunIDBytes = spec.MaxPathLength + 64
 
 // jobHistoryLimit is the history length past which a job's workflow
 // continues as new (each run it hears of costs it a few events).
@@ -155,12 +166,14 @@ type jobRun struct {
 	in    JobInput
 	log   log.Logger
 	carry JobCarry
-	// put is the schedule's put in flight, putFor the generation and
-	// desired state it puts, and want those the schedule must have.
-	put    workflow.Future
-	putFor string
-	// once is a once job's run in flight (its child's future).
-	once workflow.Future
+	// put is the schedule's put (or delete) in flight.
+	put workflow.Future
+	// deleting: put is its schedule's delete.
+	deleting bool
+	// once is a once job's run in flight (its child's future), and
+	// onceGen the generation it runs.
+	once    workflow.Future
+	onceGen int64
 	// lastReported is the status last reported to the supervisor.
 	lastReported *Status
 	notes        notifier
@@ -185,11 +198,24 @@ func (j *jobRun) wantPut() string { return fmt.Sprintf("%d/%s", j.in.Generation,
 // state changed since its last put, and starts a once job's run for a
 // generation it has not run.
 func (j *jobRun) sync() {
+	if j.put != nil {
+		return // one at a time: the next is decided when it is done
+	}
+	// Puts and deletes run on a disconnected context: a job cancelled
+	// meanwhile waits for them (shutdown), so a put never lands after its
+	// schedule's delete.
+	dctx, _ := workflow.NewDisconnectedContext(j.ctx)
 	if j.in.Spec.Job.Periodic() {
-		if j.put == nil && j.putFor != j.wantPut() {
-			j.putFor = j.wantPut()
-			j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(j.ctx, scheduleOptions), activities.PutScheduleName, j.schedule())
+		if j.carry.PutFor != j.wantPut() {
+			j.carry.PutFor, j.carry.Scheduled = j.wantPut(), true
+			j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, scheduleOptions), activities.PutScheduleName, j.schedule())
 		}
+		return
+	}
+	if j.carry.Scheduled { // a periodic job made a once job: its schedule goes
+		j.carry.PutFor = ""
+		j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, deleteOptions), activities.DeleteScheduleName, j.in.Path)
+		j.deleting = true
 		return
 	}
 	if j.once == nil && j.carry.Desired == spec.DesiredRunning && j.carry.Ran < j.in.Generation {
@@ -203,7 +229,7 @@ func (j *jobRun) sync() {
 			StaticSummary:         "steward job run " + j.in.Path,
 			TypedSearchAttributes: temporal.NewSearchAttributes(SearchPath.ValueSet(j.in.Path), SearchKind.ValueSet(JobRunKind)),
 		})
-		j.once = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation})
+		j.once, j.onceGen = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation}), j.in.Generation
 	}
 }
 
@@ -219,6 +245,16 @@ var scheduleOptions = workflow.ActivityOptions{
 	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 6, InitialInterval: time.Second, MaximumInterval: 20 * time.Second, NonRetryableErrorTypes: []string{activities.ErrPermanent}},
 }
 
+// deleteOptions: a schedule's delete, tried until it succeeds (or finds
+// no schedule) for up to ten minutes: a schedule left behind would start
+// runs of a job that is gone.
+var deleteOptions = workflow.ActivityOptions{
+	TaskQueue:              ControlQueue,
+	StartToCloseTimeout:    30 * time.Second,
+	ScheduleToCloseTimeout: 10 * time.Minute,
+	RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{activities.ErrPermanent}},
+}
+
 // schedule is the job's schedule as its spec and desired state say.
 func (j *jobRun) schedule() activities.JobSchedule {
 	input, _ := json.Marshal(JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation})
@@ -231,6 +267,15 @@ func (j *jobRun) schedule() activities.JobSchedule {
 
 func (j *jobRun) onPut(f workflow.Future) {
 	j.put = nil
+	if j.deleting {
+		j.deleting = false
+		if err := f.Get(j.ctx, nil); err != nil {
+			j.carry.ScheduleError = "its schedule could not be deleted: " + errorText(err)
+			return
+		}
+		j.carry.Scheduled, j.carry.ScheduleError = false, ""
+		return
+	}
 	if err := f.Get(j.ctx, nil); err != nil {
 		j.carry.ScheduleError = "its schedule could not be put: " + errorText(err)
 		j.log.Warn("job schedule not put", "path", j.in.Path, "error", err.Error())
@@ -247,9 +292,10 @@ func (j *jobRun) onOnceEnded(f workflow.Future) {
 	if errors.As(err, &app) && app.HasDetails() {
 		_ = app.Details(&run) // a run that did not succeed says how in its failure
 	}
-	j.carry.Ran = max(j.carry.Ran, j.in.Generation)
+	// The generation it ran: a newer spec taken meanwhile runs next.
+	j.carry.Ran = max(j.carry.Ran, j.onceGen)
 	if run.ID == "" { // the run did not tell (it failed to start as a workflow)
-		run = JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(j.in.Path), j.in.Generation), Outcome: treestatus.RunFailed, Generation: j.in.Generation, EndedAt: workflow.Now(j.ctx)}
+		run = JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(j.in.Path), j.onceGen), Outcome: treestatus.RunFailed, Generation: j.onceGen, EndedAt: workflow.Now(j.ctx)}
 		if err != nil {
 			run.Reason = errorText(err)
 		}
@@ -289,7 +335,7 @@ func (j *jobRun) onDesired(raw converter.RawValue) {
 	if d == spec.DesiredRunning {
 		// `starter start`: its schedule runs again, even where the job was
 		// running already and the schedule paused itself (pauseOnFailure).
-		j.putFor = ""
+		j.carry.PutFor = ""
 	}
 	j.setDesired(d)
 }
@@ -303,9 +349,18 @@ func (j *jobRun) setDesired(d string) {
 // onRun takes a run's end: its own runs only, each once.
 func (j *jobRun) onRun(raw converter.RawValue) {
 	var run JobRun
-	if err := decodeRaw(raw, &run); err != nil || !strings.HasPrefix(run.ID, JobRunPrefix(j.in.Path)) {
-		j.reject(SignalJobRun, fmt.Errorf("not a run of this job (its ID must begin with %q)", JobRunPrefix(j.in.Path)))
+	if err := decodeRaw(raw, &run); err != nil || !spec.IsJobRun(run.ID, j.in.Path) || len(run.ID) > maxRunIDBytes {
+		j.reject(SignalJobRun, fmt.Errorf("not a run of this job (its ID must begin with %q, at most %d bytes)", JobRunPrefix(j.in.Path), maxRunIDBytes))
 		return
+	}
+	switch run.Outcome {
+	case treestatus.RunSucceeded, treestatus.RunFailed, treestatus.RunTimedOut, treestatus.RunCanceled:
+	default:
+		j.reject(SignalJobRun, fmt.Errorf("a run's end with outcome %.40q (succeeded, failed, timedOut or canceled)", run.Outcome))
+		return
+	}
+	if len(run.Host) > spec.MaxNameLength {
+		run.Host = run.Host[:spec.MaxNameLength]
 	}
 	if l := j.carry.LastRun; l != nil && l.ID == run.ID {
 		return // told again (its child future said so first)
@@ -452,9 +507,12 @@ func jobSameReport(a, b Status) bool {
 // deleted and a once run in progress cancelled, then the last report.
 func (j *jobRun) shutdown() error {
 	dctx, _ := workflow.NewDisconnectedContext(j.ctx)
-	if j.in.Spec.Job.Periodic() {
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, scheduleOptions), activities.DeleteScheduleName, j.in.Path).Get(dctx, nil); err != nil {
-			j.log.Error("job schedule not deleted", "path", j.in.Path, "error", err.Error())
+	if f := j.put; f != nil {
+		_ = f.Get(dctx, nil) // a put in flight lands before the delete
+	}
+	if j.in.Spec.Job.Periodic() || j.carry.Scheduled {
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, deleteOptions), activities.DeleteScheduleName, j.in.Path).Get(dctx, nil); err != nil {
+			j.log.Error("job schedule not deleted: delete it with `temporal schedule delete --schedule-id PATH`", "path", j.in.Path, "error", err.Error())
 		}
 	}
 	if f := j.once; f != nil {

@@ -136,20 +136,30 @@ func startRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest
 	policy.MaximumAttempts = 1
 	opts.RetryPolicy = &policy
 	wait := retry.InitialInterval.D()
+	endedAlready := func() *jobExit {
+		for {
+			var raw converter.RawValue
+			if !exits.ReceiveAsync(&raw) {
+				return nil
+			}
+			var e jobExit
+			if decodeRaw(raw, &e) == nil && strings.HasSuffix(e.Instance, "@"+req.WorkflowID) {
+				return &e
+			}
+		}
+	}
 	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			if e := endedAlready(); e != nil { // it ended during the wait
+				return res, e, nil
+			}
+		}
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.StartName, req).Get(ctx, &res)
 		if err == nil {
 			return res, nil, nil
 		}
-		for {
-			var raw converter.RawValue
-			if !exits.ReceiveAsync(&raw) {
-				break
-			}
-			var e jobExit
-			if decodeRaw(raw, &e) == nil && strings.HasSuffix(e.Instance, "@"+req.WorkflowID) {
-				return res, &e, nil
-			}
+		if e := endedAlready(); e != nil {
+			return res, e, nil
 		}
 		var app *temporal.ApplicationError
 		if ctx.Err() != nil || attempt >= retry.MaxAttempts || (errors.As(err, &app) && app.NonRetryable()) {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
@@ -203,4 +206,69 @@ func TestJob_NotifiesFailedOnceAndRecovered(t *testing.T) {
 	n.Notify = &spec.Notify{Webhook: spec.Value{Literal: "http://127.0.0.1:1/hook"}}
 	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/backup", Spec: n, Generation: 1, Version: JobVersion})
 	require.Equal(t, []string{"jobFailed failed", "jobRecovered succeeded"}, events)
+}
+
+// A once job given a new generation while its run runs runs again for it
+// (the bug: the run's end marked the new generation as run, and its
+// dependants started without it).
+func TestJob_OnceRunsEachGenerationEvenOneTakenMidRun(t *testing.T) {
+	env := newEnv(t)
+	env.RegisterWorkflow(JobWorkflow)
+	env.RegisterWorkflow(JobRunWorkflow)
+	var gens []int64
+	env.OnWorkflow(JobRunWorkflow, mock.Anything, mock.Anything).After(2 * time.Minute).Return(func(_ workflow.Context, in JobRunInput) (JobRun, error) {
+		gens = append(gens, in.Generation)
+		return JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(in.Job), in.Generation), Outcome: treestatus.RunSucceeded, Generation: in.Generation}, nil
+	})
+	n := periodicJob("migrate")
+	n.Job = &spec.Job{Once: true}
+	changed := n
+	changed.Process = map[string]any{"command": "/bin/false"}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
+	var st Status
+	at(env, 10*time.Minute, func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&st))
+	})
+	endAt(env, 11*time.Minute)
+	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: JobVersion})
+	require.Equal(t, []int64{1, 2}, gens)
+	require.True(t, st.Completed, st.Reason)
+	require.Equal(t, "t/migrate/run-g2", st.Job.LastRun.ID)
+}
+
+// A periodic job made a once job deletes its schedule; its continue-as-new
+// keeps what its schedule was put for (a schedule paused by its failure is
+// not resumed by a new run of the job's workflow).
+func TestJob_PeriodicMadeOnceDeletesItsScheduleAndCarriesItsPut(t *testing.T) {
+	env := newEnv(t)
+	env.RegisterWorkflow(JobWorkflow)
+	env.RegisterWorkflow(JobRunWorkflow)
+	var puts, deletes int
+	env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(func(context.Context, activities.JobSchedule) error { puts++; return nil })
+	env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(func(context.Context, string) error { deletes++; return nil })
+	env.OnWorkflow(JobRunWorkflow, mock.Anything, mock.Anything).Return(JobRun{ID: "t/j/run-g2", Outcome: treestatus.RunSucceeded}, nil).Maybe()
+	once := periodicJob("j")
+	once.Job = &spec.Job{Once: true}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: once}) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: JobVersion})
+	require.Equal(t, 1, puts)
+	require.Equal(t, 1, deletes, "deleted when it became a once job, and not again at its end")
+
+	env = newEnv(t)
+	env.RegisterWorkflow(JobWorkflow)
+	puts = 0
+	env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(func(context.Context, activities.JobSchedule) error { puts++; return nil })
+	env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil)
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: JobVersion})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next JobInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Equal(t, "1/running", next.Carry.PutFor)
+	require.True(t, next.Carry.Scheduled)
+	require.Equal(t, 1, puts)
 }

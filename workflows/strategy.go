@@ -39,7 +39,7 @@ func (s *supervisorRun) children() []supervise.Child {
 		p := s.policy(rec.Name)
 		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.isSupervisor(), Restart: p.restart, Backoff: p.backoff,
 			State: rec.Status.State, Reason: rec.Status.Reason, Desired: rec.Status.Desired, Completed: rec.Status.Completed,
-			SuperviseSeq: rec.Status.SuperviseSeq, Lifecycle: rec.Lifecycle}
+			SuperviseSeq: rec.Status.SuperviseSeq, Lifecycle: rec.Lifecycle, Job: p.job}
 	}
 	return out
 }
@@ -49,6 +49,7 @@ func (s *supervisorRun) children() []supervise.Child {
 type childPolicy struct {
 	restart string
 	backoff tick.BackoffPolicy
+	job     bool
 }
 
 // policy is the named child's childPolicy, resolved once per spec (every
@@ -70,7 +71,7 @@ func (s *supervisorRun) policy(name string) childPolicy {
 
 func policyOf(n spec.Node) childPolicy {
 	n = n.Resolved()
-	return childPolicy{restart: n.Restart, backoff: backoffPolicy(n)}
+	return childPolicy{restart: n.Restart, backoff: backoffPolicy(n), job: n.IsJob()}
 }
 
 func backoffPolicy(n spec.Node) tick.BackoffPolicy {

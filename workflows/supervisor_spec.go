@@ -35,7 +35,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		for _, c := range s.in.Spec.Children {
 			if c.IsJob() {
 				held.JobNames = append(held.JobNames, c.Name)
-			} else if !c.IsSupervisor() {
+			} else {
 				held.Services = append(held.Services, c.Name)
 			}
 		}

@@ -69,6 +69,9 @@ func (g *Guard) Admit(a Action) error {
 		// A job's run is a workflow of its own, named after its job: the
 		// job's signature holds for it (a run of another path's job is
 		// refused as any other workflow's action is).
+		if n.IsJob() && n.InFleet() {
+			return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is a fleet's and a job's: a fleet's signature does not cover a job", a.Path)}
+		}
 		if a.WorkflowID != a.Path && !(n.IsJob() && spec.IsJobRun(a.WorkflowID, a.Path)) {
 			return &Refusal{Rule: "signature", Msg: fmt.Sprintf("the action names path %s, and comes from workflow %s: a signature holds for its own path's workflow only", a.Path, a.WorkflowID)}
 		}

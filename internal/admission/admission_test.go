@@ -689,6 +689,15 @@ func TestGuard_AJobsSignatureHoldsForItsRuns(t *testing.T) {
 	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/backupx/run-1", Path: "t1/backup", Spec: job, Starts: true}), "its own path's workflow only")
 	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/backup/run-", Path: "t1/backup", Spec: job, Starts: true}), "its own path's workflow only")
 	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/web/run-1", Path: "t1/web", Spec: web, Starts: true}), "its own path's workflow only", "a service has no runs")
+	// A service's signed spec made a job by hand: its signature does not
+	// cover the job block, so no run of it runs.
+	forged := web
+	forged.Job = &spec.Job{Once: true}
+	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/web/run-evil", Path: "t1/web", Spec: forged, Starts: true}), "does not match its signature")
+	v1, err := Sign(priv, "t1/web", web)
+	require.NoError(t, err)
+	forged.Signature = v1
+	require.ErrorContains(t, g.Admit(Action{WorkflowID: "t1/web/run-evil", Path: "t1/web", Spec: forged, Starts: true}), "does not cover its job block")
 }
 
 // The replay: the first signed spec of a worker sent again after

@@ -150,9 +150,11 @@ func MessageV2(path string, revision int64, n spec.Node) ([]byte, error) {
 		Stub     *spec.Stub     `json:"stub,omitempty"`
 		Process  map[string]any `json:"process,omitempty"`
 		HTTP     map[string]any `json:"http,omitempty"`
+		// Job: a job's block (a service's message is as before it).
+		Job *spec.Job `json:"job,omitempty"`
 	}
 	n = n.Resolved()
-	return canonical(signatureDomainV2, signed{Path: path, Revision: revision, Kind: n.Kind, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP})
+	return canonical(signatureDomainV2, signed{Path: path, Revision: revision, Kind: n.Kind, Stub: n.Stub, Process: n.Process, HTTP: n.HTTP, Job: n.Job})
 }
 
 // FleetMessageV2 is what a version 2 signature of a fleet's template
@@ -182,6 +184,11 @@ func Verify(trusted []ed25519.PublicKey, path string, n spec.Node) (Signature, e
 	}
 	if sig.Version == 2 && sig.Instances != 0 {
 		return sig, &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s carries a fleet's signature, and is not a fleet's", path)}
+	}
+	if n.IsJob() && sig.Version != 2 {
+		// Version 1 does not cover a job's block: a service's signature
+		// would run as a job (any number of runs, each a process).
+		return sig, &Refusal{Rule: "signature", Msg: fmt.Sprintf("the spec of %s is a job's, and its signature (version %d) does not cover its job block: sign it again (starter apply --sign-key)", path, sig.Version)}
 	}
 	return sig, sig.check(trusted, path, func() ([]byte, error) {
 		if sig.Version == 1 {

@@ -31,7 +31,7 @@ type SpecHeld struct {
 	Now time.Time
 	// Jobs: the run starts jobs (a child with a job block, supervisor
 	// code version 9 on); Services and JobNames are its children now that
-	// are services and jobs, by name.
+	// are not jobs (services, supervisors) and jobs, by name.
 	Jobs     bool
 	Services []string
 	JobNames []string
@@ -74,7 +74,7 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 		case c.IsJob() && !held.Jobs:
 			return SpecTaken{}, fmt.Errorf("%s is a job: this supervisor's code (older than version 9) runs no jobs; run `starter upgrade` first", c.Name)
 		case c.IsJob() && slices.Contains(held.Services, c.Name):
-			return SpecTaken{}, fmt.Errorf("%s: a service cannot become a job in place (remove it, apply, then add it back as a job)", c.Name)
+			return SpecTaken{}, fmt.Errorf("%s: a service or a supervisor cannot become a job in place (remove it, apply, then add it back as a job)", c.Name)
 		case !c.IsJob() && slices.Contains(held.JobNames, c.Name):
 			return SpecTaken{}, fmt.Errorf("%s: a job cannot become a service or a supervisor in place (remove it, apply, then add it back)", c.Name)
 		}

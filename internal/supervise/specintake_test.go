@@ -50,7 +50,7 @@ func TestTakeSpec(t *testing.T) {
 		{name: "a job, to a supervisor of code older than jobs",
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("backup")}}}, asked: true, problem: "backup is a job: this supervisor's code"},
 		{name: "a service made a job in place",
-			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("a")}}}, jobs: true, asked: true, problem: "a: a service cannot become a job in place"},
+			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("a")}}}, jobs: true, asked: true, problem: "a: a service or a supervisor cannot become a job in place"},
 		{name: "a job made a service in place",
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: "nightly", Kind: spec.KindStub}}}}, jobs: true, asked: true, problem: "nightly: a job cannot become a service"},
 		{name: "a new job",

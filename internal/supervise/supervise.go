@@ -131,6 +131,10 @@ type Child struct {
 	// Lifecycle: Ended and Deferred children are left out of plans; a
 	// Closed one is down already and is started anew by a plan.
 	Lifecycle Lifecycle
+	// Job: the child is a job, left out of plans: a group's stop or
+	// restart does not stop or restart a job (its runs are its
+	// schedule's, and a once job's run is not a service to restart).
+	Job bool
 }
 
 // Kind of event.
@@ -493,7 +497,7 @@ func (d *decider) advance() {
 func (d *decider) step(p *Plan, name, req string, done func(Child) bool) bool {
 	next := func() bool { p.Next, p.Sent, p.Deadline = p.Next+1, 0, time.Time{}; return true }
 	i := d.index(name)
-	if i < 0 || d.s.Children[i].Lifecycle == Ended || d.s.Children[i].Lifecycle == Deferred {
+	if i < 0 || d.s.Children[i].Lifecycle == Ended || d.s.Children[i].Lifecycle == Deferred || d.s.Children[i].Job {
 		return next()
 	}
 	c := d.s.Children[i]

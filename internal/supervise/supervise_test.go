@@ -177,6 +177,28 @@ func TestPlan_StepsThroughStopBackoffStart(t *testing.T) {
 	require.Contains(t, m.Reason, "restarted: one_for_all: a")
 }
 
+// A job is left out of a group restart: a sibling's crash neither stops
+// nor restarts it, and the plan does not wait for it to be down (the bug:
+// a job acknowledged the stop and stayed running, and the plan waited
+// StepWait, five minutes, for it).
+func TestPlan_AJobIsNotPartOfAGroupRestart(t *testing.T) {
+	kids := abc()
+	kids[2].Job = true // c
+	m, cmds := Next(Snapshot{Kind: Terminated, Child: 1, N: 1, Now: t0, Desired: "running", Config: cfg(spec.OneForAll), Children: kids})
+	require.Equal(t, []string{"stop b"}, sends(cmds), "c, the job, is not stopped")
+	kids[1].State, kids[1].SuperviseSeq = "stopped", cmds[len(cmds)-1].Seq
+	m, cmds = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
+	require.Equal(t, []string{"stop a"}, sends(cmds))
+	kids[0].State, kids[0].SuperviseSeq = "stopped", cmds[len(cmds)-1].Seq
+	m, _ = Next(Snapshot{Kind: Changed, Now: t0, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
+	require.Equal(t, PhaseBackoff, m.Plan.Phase)
+	_, cmds = Next(Snapshot{Kind: Wake, Now: m.Plan.Until, Desired: "running", Memory: m, Config: cfg(spec.OneForAll), Children: kids})
+	require.Equal(t, []string{"restart a"}, sends(cmds))
+	for _, c := range cmds {
+		require.NotEqual(t, "c", c.Child, "the job is never asked: %+v", c)
+	}
+}
+
 // A child that cannot be asked (its workflow is gone) or does not answer
 // within StepWait is skipped; a closed one is started anew in its turn.
 func TestPlan_SkipsUnreachableAndStartsClosedAnew(t *testing.T) {

@@ -76,8 +76,10 @@ type record struct {
 	// older worker's record): a record of an earlier boot is of a process
 	// the host's reboot ended.
 	Boot string `json:"boot,omitempty"`
-	// ExitFile is where a job's shim notes how its command ended.
+	// ExitFile is where a job's shim notes how its command ended; Job:
+	// the process is a job's run.
 	ExitFile string `json:"exitFile,omitempty"`
+	Job      bool   `json:"job,omitempty"`
 }
 
 // endedByReboot says whether the process of rec, which no longer runs,
@@ -171,7 +173,7 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	}
 	rec.NotifySocket = p.notifyName
 	rec.Boot = CurrentBoot().ID
-	rec.ExitFile = p.exitFile
+	rec.ExitFile, rec.Job = p.exitFile, p.job
 	rec.LogFile = logName(p.wfID)
 	if p.logPath != "" {
 		rec.LogFile = filepath.Base(p.logPath)
@@ -303,7 +305,7 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 		stopSignal: syscall.Signal(rec.StopSignal), success: rec.Success, started: true,
 		health: rec.Health, dieWithWorker: rec.DieWithWorker,
 		cgroup: rec.Cgroup, memoryMax: rec.MemoryMax, restartOnMemory: rec.RestartOnMemory,
-		logPath: d.adoptedLogPath(rec), exitFile: d.ownExitFile(rec)}
+		logPath: d.adoptedLogPath(rec), exitFile: d.ownExitFile(rec), job: rec.Job}
 	if rec.Logs != nil {
 		p.logs = *rec.Logs
 	}

@@ -160,3 +160,35 @@ func isSuccess(code int, success []int) bool {
 	}
 	return false
 }
+
+// maxEndedJobs bounds the ended job runs a driver remembers (a start tried
+// again comes within its activity's retries: seconds to minutes).
+const maxEndedJobs = 4096
+
+// noteEndedJobLocked forgets a job's process that ended (nothing starts
+// its workflow again) and remembers its instance for a start of the same
+// run tried again. d.mu is held.
+func (d *Driver) noteEndedJobLocked(p *proc) {
+	if d.procs[p.id] == p {
+		delete(d.procs, p.id)
+	}
+	if d.endedJobs == nil {
+		d.endedJobs = map[string]string{}
+	}
+	if _, known := d.endedJobs[p.wfID]; !known {
+		d.endedOrder = append(d.endedOrder, p.wfID)
+	}
+	d.endedJobs[p.wfID] = p.id
+	for len(d.endedOrder) > maxEndedJobs {
+		delete(d.endedJobs, d.endedOrder[0])
+		d.endedOrder = d.endedOrder[1:]
+	}
+}
+
+// endedJob is the instance of workflow wfID's job process that ended, if
+// this driver remembers one ("" otherwise).
+func (d *Driver) endedJob(wfID string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.endedJobs[wfID]
+}

@@ -126,6 +126,12 @@ type Driver struct {
 	spawn       chan spawnReq
 	spawnClosed bool
 
+	// endedJobs are the job runs' processes that ended, by workflow (the
+	// last maxEndedJobs, oldest first in endedOrder): a start of the same
+	// run tried again finds its process there (under mu).
+	endedJobs  map[string]string
+	endedOrder []string
+
 	recMu   sync.Mutex           // the records in StateDir
 	rotMu   sync.Mutex           // log rotations and indexes
 	samples map[string]logSample // by log path, under rotMu
@@ -141,8 +147,11 @@ type Driver struct {
 type proc struct {
 	id   string
 	wfID string
-	// exitFile is where a job's shim notes its command's end (jobshim.go).
+	// exitFile is where a job's shim notes its command's end (jobshim.go);
+	// job: the process is a job's run (forgotten once it ends: no start
+	// of its workflow comes after it).
 	exitFile string
+	job      bool
 	cmd      *exec.Cmd // nil for an adopted process (not our child)
 	pid      int
 	ticks    uint64        // its start time (clock ticks since boot): pid + ticks identify it
@@ -365,10 +374,14 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 		return "", err
 	}
 	// A job's run starts its process once: a start tried again (its
-	// activity's worker died after the process began) is that process.
+	// activity's worker died after the process began, or its answer was
+	// lost) is that process, running or ended (its end is told as any is).
 	if r.Spec.IsJob() {
 		if live := d.live(wfID); len(live) > 0 {
 			return live[0].id, nil
+		}
+		if id := d.endedJob(wfID); id != "" {
+			return id, nil
 		}
 	}
 	// Exactly one process per service: one of this workflow that still
@@ -415,12 +428,18 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	}
 	job := r.Spec.IsJob()
 	var exitFile *os.File
+	forked := false
 	if job {
 		if exitFile, err = d.shimmed(wfID, cmd); err != nil {
 			return "", err
 		}
 		if exitFile != nil {
 			defer exitFile.Close() // the shim holds its own copy
+			defer func() {
+				if !forked { // a start that failed leaves no exit file behind
+					_ = os.Remove(exitFile.Name())
+				}
+			}()
 		}
 	}
 	var nt *notifier
@@ -473,6 +492,7 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 		abandon()
 		return "", classify(c.Command, err)
 	}
+	forked = true
 	startedAt := time.Now()
 	pid := cmd.Process.Pid
 	if place != nil {
@@ -519,7 +539,7 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	}
 	// A job's process runs to completion: its start is its fork, and its
 	// end, however soon, is reported as any exit is (its run waits for it).
-	p.started = job
+	p.started, p.job = job, job
 	if exitFile != nil {
 		p.exitFile = exitFile.Name()
 	}
@@ -712,6 +732,9 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	}
 	p.exit, p.obs = exit, obs
 	close(p.exited)
+	if p.job {
+		d.noteEndedJobLocked(p)
+	}
 	if p.notify != nil {
 		p.notify.close()
 	}

@@ -29,6 +29,9 @@ import (
 const helperEnv = "STEWARD_PROCESS_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == JobShimArg { // this binary as a job's shim
+		os.Exit(RunJobShim(os.Args[2:]))
+	}
 	if os.Getenv(helperEnv) == "1" {
 		helperMain()
 		return

@@ -1,0 +1,75 @@
+package process
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
+)
+
+func jobReq(wfID string, cfg map[string]any) driver.Request {
+	r := req(wfID, cfg)
+	r.Spec.Job = &spec.Job{Every: spec.Dur(time.Minute)}
+	return r
+}
+
+// A job's process runs under the shim: its end is pushed with its exit
+// code, its start tried again (running or ended) is the same process, and
+// nothing of it is left in the state directory once its end is told.
+func TestJobRunStartsOnceAndKeepsItsExitCode(t *testing.T) {
+	need(t, "sh")
+	rec := newRecorder()
+	d, dir := newDriver(t, rec)
+	d.StateDir = filepath.Join(dir, "state")
+	self, err := os.Executable()
+	require.NoError(t, err)
+	d.JobShim = self
+	count := filepath.Join(dir, "starts")
+	r := jobReq("t/backup/run-1", map[string]any{"command": "sh", "args": []string{"-c", "echo x >> " + count + "; sleep 0.3; exit 5"}})
+
+	id, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	again, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	require.Equal(t, id, again, "running: the same process")
+
+	select {
+	case p := <-rec.ch:
+		require.Equal(t, "t/backup/run-1", p.wfID)
+		require.Equal(t, id, p.exit.Instance)
+		require.False(t, p.exit.Normal)
+		require.NotNil(t, p.exit.Code)
+		require.Equal(t, 5, *p.exit.Code)
+		require.Contains(t, p.exit.Reason, "noted by its job shim")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit pushed")
+	}
+	after, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	require.Equal(t, id, after, "ended: still the same process, not a second run")
+	b, err := os.ReadFile(count)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(b), "x"), "the command ran once")
+	require.Eventually(t, func() bool {
+		left, _ := filepath.Glob(filepath.Join(d.StateDir, "*"))
+		return len(left) == 0
+	}, 5*time.Second, 50*time.Millisecond, "its record and exit file removed once its end is told")
+}
+
+// A job's start that fails before its process runs leaves no exit file.
+func TestJobFailedStartLeavesNoExitFile(t *testing.T) {
+	d, dir := newDriver(t, newRecorder())
+	d.StateDir = filepath.Join(dir, "state")
+	d.JobShim = "/nonexistent/steward-worker"
+	_, err := d.Start(context.Background(), jobReq("t/j/run-1", map[string]any{"command": "/bin/true", "dir": filepath.Join(dir, "missing")}))
+	require.Error(t, err)
+	left, _ := filepath.Glob(filepath.Join(d.StateDir, "*.exit"))
+	require.Empty(t, left)
+}
