@@ -3,11 +3,14 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -350,4 +353,52 @@ children:
 		require.False(t, prev.EndedAt.IsZero(), "a run before the last one ended: %s", r.stdout)
 		require.False(t, runs[i].StartedAt.Before(prev.EndedAt), "run %s began before %s ended: %s", runs[i].ID, prev.ID, r.stdout)
 	}
+}
+
+// An http job's run is one request: a 2xx answer succeeds, any other fails
+// the run with the answer's status.
+func TestHTTPJobIsOneRequest(t *testing.T) {
+	needServer(t)
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/broken" {
+			http.Error(w, "no", http.StatusInternalServerError)
+			return
+		}
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed) // fails the run: the test sees it
+			return
+		}
+		hits.Add(1)
+	}))
+	t.Cleanup(srv.Close)
+	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`
+name: it-httpjob
+children:
+  - name: ping
+    kind: http
+    http: {start: {method: POST, url: "%s/run"}}
+    job: {every: 2s}
+  - name: broken
+    kind: http
+    http: {start: {url: "%s/broken"}}
+    retry: {maxAttempts: 1}
+    job: {every: 2s}
+`, srv.URL, srv.URL)))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "delete", "it-httpjob") })
+	eventually(t, 60*time.Second, func() (bool, string) {
+		st, err := jobStatus(t, "it-httpjob/ping")
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Job.Runs >= 2 && st.Job.Failures == 0 && hits.Load() >= 2, fmt.Sprintf("%d runs, %d failed, %d requests", st.Job.Runs, st.Job.Failures, hits.Load())
+	})
+	eventually(t, 60*time.Second, func() (bool, string) {
+		st, err := jobStatus(t, "it-httpjob/broken")
+		if err != nil || st.Job.LastRun == nil {
+			return false, fmt.Sprint(err)
+		}
+		return st.Job.LastRun.Outcome == treestatus.RunFailed && strings.Contains(st.Job.LastRun.Reason, "500"), fmt.Sprintf("%+v", st.Job.LastRun)
+	})
 }

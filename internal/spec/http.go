@@ -90,8 +90,16 @@ func ParseHTTP(m map[string]any) (HTTP, error) {
 	return decodeBlock[HTTP](m, "http")
 }
 
-func (v *validator) http(path string, m map[string]any) {
+func (v *validator) http(path string, m map[string]any) { v.httpBlock(path, m, false) }
+
+// httpBlock checks an http worker's block; a job's (job) is one request,
+// its start, and needs no health.
+func (v *validator) httpBlock(path string, m map[string]any, job bool) {
 	if m == nil {
+		if job {
+			v.add(path, "required for an http job (its start: the request a run sends)")
+			return
+		}
 		v.add(path, "required for kind http (at least health.url)")
 		return
 	}
@@ -106,6 +114,14 @@ func (v *validator) http(path string, m map[string]any) {
 		v.httpRequest(join(path, "reload"), (*HTTPRequest)(h.Reload))
 	}
 	hp := join(path, "health")
+	if job {
+		if h.Start == nil {
+			v.add(join(path, "start"), "required for an http job (the request a run sends; a 2xx answer is its success)")
+		}
+		if h.Health == nil {
+			return
+		}
+	}
 	if h.Health == nil {
 		v.add(join(hp, "url"), "required")
 		return

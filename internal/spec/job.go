@@ -15,7 +15,8 @@ import (
 // default is written here.
 //
 // A run succeeds when its process exits with a success code (0 unless
-// process.successExitCodes), a stub's when it exits normally (exitAfter);
+// process.successExitCodes), an http job's when its start request is
+// answered 2xx, a stub's when it exits normally (exitAfter);
 // it fails otherwise, and ends as timed out after Timeout. Retry applies
 // to the start of a run; restart and backoff do not apply (a failing job
 // is not a crashing service and does not count against its supervisor's
@@ -203,13 +204,13 @@ func (v *validator) job(p string, n Node) {
 		v.add(join(jp, "timeout"), "%s is too long (at most %s)", j.Timeout.D(), MaxJobTimeout)
 	}
 	switch n.Kind {
-	case KindProcess:
+	case KindProcess, KindHTTP:
 	case KindStub:
 		if n.Stub == nil || (n.Stub.ExitAfter <= 0 && n.Stub.CrashAfter <= 0) {
 			v.add(join(p, "stub"), "a stub job needs exitAfter (a run that succeeds) or crashAfter (one that fails)")
 		}
 	default:
-		v.add(join(p, "kind"), "a job is a process or a stub (not %q)", n.Kind)
+		v.add(join(p, "kind"), "a job is a process, an http request or a stub (not %q)", n.Kind)
 	}
 	if n.Restart != "" {
 		v.add(join(p, "restart"), "a job is not restarted (it runs to completion): leave restart out")

@@ -193,7 +193,7 @@ func (v *validator) worker(p string, n Node) {
 	case n.Kind == KindProcess:
 		v.process(join(p, "process"), n.Process)
 	case n.Kind == KindHTTP:
-		v.http(join(p, "http"), n.HTTP)
+		v.httpBlock(join(p, "http"), n.HTTP, n.IsJob())
 	default:
 		v.add(join(p, "kind"), "unknown kind %q (stub, process or http)", n.Kind)
 	}

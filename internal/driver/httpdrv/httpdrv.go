@@ -98,7 +98,11 @@ type Config struct {
 // ParseConfig decodes an http block strictly (spec.ParseHTTP), fills in
 // defaults, and checks what the driver needs (a health URL, absolute URLs,
 // a positive timeout and threshold).
-func ParseConfig(m map[string]any) (Config, error) {
+func ParseConfig(m map[string]any) (Config, error) { return parseConfig(m, true) }
+
+// parseConfig is ParseConfig; a job's block (needHealth false) is its
+// start request alone.
+func parseConfig(m map[string]any, needHealth bool) (Config, error) {
 	raw, err := spec.ParseHTTP(m)
 	if err != nil {
 		return Config{}, fmt.Errorf("http: %w", err)
@@ -112,6 +116,12 @@ func ParseConfig(m map[string]any) (Config, error) {
 	}
 	if c.Reload, err = resolve("reload", (*spec.HTTPRequest)(raw.Reload)); err != nil {
 		return Config{}, err
+	}
+	if !needHealth && raw.Health == nil {
+		if c.Start == nil {
+			return Config{}, errors.New("http: an http job needs its start request")
+		}
+		return c, nil
 	}
 	if raw.Health == nil || raw.Health.URL == "" {
 		return Config{}, errors.New("http: health.url is required")
@@ -203,7 +213,7 @@ func defaultClient() *http.Client {
 
 // Start sends the start request (if any) and returns a new instance.
 func (d *Driver) Start(ctx context.Context, r driver.Request) (string, error) {
-	c, err := ParseConfig(r.Spec.HTTP)
+	c, err := parseConfig(r.Spec.HTTP, !r.Spec.IsJob()) // a job's run: its start request alone
 	if err != nil {
 		return "", driver.Permanent(err)
 	}
