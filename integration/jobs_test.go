@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,6 +109,39 @@ func TestJobsOnSchedules(t *testing.T) {
 	eventually(t, 30*time.Second, func() (bool, string) {
 		d, ok := scheduleDescribe(t, "it-jobs/broken")
 		return ok && strings.Contains(fmt.Sprint(d), "paused:true"), fmt.Sprint(d)
+	})
+
+	// The console's panel: the job's schedule, next run and runs, its
+	// journal, and its newest run's output.
+	base, _ := consoleProc(t)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		resp, err := http.Get(base + "/api/node?path=it-jobs/tick")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		var info struct {
+			History []any `json:"history"`
+			Job     *struct {
+				Schedule string     `json:"schedule"`
+				NextRun  *time.Time `json:"nextRun"`
+				Runs     int        `json:"runs"`
+			} `json:"job"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+			return false, err.Error()
+		}
+		return resp.StatusCode == 200 && info.Job != nil && info.Job.Schedule == "every 2s" && info.Job.NextRun != nil && info.Job.Runs > 0 && len(info.History) > 0,
+			fmt.Sprintf("%s: %+v", resp.Status, info)
+	})
+	eventually(t, 30*time.Second, func() (bool, string) {
+		resp, err := http.Get(base + "/api/logs?path=it-jobs/tick")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && strings.Contains(string(b), "ran"), fmt.Sprintf("%s: %.300s", resp.Status, b)
 	})
 
 	// starter start: the schedule that paused itself runs again.

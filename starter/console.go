@@ -403,6 +403,15 @@ func (s *consoleSource) Node(ctx context.Context, path string) (console.NodeInfo
 			info.Host, _ = processHost(ctx, s.c, path)
 		}
 		info.Reload = n.ReloadConfigured()
+		if n.IsJob() {
+			if row, err := jobOf(ctx, s.c, path); err == nil {
+				info.Job = &console.JobInfo{Schedule: row.Schedule, Paused: row.Paused, NextRun: row.NextRun, Running: row.Running,
+					Skipped: row.Skipped, Runs: row.Runs, Failures: row.Failures}
+				if row.LastRun != nil {
+					info.Job.LastRun, _ = json.Marshal(row.LastRun)
+				}
+			}
+		}
 	}
 	return info, nil
 }
@@ -412,13 +421,17 @@ func (s *consoleSource) Log(ctx context.Context, path, from string, follow bool)
 	if err != nil {
 		return console.LogChunk{}, plain(err)
 	}
-	req := activities.ReadLogRequest{WorkflowID: path, Lines: 100}
+	logOf, err := logWorkflow(ctx, s.c, path, "") // a job's: its newest run's
+	if err != nil {
+		return console.LogChunk{}, plain(err)
+	}
+	req := activities.ReadLogRequest{WorkflowID: logOf, Lines: 100}
 	if follow {
 		var pos process.LogPosition
 		if err := json.Unmarshal([]byte(from), &pos); err != nil {
 			return console.LogChunk{}, fmt.Errorf("%w: from: %v", console.ErrBadInput, err)
 		}
-		req = activities.ReadLogRequest{WorkflowID: path, Follow: true, From: pos, Wait: followWait}
+		req = activities.ReadLogRequest{WorkflowID: logOf, Follow: true, From: pos, Wait: followWait}
 	}
 	key, _ := json.Marshal(req)
 	v, err := s.shared.do("log\x00"+host+"\x00"+string(key), func() (any, error) {

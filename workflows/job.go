@@ -47,6 +47,8 @@ type JobCarry struct {
 	Troubled      bool                          `json:"troubled,omitempty"`
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
+	// Journal is its last JournalLimit transitions (the `history` query).
+	Journal []JournalEntry `json:"journal,omitempty"`
 	// Began is when the job began; LastSuccess when its last run that
 	// succeeded ended (its metrics).
 	Began       time.Time `json:"began,omitzero"`
@@ -113,6 +115,9 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return j.in.Spec, nil }); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryHistory, func() ([]JournalEntry, error) { return j.carry.Journal, nil }); err != nil {
+		return err
+	}
 	specCh := workflow.GetSignalChannel(ctx, SignalSpec)
 	desiredCh := workflow.GetSignalChannel(ctx, SignalDesired)
 	runCh := workflow.GetSignalChannel(ctx, SignalJobRun)
@@ -123,6 +128,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	j.notes.resend(ctx, j.carry.Notifications)
 	j.carry.Notifications = nil
 	j.sync()
+	j.journal()
 	j.report(false)
 	j.gauges()
 	upgrade := false
@@ -148,6 +154,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		}
 		j.carry.RejectedSignals += dropUnknownSignals(ctx, j.log, known...)
 		j.sync()
+		j.journal()
 		j.report(false)
 		j.gauges()
 		if (upgrade || workflow.GetInfo(ctx).GetCurrentHistoryLength() > jobHistoryLimit) && j.once == nil && j.put == nil && !anyPending(specCh, desiredCh, runCh, superviseCh) {
@@ -401,6 +408,19 @@ func (j *jobRun) noteRun(run JobRun) {
 	j.notes.announce(j.ctx, j.in.Spec.Notify, &j.carry.NotifySeq, event, activities.Notification{Path: j.in.Path, State: run.Outcome,
 		Reason: reason, Time: workflow.Now(j.ctx), Generation: j.in.Generation})
 	j.carry.Since = workflow.Now(j.ctx)
+}
+
+// journal notes a change of the job's state in its journal.
+func (j *jobRun) journal() {
+	state, reason, _ := j.state()
+	from := ""
+	if n := len(j.carry.Journal); n > 0 {
+		from = j.carry.Journal[n-1].State
+		if from == state {
+			return
+		}
+	}
+	j.carry.Journal = appendJournal(j.carry.Journal, JournalEntry{Time: workflow.Now(j.ctx), From: from, State: state, Reason: reason})
 }
 
 // gauges sets the job's gauges (each task: a worker process that takes

@@ -80,6 +80,21 @@ type NodeInfo struct {
 	Host string `json:"host,omitempty"`
 	// Reload: the worker has a reload configured (the panel offers it).
 	Reload bool `json:"reload,omitempty"`
+	// Job is a job's schedule, next run and runs (nil: not a job).
+	Job *JobInfo `json:"job,omitempty"`
+}
+
+// JobInfo is what the panel shows of a job (`starter jobs`' row).
+type JobInfo struct {
+	Schedule string     `json:"schedule"`
+	Paused   bool       `json:"paused"`
+	NextRun  *time.Time `json:"nextRun,omitempty"`
+	Running  bool       `json:"running"`
+	Skipped  int        `json:"skipped"`
+	Runs     int        `json:"runs"`
+	Failures int        `json:"failures"`
+	// LastRun: its outcome, exit code and when it ended.
+	LastRun json.RawMessage `json:"lastRun,omitempty"`
 }
 
 // LogChunk is output read from a log and where to go on from (opaque).

@@ -248,6 +248,14 @@ async function openPanel(path) {
   await refreshPanel(true);
 }
 
+// jobFields: a job's schedule, next run and last run in the panel.
+function jobFields(j) {
+  const last = j.lastRun ? `${esc(j.lastRun.outcome)}${j.lastRun.exitCode !== undefined ? " (exit " + j.lastRun.exitCode + ")" : ""}, ${ago(j.lastRun.endedAt)}` : "none yet";
+  const next = j.paused ? "paused" : (j.nextRun ? `${esc(j.nextRun)}` : "-");
+  return field("schedule", esc(j.schedule)) + field("next run", next + (j.running ? " (one runs now)" : "")) +
+    field("last run", last) + field("runs", `${j.runs} (${j.failures} not succeeded, ${j.skipped} skipped)`);
+}
+
 async function refreshPanel(withLog) {
   const path = selected;
   try {
@@ -267,7 +275,8 @@ async function refreshPanel(withLog) {
       field("generation", st.generation) + field("last action", la) +
       field("instance", esc(st.instance || "")) + field("host", esc(info.host || "")) +
       field("usage", st.usage ? `${st.usage.cpuPercent}% CPU, ${Math.round(st.usage.memoryBytes / 1048576)} MiB` : "") +
-      field("stale", esc(st.stale || ""));
+      field("stale", esc(st.stale || "")) +
+      (info.job ? jobFields(info.job) : "");
     $("panel-history").innerHTML = (info.history || []).slice().reverse().map((e) =>
       `<li><span class="muted">${esc(e.time)}</span> ${esc(e.from)} → <span class="s-${esc(e.state)}">${esc(e.state)}</span>: ${esc(e.reason)}</li>`).join("") || `<li class="muted">none</li>`;
     const links = [];
