@@ -175,8 +175,10 @@ type jobRun struct {
 	carry JobCarry
 	// put is the schedule's put (or delete) in flight.
 	put workflow.Future
-	// deleting: put is its schedule's delete.
+	// deleting: put is its schedule's delete; searched: this run has
+	// upserted its search attributes.
 	deleting bool
+	searched bool
 	// once is a once job's run in flight (its child's future), and
 	// onceGen the generation it runs.
 	once    workflow.Future
@@ -410,15 +412,21 @@ func (j *jobRun) noteRun(run JobRun) {
 	j.carry.Since = workflow.Now(j.ctx)
 }
 
-// journal notes a change of the job's state in its journal.
+// journal notes a change of the job's state in its journal, and in its
+// search attributes (StewardState; with StewardBuild, which `starter
+// upgrade` counts, at each run's first task).
 func (j *jobRun) journal() {
 	state, reason, _ := j.state()
 	from := ""
 	if n := len(j.carry.Journal); n > 0 {
 		from = j.carry.Journal[n-1].State
-		if from == state {
-			return
-		}
+	}
+	if from != state || !j.searched {
+		j.searched = true
+		_ = workflow.UpsertTypedSearchAttributes(j.ctx, stateAttributes(true, j.in.Path, j.in.Spec.Kind, state)...)
+	}
+	if from == state {
+		return
 	}
 	j.carry.Journal = appendJournal(j.carry.Journal, JournalEntry{Time: workflow.Now(j.ctx), From: from, State: state, Reason: reason})
 }
