@@ -115,6 +115,7 @@ type options struct {
 	workerArgs                  string
 	eager                       bool
 	idleFor                     time.Duration
+	jobsDuration                time.Duration
 }
 
 func main() {
@@ -132,7 +133,8 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 300, "signal-to-action samples each way")
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,failover,drain,console,controls,kill); the goals of steps not run show as missing")
+	flag.DurationVar(&o.jobsDuration, "jobs-duration", 3*time.Minute, "how long the jobs step runs its 100 jobs (and as long the raw schedules); the issue's figure: 10m")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,failover,drain,console,controls,kill,jobs); the goals of steps not run show as missing")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "more flags for every steward worker the bench starts, space-separated (an A/B run of a worker setting: -worker-args '--sticky-timeout 5s')")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
@@ -224,6 +226,7 @@ func run(o options) error {
 	rw.RegisterWorkflow(RawTree)
 	rw.RegisterWorkflow(RawGroup)
 	rw.RegisterWorkflow(RawLeaf)
+	rw.RegisterWorkflow(RawOneActivity)
 	rw.RegisterActivityWithOptions(Noop, activity.RegisterOptions{Name: "noop"})
 	rw.RegisterActivityWithOptions(rawSignaller{rawClient}.SignalAll, activity.RegisterOptions{Name: "signalAll"})
 	if err := rw.Start(); err != nil {
@@ -309,6 +312,7 @@ func run(o options) error {
 		{"console", "the web console in Chromium", func() error { return consoleStep(ctx, c, o, res) }},
 		{"controls", "process controls: reload, usage sampling, out of memory", func() error { return controlsStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
+		{"jobs", "jobs: 100 on schedules, a kill -9 halfway, beside raw schedules", func() error { return jobsStep(ctx, c, o, res, restartWorker) }},
 	}
 	// The workflow task latencies, read before the kill step: it restarts
 	// the steward worker, whose new process would count only its replays.

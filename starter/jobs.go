@@ -191,7 +191,7 @@ func runsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			runs, err := listRuns(cmd.Context(), c, strings.TrimSuffix(a[0], "/"), limit)
+			runs, err := listRuns(cmd.Context(), c, g.dataConverter(), strings.TrimSuffix(a[0], "/"), limit)
 			if err != nil {
 				return err
 			}
@@ -209,7 +209,7 @@ func runsCmd(g *globals) *cobra.Command {
 
 // listRuns is the newest limit runs of the job at path, from visibility:
 // an ended run by its memo, one in progress by its start.
-func listRuns(ctx context.Context, c client.Client, path string, limit int) ([]treestatus.JobRun, error) {
+func listRuns(ctx context.Context, c client.Client, dc converter.DataConverter, path string, limit int) ([]treestatus.JobRun, error) {
 	// Visibility lists the runs in progress first, then the closed ones
 	// newest first (an ORDER BY is not every store's): sorted below.
 	q := fmt.Sprintf("WorkflowType = 'JobRunWorkflow' AND WorkflowId STARTS_WITH '%s'", workflows.JobRunPrefix(path))
@@ -221,7 +221,7 @@ func listRuns(ctx context.Context, c client.Client, path string, limit int) ([]t
 			return nil, failure("list the runs of %s: %v", path, err)
 		}
 		for _, e := range resp.Executions {
-			out = append(out, runOf(e.Execution.WorkflowId, e.Status, e.StartTime.AsTime(), e.Memo))
+			out = append(out, runOf(dc, e.Execution.WorkflowId, e.Status, e.StartTime.AsTime(), e.Memo))
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			break
@@ -235,10 +235,10 @@ func listRuns(ctx context.Context, c client.Client, path string, limit int) ([]t
 }
 
 // runOf is a run as visibility lists it.
-func runOf(id string, status enumspb.WorkflowExecutionStatus, started time.Time, memo *commonpb.Memo) treestatus.JobRun {
+func runOf(dc converter.DataConverter, id string, status enumspb.WorkflowExecutionStatus, started time.Time, memo *commonpb.Memo) treestatus.JobRun {
 	var run treestatus.JobRun
 	if p := memo.GetFields()[workflows.JobRunMemo]; p != nil {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &run)
+		_ = dc.FromPayload(p, &run) // encrypted like every payload, when the workers encrypt
 	}
 	run.ID = id
 	if run.StartedAt.IsZero() {
@@ -344,6 +344,15 @@ func runCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the run to end: exit 0 when it succeeded, 1 when not")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Hour, "how long --wait waits")
 	return cmd
+}
+
+// dataConverter reads payloads as the workers wrote them (decrypted with
+// --encryption-key-file's keys when given).
+func (g *globals) dataConverter() converter.DataConverter {
+	if codec, err := g.conn.Codec(); err == nil && codec != nil {
+		return codec.DataConverter()
+	}
+	return converter.GetDefaultDataConverter()
 }
 
 // writeJSON writes v indented.

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steward-sh/steward/activities"
@@ -140,7 +141,7 @@ func logWorkflow(ctx context.Context, c client.Client, path, run string) (string
 		}
 		return run, nil
 	}
-	runs, err := listRuns(ctx, c, path, 1)
+	runs, err := listRuns(ctx, c, converter.GetDefaultDataConverter(), path, 1) // its ID only
 	if err != nil {
 		return "", err
 	}
