@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -105,4 +106,20 @@ func TestHandOut_WorkersByUpdateTheRestBySignal(t *testing.T) {
 	other := worker(3)
 	other.Spec.Stub = &spec.Stub{Delay: spec.Duration(1)}
 	require.NotEqual(t, again, specUpdateID(Delivery{Path: "t/a", Update: other}), "another spec, another Update")
+}
+
+// A run tells its job how it ended by signal; a job that is gone is not
+// an error (the run ended all the same).
+func TestTellJob_SignalsItsJobAndAGoneJobIsNoError(t *testing.T) {
+	var got []string
+	a := &Activities{Signal: func(_ context.Context, id, name string, arg any) error {
+		if id == "t/gone" {
+			return serviceerror.NewNotFound("workflow not found")
+		}
+		got = append(got, id+" "+name+" "+string(arg.(json.RawMessage)))
+		return nil
+	}}
+	require.NoError(t, a.TellJob(context.Background(), TellJobRequest{Job: "t/backup", Signal: "jobRun", Run: json.RawMessage(`{"id":"t/backup/run-1"}`)}))
+	require.NoError(t, a.TellJob(context.Background(), TellJobRequest{Job: "t/gone", Signal: "jobRun", Run: json.RawMessage(`{}`)}))
+	require.Equal(t, []string{`t/backup jobRun {"id":"t/backup/run-1"}`}, got)
 }

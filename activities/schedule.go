@@ -144,3 +144,28 @@ func scheduleError(err error) error {
 	}
 	return err
 }
+
+// TellJobName is the local activity by which a job's run tells its job how
+// it ended (the `jobRun` signal), in the run's last workflow task: no
+// signal command, and no task after it to learn that it was delivered.
+const TellJobName = Prefix + "TellJob"
+
+// TellJobRequest is a run's end for its job (Run: a JobRun, as JSON).
+type TellJobRequest struct {
+	Job    string          `json:"job"`
+	Signal string          `json:"signal"`
+	Run    json.RawMessage `json:"run"`
+}
+
+// TellJob signals the job; a job that is gone (its tree deleted) is not an
+// error: the run ended all the same.
+func (a *Activities) TellJob(ctx context.Context, req TellJobRequest) error {
+	if a.Signal == nil {
+		return errors.New("this worker sends no signals (Activities.Signal unset)")
+	}
+	err := a.signalWithRetries(ctx, req.Job, req.Signal, req.Run)
+	if errors.As(err, new(*serviceerror.NotFound)) {
+		return nil
+	}
+	return err
+}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -202,8 +203,16 @@ func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
 	if err := workflow.UpsertMemo(dctx, map[string]any{JobRunMemo: run}); err != nil {
 		workflow.GetLogger(dctx).Warn("run memo not recorded", "error", err.Error())
 	}
-	// The job may be gone (its tree deleted): that does not change the run.
-	_ = workflow.SignalExternalWorkflow(dctx, in.Job, "", SignalJobRun, run).Get(dctx, nil)
+	// Its job is told from a local activity of this last task (a signal
+	// command would cost the run two events and a task to await it). A job
+	// that is gone (its tree deleted), or a signal that failed, does not
+	// change the run: its memo has its end, and its job's next run tells.
+	b, _ := json.Marshal(run)
+	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 100 * time.Millisecond}})
+	if err := workflow.ExecuteLocalActivity(lctx, activities.TellJobName, activities.TellJobRequest{Job: in.Job, Signal: SignalJobRun, Run: b}).Get(lctx, nil); err != nil {
+		workflow.GetLogger(dctx).Warn("job not told of its run's end", "job", in.Job, "run", run.ID, "error", err.Error())
+	}
 	switch run.Outcome {
 	case treestatus.RunSucceeded:
 		return run, nil

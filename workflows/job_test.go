@@ -145,8 +145,12 @@ func TestJobRun_OutcomeByExitOrTimeout(t *testing.T) {
 				return activities.ActionResult{}, nil
 			}).Maybe()
 			var told []JobRun
-			env.OnSignalExternalWorkflow(mock.Anything, "t/backup", "", SignalJobRun, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
-				told = append(told, arg.(JobRun))
+			env.OnActivity(activities.TellJobName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.TellJobRequest) error {
+				require.Equal(t, "t/backup", r.Job)
+				require.Equal(t, SignalJobRun, r.Signal)
+				var run JobRun
+				require.NoError(t, json.Unmarshal(r.Run, &run))
+				told = append(told, run)
 				return nil
 			})
 			n := periodicJob("backup")
