@@ -178,7 +178,12 @@ children:
       args: ["-c", "{ head -c 64M /dev/zero; sleep 300; } | tail"]
       startSeconds: 200ms
       restartOnMemory: 16Mi
-`), "--wait")
+`))
+	// Not --wait: both services end by design, so the tree is at its
+	// desired state only at moments when both happen to run, which a
+	// loaded machine may never show before their supervisor gives up (the
+	// flake: "0 of 2 at desired state; failed: it-memory (gave up ...)").
+	// What the test checks is each end's reason, below.
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() { deleteTree(t, "it-memory") })
 	for path, want := range map[string]string{
