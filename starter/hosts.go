@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -173,9 +172,7 @@ func printHosts(w io.Writer, hosts []hostLine, output string) error {
 		rows = append(rows, r)
 	}
 	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return writeJSON(w, rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOST\tSTATE\tSINCE\tSERVICES\tBUILD\tADDRESS\tBOOTED")

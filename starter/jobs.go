@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -353,11 +352,4 @@ func (g *globals) dataConverter() converter.DataConverter {
 		return codec.DataConverter()
 	}
 	return converter.GetDefaultDataConverter()
-}
-
-// writeJSON writes v indented.
-func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -180,9 +179,7 @@ func printRevisions(w io.Writer, l revision.Log, output string) error {
 		rows = append(rows, revisionRow{Revision: e.Revision, Time: e.Time, Digest: e.Digest, Message: e.Message, User: e.User, Host: e.Host, Outcome: e.Outcome, Reason: e.Reason})
 	}
 	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return writeJSON(w, rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tTIME\tOUTCOME\tDIGEST\tBY\tMESSAGE\tREASON")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -219,9 +218,7 @@ func followRollout(ctx context.Context, c client.Client, id string, total int, o
 // succeed and one line of counts.
 func printRollout(out io.Writer, st workflows.RolloutStatus, output string) error {
 	if output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return writeJSON(out, st)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	shown := false

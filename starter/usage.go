@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/steward-sh/steward/internal/admission"
 	"io"
 	"os"
 	ossignal "os/signal"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/steward-sh/steward/internal/admission"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -200,9 +201,7 @@ and with -o json, one sample is printed.`,
 					fmt.Fprintln(errOut, "warning:", w)
 				}
 				if output == "json" {
-					enc := json.NewEncoder(out)
-					enc.SetIndent("", "  ")
-					return enc.Encode(rows)
+					return writeJSON(out, rows)
 				}
 				printTop(out, rows)
 				return nil

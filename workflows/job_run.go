@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/driver"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
@@ -121,13 +122,9 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 	return endRun(ctx, in, run)
 }
 
-// jobExit is a driver's exit report, as a run reads it.
-type jobExit struct {
-	Instance string `json:"instance"`
-	Normal   bool   `json:"normal"`
-	Reason   string `json:"reason"`
-	Code     *int   `json:"code"`
-}
+// jobExit is a driver's exit report (its exit code too, which a
+// worker's tick.Exit leaves out).
+type jobExit = driver.Exit
 
 // startRun starts the run's process: the job's retry policy, tried by
 // the run itself, one attempt at a time, so that between two attempts it
