@@ -49,6 +49,7 @@ const (
 	RestartName = Prefix + "Restart"
 	ObserveName = Prefix + "Observe"
 	ReloadName  = Prefix + "Reload"
+	RunJobName  = Prefix + "RunJob"
 )
 
 // SlowAfter is how long an action runs before its workflow hears that it is
@@ -82,6 +83,12 @@ type ActionRequest struct {
 	// before rendering: a host with --trusted-keys verifies its signature
 	// and that Spec is its rendering (admission.VerifyFleet).
 	Template *spec.Node `json:"template,omitempty"`
+	// Deadline bounds a job's run (RunJob): past it, the run's process is
+	// left running and the result says TimedOut (its workflow stops it).
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Adopt: RunJob only finds the run's process (an earlier attempt may
+	// have started it), and never starts one.
+	Adopt bool `json:"adopt,omitempty"`
 }
 
 // SuccessReport is a report to send to Parent when the action succeeds.
@@ -103,6 +110,11 @@ type ActionResult struct {
 	// success report was sent). The worker dates the state it enters by
 	// it: the task that learns of the end comes later.
 	Done time.Time `json:"done,omitzero"`
+	// Exit is how a job's run ended (RunJob), when its driver awaited it;
+	// TimedOut: its deadline came first. Started: when it began (RunJob).
+	Exit     *driver.Exit `json:"exit,omitempty"`
+	TimedOut bool         `json:"timedOut,omitempty"`
+	Started  time.Time    `json:"started,omitzero"`
 }
 
 // Activities dispatches actions to drivers by worker kind.
@@ -198,6 +210,48 @@ func (a *Activities) Start(ctx context.Context, req ActionRequest) (ActionResult
 	})
 }
 
+// RunJob runs a job's run to its end in one activity: its process
+// started (or, with req.Adopt, found: an earlier attempt may have started
+// it) and its end awaited until req.Deadline (driver.Runner). The end is
+// the result, so the run's workflow takes no signal and no task for it.
+// A driver that cannot await (stub, http) starts the run and has its end
+// pushed, as Start does. A run to adopt that the host does not know ended
+// (it never started, or ended as its worker died) ends as failed: its
+// process is never started twice.
+func (a *Activities) RunJob(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
+		rd, ok := d.(driver.Runner)
+		if !ok {
+			if req.Adopt {
+				return ActionResult{}, nil // its end is pushed
+			}
+			id, err := d.Start(ctx, r)
+			return ActionResult{Instance: id}, err
+		}
+		wctx := ctx
+		if !req.Deadline.IsZero() {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithDeadline(ctx, req.Deadline)
+			defer cancel()
+		}
+		started := time.Now().UTC()
+		e, err := rd.Run(wctx, r, req.Adopt)
+		switch {
+		case err == nil:
+			res := ActionResult{Instance: e.Instance, Exit: &e}
+			if !req.Adopt {
+				res.Started = started
+			}
+			return res, nil
+		case errors.Is(err, driver.ErrRunUnknown):
+			return ActionResult{Exit: &driver.Exit{Reason: "its end is not known: " + err.Error()}}, nil
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			return ActionResult{TimedOut: true}, nil
+		}
+		return ActionResult{}, err
+	})
+}
+
 // Stop stops the service.
 func (a *Activities) Stop(ctx context.Context, req ActionRequest) (ActionResult, error) {
 	return a.run(ctx, req, func(d driver.Driver, r driver.Request) (ActionResult, error) {
@@ -248,7 +302,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	}
 	a.track(info.TaskQueue, 1)
 	defer a.track(info.TaskQueue, -1)
-	if a.Slow != nil && info.ActivityType.Name != ObserveName {
+	if a.Slow != nil && info.ActivityType.Name != ObserveName && info.ActivityType.Name != RunJobName {
 		slow := time.AfterFunc(SlowAfter, func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -309,11 +363,12 @@ func (a *Activities) admit(ctx context.Context, req *ActionRequest) error {
 	req.WorkflowID = info.WorkflowExecution.ID
 	name := info.ActivityType.Name
 	err := a.Guard.Admit(admission.Action{WorkflowID: info.WorkflowExecution.ID, Path: req.Path, Spec: req.Spec, Template: req.Template,
-		Starts: name == StartName || name == RestartName})
+		Starts: name == StartName || name == RestartName || name == RunJobName && !req.Adopt})
 	if err == nil {
 		return nil
 	}
-	if (name == StopName || name == ObserveName) && req.Spec.Kind != spec.KindHTTP {
+	// (A job run adopted is one that runs: it stays awaited.)
+	if (name == StopName || name == ObserveName || name == RunJobName && req.Adopt) && req.Spec.Kind != spec.KindHTTP {
 		req.Spec = withoutProbes(req.Spec)
 		return nil
 	}

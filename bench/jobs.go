@@ -7,11 +7,14 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/internal/temporalclient"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -19,23 +22,25 @@ import (
 // jobsStep measures jobs (docs/jobs.md) beside raw Temporal Schedules:
 //
 //   - steward: jobsCount process jobs (`true`) `every: 10s` for
-//     o.jobsDuration, the steward worker killed with -9 halfway; then every
-//     run read back (visibility and memo): job_runs_missed (slots of the
-//     schedules with no run, counted from each job's first run to the end
-//     less one period), job_runs_doubled (two runs of one slot),
-//     job_overlaps (two runs of one job at once), job_start_lag_p99_ms
-//     (from a run's scheduled time to its process running, outside the
-//     minute after the kill);
+//     o.jobsDuration, the steward worker killed with -9 at a third of it
+//     and the dev server restarted at two thirds (when it is the bench's
+//     own, with a file: -only jobs); then every run read back (visibility,
+//     and each run's result): job_runs_missed (slots of the schedules with
+//     no run, counted from each job's first run to the end less one
+//     period, less the runs the overlap policy skipped), job_runs_doubled
+//     (two runs of one slot), job_overlaps (two runs of one job at once),
+//     job_start_lag_p99_ms (from a run's scheduled time to its process
+//     running, outside the minute after each fault);
 //   - raw: as many Temporal Schedules of a workflow that runs one no-op
-//     activity (RawOneActivity), as often, for as long;
+//     activity (RawOneActivity), as often, for as long, the server
+//     restarted at two thirds too; raw_job_start_lag_p99_ms from a run's
+//     scheduled time to its activity's start;
 //   - job_events_ratio: the events of a run (its own history, and the
 //     events its job's workflow takes per run) over a raw run's;
 //     job_server_cpu_ratio: the dev server's CPU over the steward window
-//     over the raw window's.
-//
-// The dev server is not restarted (the bench's server keeps no file to
-// come back to): the runs the catch-up window makes up are not measured.
-func jobsStep(ctx context.Context, c client.Client, o options, res Result, restartWorker func() error) error {
+//     over the raw window's (each server process's, summed across the
+//     restart).
+func jobsStep(ctx context.Context, c client.Client, o options, res Result, restartWorker, restartServer func() error) error {
 	const name, period = "bench-jobs", 10 * time.Second
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\nchildren:\n", name)
@@ -43,19 +48,36 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 		fmt.Fprintf(&b, "  - {name: j%03d, kind: process, process: {command: \"true\"}, job: {every: %s}}\n", i, period)
 	}
 	began := time.Now()
-	cpu0 := cpuSeconds(o.serverPid)
+	var cpu serverCPU
+	cpu.begin(o.serverPid)
 	if _, err := starterRun(o, 5*time.Minute, "apply", "-f", writeTemp(name, b.String()), "--wait", "--timeout", "4m"); err != nil {
 		return fmt.Errorf("jobs: apply: %w", err)
 	}
-	half := began.Add(o.jobsDuration / 2)
-	time.Sleep(time.Until(half))
-	killedAt := time.Now()
+	var faults []time.Time
+	time.Sleep(time.Until(began.Add(o.jobsDuration / 3)))
+	faults = append(faults, time.Now())
 	if err := restartWorker(); err != nil {
 		return err
 	}
+	if restartServer != nil {
+		time.Sleep(time.Until(began.Add(2 * o.jobsDuration / 3)))
+		faults = append(faults, time.Now())
+		if err := cpu.restart(restartServer); err != nil {
+			return err
+		}
+	}
+	res["jobs_faults"] = len(faults)
 	time.Sleep(time.Until(began.Add(o.jobsDuration)))
 	ended := time.Now()
-	cpuJobs := cpuSeconds(o.serverPid) - cpu0
+	cpuJobs := cpu.total()
+	inFault := func(t time.Time) bool {
+		for _, f := range faults {
+			if t.After(f.Add(-period)) && t.Before(f.Add(time.Minute)) {
+				return true
+			}
+		}
+		return false
+	}
 	// The runs the overlap policy (skip) skipped, by the schedules' count:
 	// a run that waits for the killed worker holds its job's next slots.
 	skipped := 0
@@ -83,7 +105,7 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 		runs[path] = rs
 		total += len(rs)
 		for _, r := range rs {
-			if r.StartedAt.IsZero() || r.ScheduledAt.IsZero() || (r.ScheduledAt.After(killedAt.Add(-period)) && r.ScheduledAt.Before(killedAt.Add(time.Minute))) {
+			if r.StartedAt.IsZero() || r.ScheduledAt.IsZero() || inFault(r.ScheduledAt) {
 				continue
 			}
 			lags = append(lags, float64(r.StartedAt.Sub(r.ScheduledAt).Milliseconds()))
@@ -122,8 +144,10 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 	res["job_events_per_run"] = round(stewardPerRun)
 
 	// The raw side: as many schedules of one activity.
-	rawCPU0 := cpuSeconds(o.serverPid)
+	var rawCPU serverCPU
+	rawCPU.begin(cpu.pid)
 	rawBegan := time.Now()
+	var rawFaults []time.Time
 	sc := c.ScheduleClient()
 	var ids []string
 	for i := range jobsCount {
@@ -135,29 +159,51 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 		}
 		ids = append(ids, id)
 	}
+	if restartServer != nil {
+		time.Sleep(time.Until(rawBegan.Add(2 * o.jobsDuration / 3)))
+		rawFaults = append(rawFaults, time.Now())
+		if err := rawCPU.restart(restartServer); err != nil {
+			return err
+		}
+	}
 	time.Sleep(time.Until(rawBegan.Add(o.jobsDuration)))
-	cpuRaw := cpuSeconds(o.serverPid) - rawCPU0
+	cpuRaw := rawCPU.total()
 	for _, id := range ids {
 		_ = sc.GetHandle(ctx, id).Delete(ctx)
 	}
+	faults = rawFaults
 	rawRuns, rawEvents := 0, 0.0
-	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType = 'RawOneActivity' AND ExecutionStatus = 'Completed'", PageSize: 10})
-	if err != nil {
-		return err
-	}
-	for _, e := range resp.Executions {
-		n, err := historyLength(ctx, c, e.Execution.WorkflowId)
+	var rawLags []float64
+	var token []byte
+	for len(rawLags) < 2000 {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType = 'RawOneActivity' AND ExecutionStatus = 'Completed'", PageSize: 500, NextPageToken: token})
 		if err != nil {
 			return err
 		}
-		rawEvents += float64(n)
-		rawRuns++
+		for _, e := range resp.Executions {
+			scheduled, started, n, err := rawRun(ctx, c, e)
+			if err != nil {
+				return err
+			}
+			if rawRuns < 10 {
+				rawEvents += float64(n)
+				rawRuns++
+			}
+			if !scheduled.IsZero() && !started.IsZero() && !inFault(scheduled) {
+				rawLags = append(rawLags, float64(started.Sub(scheduled).Milliseconds()))
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
 	}
+	res["raw_job_start_lag_p99_ms"] = round(pct(rawLags, 99))
+	res["raw_job_start_lag_p50_ms"] = round(pct(rawLags, 50))
 	if rawRuns > 0 {
 		res["raw_job_events_per_run"] = round(rawEvents / float64(rawRuns))
 		res["job_events_ratio"] = ratio(stewardPerRun, rawEvents/float64(rawRuns))
 	}
-	if o.serverPid != 0 {
+	if cpu.pid != 0 {
 		res["job_server_cpu_seconds"] = round(cpuJobs)
 		res["raw_job_server_cpu_seconds"] = round(cpuRaw)
 		res["job_server_cpu_ratio"] = ratio(cpuJobs, cpuRaw)
@@ -186,12 +232,7 @@ func jobRuns(ctx context.Context, c client.Client, path string) ([]treestatus.Jo
 			return nil, err
 		}
 		for _, e := range resp.Executions {
-			var run treestatus.JobRun
-			if p := e.Memo.GetFields()[workflows.JobRunMemo]; p != nil {
-				_ = converter.GetDefaultDataConverter().FromPayload(p, &run)
-			}
-			run.ID = e.Execution.WorkflowId
-			out = append(out, run)
+			out = append(out, temporalclient.JobRunOf(ctx, c, converter.GetDefaultDataConverter(), e, workflows.JobRunMemo))
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			break
@@ -239,3 +280,44 @@ func historyLength(ctx context.Context, c client.Client, id string) (int, error)
 	}
 	return int(d.WorkflowExecutionInfo.HistoryLength), nil
 }
+
+// rawRun is a raw run's scheduled time (its TemporalScheduledStartTime),
+// its activity's start and its number of events.
+func rawRun(ctx context.Context, c client.Client, e *workflowpb.WorkflowExecutionInfo) (scheduled, started time.Time, events int, err error) {
+	if p := e.GetSearchAttributes().GetIndexedFields()["TemporalScheduledStartTime"]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &scheduled)
+	}
+	it := c.GetWorkflowHistory(ctx, e.Execution.WorkflowId, e.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return scheduled, started, events, fmt.Errorf("history of %s: %w", e.Execution.WorkflowId, err)
+		}
+		events++
+		if ev.EventType == enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED && started.IsZero() {
+			started = ev.EventTime.AsTime()
+		}
+	}
+	return scheduled, started, events, nil
+}
+
+// serverCPU is the dev server's CPU seconds over a window, summed across
+// its restarts (each process's own from when it was found).
+type serverCPU struct {
+	pid        int
+	base, done float64
+}
+
+func (m *serverCPU) begin(pid int) { m.pid, m.base = pid, cpuSeconds(pid) }
+
+// restart restarts the server (do), and goes on with its new process.
+func (m *serverCPU) restart(do func() error) error {
+	m.done += cpuSeconds(m.pid) - m.base
+	if err := do(); err != nil {
+		return err
+	}
+	m.begin(devServerPid())
+	return nil
+}
+
+func (m *serverCPU) total() float64 { return m.done + cpuSeconds(m.pid) - m.base }

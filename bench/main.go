@@ -78,6 +78,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,8 +156,13 @@ func run(o options) error {
 	rawEager = o.eager
 	ctx := context.Background()
 	addr, ns := o.address, o.namespace
+	// restartServer stops the bench's own dev server and starts it again
+	// on its address and database file (the jobs step's fault): nil when
+	// the server is not the bench's, or keeps no file (only -only jobs
+	// gives it one: the other steps' figures are of a server in memory).
+	var restartServer func() error
 	if addr == "" {
-		server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		devOpts := testsuite.DevServerOptions{
 			ExistingPath: o.temporal, LogLevel: "error",
 			ClientOptions: &client.Options{Logger: quiet{}},
 			ExtraArgs: []string{
@@ -168,13 +174,37 @@ func run(o options) error {
 				"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 				"--dynamic-config-value", fmt.Sprintf("system.enableActivityEagerExecution=%t", o.eager),
 			},
-		})
+		}
+		if o.only == "jobs" {
+			dir, err := os.MkdirTemp("", "bench-server-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			devOpts.DBFilename = filepath.Join(dir, "temporal.db")
+		}
+		server, err := testsuite.StartDevServer(ctx, devOpts)
 		if err != nil {
 			return fmt.Errorf("dev server: %w", err)
 		}
-		defer server.Stop()
+		defer func() { _ = server.Stop() }()
 		addr, ns = server.FrontendHostPort(), "default"
 		o.serverPid = devServerPid()
+		if devOpts.DBFilename != "" {
+			restartServer = func() error {
+				if err := server.Stop(); err != nil {
+					return fmt.Errorf("dev server stop: %w", err)
+				}
+				opts := devOpts
+				opts.ClientOptions = &client.Options{Logger: quiet{}, HostPort: addr}
+				next, err := testsuite.StartDevServer(ctx, opts)
+				if err != nil {
+					return fmt.Errorf("dev server restart: %w", err)
+				}
+				server = next
+				return nil
+			}
+		}
 	}
 	o.addr, o.ns = addr, ns
 	c, _, err := temporalclient.Dial(temporalclient.Config{Address: addr, Namespace: ns, Compression: o.compression}, quiet{}, nil)
@@ -312,7 +342,7 @@ func run(o options) error {
 		{"console", "the web console in Chromium", func() error { return consoleStep(ctx, c, o, res) }},
 		{"controls", "process controls: reload, usage sampling, out of memory", func() error { return controlsStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
-		{"jobs", "jobs: 100 on schedules, a kill -9 halfway, beside raw schedules", func() error { return jobsStep(ctx, c, o, res, restartWorker) }},
+		{"jobs", "jobs: 100 on schedules, a kill -9 halfway, beside raw schedules", func() error { return jobsStep(ctx, c, o, res, restartWorker, restartServer) }},
 	}
 	// The workflow task latencies, read before the kill step: it restarts
 	// the steward worker, whose new process would count only its replays.

@@ -17,14 +17,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	commonpb "go.temporal.io/api/common/v1"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/steward-sh/steward/internal/temporalclient"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -220,7 +219,7 @@ func listRuns(ctx context.Context, c client.Client, dc converter.DataConverter, 
 			return nil, failure("list the runs of %s: %v", path, err)
 		}
 		for _, e := range resp.Executions {
-			out = append(out, runOf(dc, e.Execution.WorkflowId, e.Status, e.StartTime.AsTime(), e.Memo))
+			out = append(out, temporalclient.JobRunOf(ctx, c, dc, e, workflows.JobRunMemo))
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			break
@@ -231,33 +230,6 @@ func listRuns(ctx context.Context, c client.Client, dc converter.DataConverter, 
 		out = out[:limit]
 	}
 	return out, nil
-}
-
-// runOf is a run as visibility lists it.
-func runOf(dc converter.DataConverter, id string, status enumspb.WorkflowExecutionStatus, started time.Time, memo *commonpb.Memo) treestatus.JobRun {
-	var run treestatus.JobRun
-	if p := memo.GetFields()[workflows.JobRunMemo]; p != nil {
-		_ = dc.FromPayload(p, &run) // encrypted like every payload, when the workers encrypt
-	}
-	run.ID = id
-	if run.StartedAt.IsZero() {
-		run.StartedAt = started.UTC()
-	}
-	if run.Outcome == "" || status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && run.Outcome == treestatus.RunRunning {
-		switch status {
-		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			run.Outcome = treestatus.RunRunning
-		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-			run.Outcome = treestatus.RunSucceeded
-		case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-			run.Outcome = treestatus.RunCanceled
-		case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-			run.Outcome = treestatus.RunTimedOut
-		default:
-			run.Outcome = treestatus.RunFailed
-		}
-	}
-	return run
 }
 
 func printRuns(out io.Writer, runs []treestatus.JobRun) {

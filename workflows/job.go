@@ -16,6 +16,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // JobInput starts (or continues) a job's workflow.
@@ -201,7 +202,21 @@ func checkJob(path string, n spec.Node) error {
 
 // wantPut is what the schedule must say: the generation and desired
 // state it was last put for.
-func (j *jobRun) wantPut() string { return fmt.Sprintf("%d/%s", j.in.Generation, j.carry.Desired) }
+func (j *jobRun) wantPut() string {
+	if versions.JobRunsAwait.In(j.in.Version) { // its runs' input says which code they run
+		return fmt.Sprintf("%d/%s/v%d", j.in.Generation, j.carry.Desired, j.in.Version)
+	}
+	return fmt.Sprintf("%d/%s", j.in.Generation, j.carry.Desired)
+}
+
+// runInput is the input of the job's runs.
+func (j *jobRun) runInput() JobRunInput {
+	in := JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation}
+	if versions.JobRunsAwait.In(j.in.Version) {
+		in.Version = j.in.Version
+	}
+	return in
+}
 
 // sync puts the periodic job's schedule when the spec or the desired
 // state changed since its last put, and starts a once job's run for a
@@ -238,7 +253,7 @@ func (j *jobRun) sync() {
 			StaticSummary:         "steward job run " + j.in.Path,
 			TypedSearchAttributes: temporal.NewSearchAttributes(SearchPath.ValueSet(j.in.Path), SearchKind.ValueSet(JobRunKind)),
 		})
-		j.once, j.onceGen = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation}), j.in.Generation
+		j.once, j.onceGen = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, j.runInput()), j.in.Generation
 	}
 }
 
@@ -266,7 +281,7 @@ var deleteOptions = workflow.ActivityOptions{
 
 // schedule is the job's schedule as its spec and desired state say.
 func (j *jobRun) schedule() activities.JobSchedule {
-	input, _ := json.Marshal(JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation})
+	input, _ := json.Marshal(j.runInput())
 	return activities.JobSchedule{
 		ID: j.in.Path, Job: *j.in.Spec.Job, Paused: j.carry.Desired == spec.DesiredStopped,
 		Workflow: "JobRunWorkflow", RunID: strings.TrimSuffix(JobRunPrefix(j.in.Path), "-"), TaskQueue: TaskQueue, Input: input,

@@ -16,6 +16,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // JobRunInput is one run of a job: a periodic job's Schedule starts it
@@ -27,6 +28,10 @@ type JobRunInput struct {
 	// unrendered, as signed).
 	Spec       spec.Node `json:"spec"`
 	Generation int64     `json:"generation"`
+	// Version is its job's code version that put it (versions.JobRunsAwait
+	// and on: the run awaits its end in one activity); 0 for a run of
+	// version 1's code.
+	Version int `json:"version,omitempty"`
 }
 
 // JobRun is one run of a job (treestatus.JobRun).
@@ -71,8 +76,28 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 	exits := workflow.GetSignalChannel(ctx, SignalExit)
 
 	req := activities.ActionRequest{WorkflowID: run.ID, Path: in.Job, Seq: 1, Spec: node}
-	res, ended, err := startRun(ctx, node, req, exits)
+	began := workflow.Now(ctx)
+	var res activities.ActionResult
+	var ended *jobExit
+	var err error
+	if versions.JobRunsAwait.In(in.Version) {
+		res, ended, err = runToEnd(ctx, node, req, exits, deadline)
+	} else {
+		res, ended, err = startRun(ctx, node, req, exits)
+	}
 	switch {
+	case err == nil && ended == nil && res.Exit != nil: // awaited to its end (runToEnd)
+		run.StartedAt = res.Started
+		if run.StartedAt.IsZero() { // adopted: its start is not known here
+			run.StartedAt = began
+		}
+		endedBy(&run, *res.Exit)
+		return endRun(ctx, in, run)
+	case err == nil && ended == nil && res.TimedOut:
+		run.StartedAt = began
+		run.Outcome, run.Reason = treestatus.RunTimedOut, fmt.Sprintf("still running after its timeout (%s): stopped", job.Timeout.D())
+		stopRun(ctx, node, req, &run)
+		return endRun(ctx, in, run)
 	case ended != nil: // its process ran and ended while its start's worker was gone
 		endedBy(&run, *ended)
 		return endRun(ctx, in, run)
@@ -139,18 +164,7 @@ func startRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest
 	policy.MaximumAttempts = 1
 	opts.RetryPolicy = &policy
 	wait := retry.InitialInterval.D()
-	endedAlready := func() *jobExit {
-		for {
-			var raw converter.RawValue
-			if !exits.ReceiveAsync(&raw) {
-				return nil
-			}
-			var e jobExit
-			if decodeRaw(raw, &e) == nil && strings.HasSuffix(e.Instance, "@"+req.WorkflowID) {
-				return &e
-			}
-		}
-	}
+	endedAlready := func() *jobExit { return endedAlready(exits, req.WorkflowID) }
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			if e := endedAlready(); e != nil { // it ended during the wait
@@ -168,6 +182,77 @@ func startRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest
 		if ctx.Err() != nil || attempt >= retry.MaxAttempts || (errors.As(err, &app) && app.NonRetryable()) {
 			return res, nil, err
 		}
+		if workflow.Sleep(ctx, wait) != nil {
+			return res, nil, err
+		}
+		wait = min(time.Duration(float64(wait)*retry.BackoffCoefficient), retry.MaxInterval.D())
+	}
+}
+
+// endedAlready is an exit report of the run's process among the signals
+// received (its worker died, and the host's next worker found it ended).
+func endedAlready(exits workflow.ReceiveChannel, runID string) *jobExit {
+	for {
+		var raw converter.RawValue
+		if !exits.ReceiveAsync(&raw) {
+			return nil
+		}
+		var e jobExit
+		if decodeRaw(raw, &e) == nil && strings.HasSuffix(e.Instance, "@"+runID) {
+			return &e
+		}
+	}
+}
+
+// runHeartbeat bounds the silence of a run's RunJob activity: its worker
+// gone that long, the run's next attempt adopts its process on the host's
+// next worker.
+const runHeartbeat = 10 * time.Second
+
+// runToEnd runs the run's process to its end in one activity (RunJob,
+// versions.JobRunsAwait): its result is the end (res.Exit), or its
+// deadline passed (res.TimedOut), or, for a driver that cannot await, the
+// start alone (the end comes as an exit signal). The job's retry policy
+// applies to the start, one attempt at a time as startRun's. An attempt
+// that timed out (its worker died or went silent) may have started the
+// process: the next attempts adopt it, never start one, and do not count
+// against the retries (a worker killed fails no run); an exit report
+// received meanwhile ends the run (ended).
+func runToEnd(ctx workflow.Context, node spec.Node, req activities.ActionRequest, exits workflow.ReceiveChannel, deadline time.Time) (res activities.ActionResult, ended *jobExit, err error) {
+	opts := ActivityOptions(node, tick.Start)
+	startTimeout := opts.StartToCloseTimeout
+	retry := node.Resolved().Retry
+	policy := *opts.RetryPolicy
+	policy.MaximumAttempts = 1
+	opts.RetryPolicy = &policy
+	opts.HeartbeatTimeout = runHeartbeat
+	req.Deadline = deadline
+	wait := retry.InitialInterval.D()
+	for attempt := 1; ; {
+		left := max(deadline.Sub(workflow.Now(ctx)), 0)
+		if req.Adopt && left == 0 {
+			return activities.ActionResult{TimedOut: true}, nil, nil // its end never came: stopped
+		}
+		opts.StartToCloseTimeout = startTimeout + left
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.RunJobName, req).Get(ctx, &res)
+		if err == nil {
+			return res, nil, nil
+		}
+		if e := endedAlready(exits, req.WorkflowID); e != nil {
+			return res, e, nil
+		}
+		if ctx.Err() != nil {
+			return res, nil, err
+		}
+		if _, timedOut := errors.AsType[*temporal.TimeoutError](err); timedOut {
+			req.Adopt = true
+			continue
+		}
+		var app *temporal.ApplicationError
+		if req.Adopt || attempt >= retry.MaxAttempts || (errors.As(err, &app) && app.NonRetryable()) {
+			return res, nil, err
+		}
+		attempt++
 		if workflow.Sleep(ctx, wait) != nil {
 			return res, nil, err
 		}
@@ -197,8 +282,11 @@ func stopRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest,
 func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	run.EndedAt = workflow.Now(dctx)
-	if err := workflow.UpsertMemo(dctx, map[string]any{JobRunMemo: run}); err != nil {
-		workflow.GetLogger(dctx).Warn("run memo not recorded", "error", err.Error())
+	awaits := versions.JobRunsAwait.In(in.Version)
+	if !awaits { // (its result and its failure's details say it: ReadJobRun)
+		if err := workflow.UpsertMemo(dctx, map[string]any{JobRunMemo: run}); err != nil {
+			workflow.GetLogger(dctx).Warn("run memo not recorded", "error", err.Error())
+		}
 	}
 	// Its job is told from a local activity of this last task (a signal
 	// command would cost the run two events and a task to await it). A job
@@ -214,6 +302,9 @@ func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
 	case treestatus.RunSucceeded:
 		return run, nil
 	case treestatus.RunCanceled:
+		if awaits {
+			return run, temporal.NewCanceledError(run)
+		}
 		return run, temporal.NewCanceledError(run.Reason)
 	}
 	return run, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s %s: %s", run.ID, run.Outcome, run.Reason), "Job"+strings.ToUpper(run.Outcome[:1])+run.Outcome[1:], nil, run)

@@ -10,8 +10,10 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
@@ -174,6 +176,82 @@ func TestJobRun_OutcomeByExitOrTimeout(t *testing.T) {
 	}
 }
 
+// A run of versions.JobRunsAwait runs to its end in one activity
+// (RunJob): the end is the activity's result, no exit signal is awaited
+// and no memo written; a worker that died mid-run (a timeout) is followed
+// by attempts that adopt the process, never start one, and do not count
+// against the job's retries; a deadline passed stops the process.
+func TestJobRun_AwaitsItsEndInOneActivity(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		answers  []any // per attempt: an ActionResult or an error
+		outcome  string
+		adopts   []bool
+		stopped  bool
+		exitCode *int
+	}{
+		{"exit 0", []any{activities.ActionResult{Exit: &jobExit{Instance: "i1", Normal: true, Code: intPtr(0)}}},
+			treestatus.RunSucceeded, []bool{false}, false, intPtr(0)},
+		{"exit 3", []any{activities.ActionResult{Exit: &jobExit{Instance: "i1", Code: intPtr(3), Reason: "exit status 3"}}},
+			treestatus.RunFailed, []bool{false}, false, intPtr(3)},
+		{"its worker killed twice, then adopted to its end",
+			[]any{temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil),
+				activities.ActionResult{Exit: &jobExit{Instance: "i1", Normal: true}}},
+			treestatus.RunSucceeded, []bool{false, true, true}, false, nil},
+		{"its deadline passed", []any{activities.ActionResult{TimedOut: true}}, treestatus.RunTimedOut, []bool{false}, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.RegisterWorkflow(JobRunWorkflow)
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "t/backup/run-x"})
+			var adopts []bool
+			env.OnActivity(activities.RunJobName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+				require.False(t, r.Deadline.IsZero(), "a run's activity knows its deadline")
+				adopts = append(adopts, r.Adopt)
+				switch a := c.answers[len(adopts)-1].(type) {
+				case error:
+					return activities.ActionResult{}, a
+				default:
+					return a.(activities.ActionResult), nil
+				}
+			})
+			stops := 0
+			env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(context.Context, activities.ActionRequest) (activities.ActionResult, error) {
+				stops++
+				return activities.ActionResult{}, nil
+			}).Maybe()
+			var told []JobRun
+			env.OnActivity(activities.TellJobName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.TellJobRequest) error {
+				var run JobRun
+				require.NoError(t, json.Unmarshal(r.Run, &run))
+				told = append(told, run)
+				return nil
+			})
+			n := periodicJob("backup")
+			n.Retry = &spec.Retry{MaxAttempts: 1}
+			env.ExecuteWorkflow(JobRunWorkflow, JobRunInput{Job: "t/backup", Spec: n, Generation: 1, Version: JobVersion})
+			require.Equal(t, c.adopts, adopts)
+			require.Len(t, told, 1)
+			require.Equal(t, c.outcome, told[0].Outcome, told[0].Reason)
+			require.Equal(t, c.stopped, stops == 1)
+			require.Equal(t, c.exitCode, told[0].ExitCode)
+			require.False(t, told[0].StartedAt.IsZero())
+			if c.outcome == treestatus.RunSucceeded {
+				require.NoError(t, env.GetWorkflowError())
+				var res JobRun
+				require.NoError(t, env.GetWorkflowResult(&res))
+				require.Equal(t, c.outcome, res.Outcome, "the result says the outcome (no memo)")
+				return
+			}
+			var app *temporal.ApplicationError
+			require.ErrorAs(t, env.GetWorkflowError(), &app)
+			var res JobRun
+			require.NoError(t, app.Details(&res), "a failed run's details are its record")
+			require.Equal(t, c.outcome, res.Outcome)
+		})
+	}
+}
+
 // A run's ID must be its job's: a run started by hand under another ID
 // is refused before anything runs.
 func TestJobRun_RefusesAnotherJobsID(t *testing.T) {
@@ -272,7 +350,7 @@ func TestJob_PeriodicMadeOnceDeletesItsScheduleAndCarriesItsPut(t *testing.T) {
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
 	var next JobInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	require.Equal(t, "1/running", next.Carry.PutFor)
+	require.Equal(t, fmt.Sprintf("1/running/v%d", JobVersion), next.Carry.PutFor)
 	require.True(t, next.Carry.Scheduled)
 	require.Equal(t, 1, puts)
 }

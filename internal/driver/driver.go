@@ -32,6 +32,23 @@ type Request struct {
 	Attempt int32
 }
 
+// Runner is a driver that can wait for the end of a job's run itself
+// (JobRunWorkflow's one activity, RunJob): the end it waits for is its
+// answer, and is not pushed to the workflow as well. A driver without it
+// has its job runs' ends pushed (Notifier), as a service's.
+type Runner interface {
+	// Run starts the job's run r, as Start does (a run started again is
+	// the same process, running or ended), or with adopt only finds it (a
+	// process this host's worker started or adopted: an earlier attempt
+	// may have started it), and waits for its end until ctx ends. A run
+	// that adopt does not find ended unknown to this worker: ErrRunUnknown.
+	Run(ctx context.Context, r Request, adopt bool) (Exit, error)
+}
+
+// ErrRunUnknown: the job run to adopt is neither running nor remembered
+// ended on this host (it never started, or ended as its worker died).
+var ErrRunUnknown = errors.New("its process is neither running nor known to have ended on this host")
+
 // Observation is what an observe found.
 type Observation string
 

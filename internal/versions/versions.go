@@ -35,7 +35,7 @@ const (
 	Rollout    = 2
 	Host       = 1
 	Revisions  = 1
-	Job        = 1
+	Job        = 2
 )
 
 // SupervisorWorkflow's versions.
@@ -150,6 +150,13 @@ var (
 	// (JobInput.Version), checked at start and written at every
 	// continue-as-new.
 	JobVersioned = Feature{"job.versioned", typeJob, 1}
+	// 2: its runs (JobRunInput.Version) run to their end in one activity
+	// (RunJob: the process's end is its result, not a signal) and keep
+	// their outcome in their result alone (no memo); its schedule is put
+	// again after the continue-as-new that brings a job to it, so that
+	// its runs say so. Version 1's runs start in one activity, await the
+	// exit signal and upsert a memo.
+	JobRunsAwait = Feature{"job.runs-await", typeJob, 2}
 )
 
 // All lists every table, for the tests that hold them together.
@@ -161,5 +168,5 @@ var All = []Feature{
 	RolloutVersioned, RolloutReload,
 	HostVersioned,
 	RevisionsVersioned,
-	JobVersioned,
+	JobVersioned, JobRunsAwait,
 }

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,20 +166,26 @@ func isSuccess(code int, success []int) bool {
 // again comes within its activity's retries: seconds to minutes).
 const maxEndedJobs = 4096
 
+// endedRun is a job run's process that ended: its instance and its end.
+type endedRun struct {
+	id   string
+	exit driver.Exit
+}
+
 // noteEndedJobLocked forgets a job's process that ended (nothing starts
-// its workflow again) and remembers its instance for a start of the same
-// run tried again. d.mu is held.
+// its workflow again) and remembers its instance and end for a start of
+// the same run tried again, or an adopt. d.mu is held.
 func (d *Driver) noteEndedJobLocked(p *proc) {
 	if d.procs[p.id] == p {
 		delete(d.procs, p.id)
 	}
 	if d.endedJobs == nil {
-		d.endedJobs = map[string]string{}
+		d.endedJobs = map[string]endedRun{}
 	}
 	if _, known := d.endedJobs[p.wfID]; !known {
 		d.endedOrder = append(d.endedOrder, p.wfID)
 	}
-	d.endedJobs[p.wfID] = p.id
+	d.endedJobs[p.wfID] = endedRun{id: p.id, exit: p.exit}
 	for len(d.endedOrder) > maxEndedJobs {
 		delete(d.endedJobs, d.endedOrder[0])
 		d.endedOrder = d.endedOrder[1:]
@@ -190,5 +197,59 @@ func (d *Driver) noteEndedJobLocked(p *proc) {
 func (d *Driver) endedJob(wfID string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.endedJobs[wfID]
+	return d.endedJobs[wfID].id
+}
+
+// Run starts the job's run r (or with adopt only finds it) and waits for
+// its end (driver.Runner). Its end is its answer: it is not pushed, unless
+// ctx ends first (then the end is pushed as any is).
+func (d *Driver) Run(ctx context.Context, r driver.Request, adopt bool) (driver.Exit, error) {
+	if !r.Spec.IsJob() {
+		return driver.Exit{}, driver.Permanent(fmt.Errorf("process: %s is not a job: only a job's run is awaited", r.Path))
+	}
+	id := ""
+	if adopt {
+		if live := d.live(r.WorkflowID); len(live) > 0 { // adopted from its record if need be
+			id = live[0].id
+		}
+	} else {
+		c, err := ParseConfig(r.Spec.Process)
+		if err != nil {
+			return driver.Exit{}, driver.Permanent(err)
+		}
+		if id, err = d.start(ctx, r, c, true); err != nil {
+			return driver.Exit{}, err
+		}
+	}
+	return d.waitEnd(ctx, r.WorkflowID, id)
+}
+
+// waitEnd waits for the end of workflow wfID's job process id (any of its
+// job's, for "": one that ended), marked awaited meanwhile.
+func (d *Driver) waitEnd(ctx context.Context, wfID, id string) (driver.Exit, error) {
+	d.mu.Lock()
+	p := d.procs[id]
+	if p == nil {
+		e, ok := d.endedJobs[wfID]
+		d.mu.Unlock()
+		if ok && (id == "" || e.id == id) {
+			return e.exit, nil
+		}
+		return driver.Exit{}, driver.ErrRunUnknown
+	}
+	p.awaited = true
+	d.mu.Unlock()
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-p.exited: // (its end, not pushed: awaited when it came)
+		return p.exit, nil
+	default:
+		p.awaited = false // its end, to come, is pushed
+		return driver.Exit{}, ctx.Err()
+	}
 }

@@ -20,10 +20,9 @@ func jobReq(wfID string, cfg map[string]any) driver.Request {
 	return r
 }
 
-// A job's process runs under the shim: its end is pushed with its exit
-// code, its start tried again (running or ended) is the same process, and
-// nothing of it is left in the state directory once its end is told.
-func TestJobRunStartsOnceAndKeepsItsExitCode(t *testing.T) {
+// shimDriver is a driver with a state directory whose jobs run under the
+// shim (this test binary, as the worker's own).
+func shimDriver(t *testing.T) (*Driver, string, *recorder) {
 	need(t, "sh")
 	rec := newRecorder()
 	d, dir := newDriver(t, rec)
@@ -31,6 +30,14 @@ func TestJobRunStartsOnceAndKeepsItsExitCode(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	d.JobShim = self
+	return d, dir, rec
+}
+
+// A job's process runs under the shim: its end is pushed with its exit
+// code, its start tried again (running or ended) is the same process, and
+// nothing of it is left in the state directory once its end is told.
+func TestJobRunStartsOnceAndKeepsItsExitCode(t *testing.T) {
+	d, dir, rec := shimDriver(t)
 	count := filepath.Join(dir, "starts")
 	r := jobReq("t/backup/run-1", map[string]any{"command": "sh", "args": []string{"-c", "echo x >> " + count + "; sleep 0.3; exit 5"}})
 
@@ -72,4 +79,50 @@ func TestJobFailedStartLeavesNoExitFile(t *testing.T) {
 	require.Error(t, err)
 	left, _ := filepath.Glob(filepath.Join(d.StateDir, "*.exit"))
 	require.Empty(t, left)
+}
+
+// Run awaits a job's end itself: the end is its answer and is not pushed;
+// run again, or adopted, it is the same process's end (the command ran
+// once); a run to adopt this host does not know is ErrRunUnknown; a wait
+// given up (its context ended) leaves the end to be pushed.
+func TestJobRunAwaitedIsNotPushed(t *testing.T) {
+	d, dir, rec := shimDriver(t)
+	count := filepath.Join(dir, "starts")
+	r := jobReq("t/backup/run-1", map[string]any{"command": "sh", "args": []string{"-c", "echo x >> " + count + "; exit 4"}})
+
+	e, err := d.Run(context.Background(), r, false)
+	require.NoError(t, err)
+	require.NotNil(t, e.Code)
+	require.Equal(t, 4, *e.Code)
+	require.False(t, e.Normal)
+	again, err := d.Run(context.Background(), r, false)
+	require.NoError(t, err)
+	require.Equal(t, e.Instance, again.Instance, "run again: the same process's end")
+	adopted, err := d.Run(context.Background(), r, true)
+	require.NoError(t, err)
+	require.Equal(t, e.Instance, adopted.Instance)
+	b, err := os.ReadFile(count)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(b), "x"), "the command ran once")
+	select {
+	case p := <-rec.ch:
+		t.Fatalf("an awaited end was pushed too: %+v", p)
+	default:
+	}
+
+	_, err = d.Run(context.Background(), jobReq("t/backup/run-2", map[string]any{"command": "true"}), true)
+	require.ErrorIs(t, err, driver.ErrRunUnknown, "adopt never starts")
+
+	slow := jobReq("t/backup/run-3", map[string]any{"command": "sh", "args": []string{"-c", "sleep 0.5; exit 0"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = d.Run(ctx, slow, false)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case p := <-rec.ch:
+		require.Equal(t, "t/backup/run-3", p.wfID)
+		require.True(t, p.exit.Normal)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a wait given up: its end was not pushed")
+	}
 }

@@ -129,7 +129,7 @@ type Driver struct {
 	// endedJobs are the job runs' processes that ended, by workflow (the
 	// last maxEndedJobs, oldest first in endedOrder): a start of the same
 	// run tried again finds its process there (under mu).
-	endedJobs  map[string]string
+	endedJobs  map[string]endedRun
 	endedOrder []string
 
 	recMu   sync.Mutex           // the records in StateDir
@@ -152,10 +152,13 @@ type proc struct {
 	// of its workflow comes after it).
 	exitFile string
 	job      bool
-	cmd      *exec.Cmd // nil for an adopted process (not our child)
-	pid      int
-	ticks    uint64        // its start time (clock ticks since boot): pid + ticks identify it
-	exited   chan struct{} // closed (under Driver.mu) when the process ended
+	// awaited: a RunJob activity waits for its end (Driver.Run), which is
+	// then its answer, not pushed (under Driver.mu).
+	awaited bool
+	cmd     *exec.Cmd // nil for an adopted process (not our child)
+	pid     int
+	ticks   uint64        // its start time (clock ticks since boot): pid + ticks identify it
+	exited  chan struct{} // closed (under Driver.mu) when the process ended
 	// dieWithWorker: Close kills it (and Pdeathsig did, on a crash).
 	dieWithWorker bool
 
@@ -238,7 +241,7 @@ func (d *Driver) Start(ctx context.Context, r driver.Request) (string, error) {
 	if err != nil {
 		return "", driver.Permanent(err)
 	}
-	return d.start(ctx, r, c)
+	return d.start(ctx, r, c, false)
 }
 
 // Stop ends the instance: SIGTERM to its group, SIGKILL shortly before the
@@ -272,7 +275,7 @@ func (d *Driver) Restart(ctx context.Context, r driver.Request) (string, error) 
 			return "", err
 		}
 	}
-	return d.start(ctx, r, c)
+	return d.start(ctx, r, c, false)
 }
 
 // Observe reports Running while the process runs, Exited or Crashed once it
@@ -363,7 +366,7 @@ func (d *Driver) Running() int {
 	return n
 }
 
-func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string, error) {
+func (d *Driver) start(ctx context.Context, r driver.Request, c Config, await bool) (string, error) {
 	wfID := r.WorkflowID
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -539,7 +542,7 @@ func (d *Driver) start(ctx context.Context, r driver.Request, c Config) (string,
 	}
 	// A job's process runs to completion: its start is its fork, and its
 	// end, however soon, is reported as any exit is (its run waits for it).
-	p.started, p.job = job, job
+	p.started, p.job, p.awaited = job, job, job && await
 	if exitFile != nil {
 		p.exitFile = exitFile.Name()
 	}
@@ -744,7 +747,7 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 		d.removeCgroup(p.cgroup)
 	}
 	closed := d.closed
-	push := p.started && !p.stopping && !closed && d.notifier != nil
+	push := p.started && !p.stopping && !p.awaited && !closed && d.notifier != nil
 	if push {
 		d.wg.Add(1)
 	}
