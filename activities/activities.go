@@ -25,6 +25,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -89,6 +90,19 @@ type ActionRequest struct {
 	// Adopt: RunJob only finds the run's process (an earlier attempt may
 	// have started it), and never starts one.
 	Adopt bool `json:"adopt,omitempty"`
+	// OnEnd is a job run's record, which RunJob completes with the run's
+	// end and tells its job (ActionResult.Run, Told): the run's workflow
+	// then has nothing left to tell.
+	OnEnd *JobEnd `json:"onEnd,omitempty"`
+}
+
+// JobEnd is a job run's record for RunJob to complete with its end and
+// send to its job (Signal to the workflow Job; StartedAt: when the run
+// began, for a run whose process is adopted).
+type JobEnd struct {
+	Job    string            `json:"job"`
+	Signal string            `json:"signal"`
+	Run    treestatus.JobRun `json:"run"`
 }
 
 // SuccessReport is a report to send to Parent when the action succeeds.
@@ -115,6 +129,10 @@ type ActionResult struct {
 	Exit     *driver.Exit `json:"exit,omitempty"`
 	TimedOut bool         `json:"timedOut,omitempty"`
 	Started  time.Time    `json:"started,omitzero"`
+	// Run is the run's record RunJob completed (OnEnd), and Told: its job
+	// was told of it.
+	Run  *treestatus.JobRun `json:"run,omitempty"`
+	Told bool               `json:"told,omitempty"`
 }
 
 // Activities dispatches actions to drivers by worker kind.
@@ -237,19 +255,46 @@ func (a *Activities) RunJob(ctx context.Context, req ActionRequest) (ActionResul
 		started := time.Now().UTC()
 		e, err := rd.Run(wctx, r, req.Adopt)
 		switch {
+		case errors.Is(err, driver.ErrRunUnknown):
+			e, err = driver.Exit{Reason: "its end is not known: " + err.Error()}, nil
+			fallthrough
 		case err == nil:
 			res := ActionResult{Instance: e.Instance, Exit: &e}
 			if !req.Adopt {
 				res.Started = started
 			}
+			a.tellJob(ctx, req.OnEnd, &res)
 			return res, nil
-		case errors.Is(err, driver.ErrRunUnknown):
-			return ActionResult{Exit: &driver.Exit{Reason: "its end is not known: " + err.Error()}}, nil
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			return ActionResult{TimedOut: true}, nil
 		}
 		return ActionResult{}, err
 	})
+}
+
+// tellJob completes a job run's record (on) with its end (res) and tells
+// its job: res.Run, and res.Told once told. A record for another job than
+// the run's own (its workflow ID names it) is told nothing.
+func (a *Activities) tellJob(ctx context.Context, on *JobEnd, res *ActionResult) {
+	if on == nil || res.Exit == nil {
+		return
+	}
+	run := on.Run
+	run.ID = activity.GetInfo(ctx).WorkflowExecution.ID
+	if !res.Started.IsZero() {
+		run.StartedAt = res.Started
+	}
+	run.EndedAt = time.Now().UTC()
+	run.EndedBy(res.Exit.Normal, res.Exit.Code, res.Exit.Reason)
+	res.Run = &run
+	if !spec.IsJobRun(run.ID, on.Job) {
+		return
+	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return
+	}
+	res.Told = a.TellJob(ctx, TellJobRequest{Job: on.Job, Signal: on.Signal, Run: b}) == nil
 }
 
 // Stop stops the service.

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/steward-sh/steward/internal/leakcheck"
-	"github.com/steward-sh/steward/internal/metricstest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/steward-sh/steward/internal/leakcheck"
+	"github.com/steward-sh/steward/internal/metricstest"
+	"github.com/steward-sh/steward/internal/treestatus"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,6 +26,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/process"
 	"github.com/steward-sh/steward/internal/driver/stub"
 	"github.com/steward-sh/steward/internal/spec"
 )
@@ -649,4 +653,40 @@ func TestGuardRefusesBeforeTheDriverRuns(t *testing.T) {
 	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "start", "rule": "policy"}))
 	assert.EqualValues(t, 1, rec.Sum(MetricRefusedActions, map[string]string{"action": "restart", "rule": "policy"}))
 	assert.Len(t, logged, 2, "%v", logged)
+}
+
+// RunJob runs a job's process to its end (a real process, awaited by the
+// process driver): the end is its result, completed into the run's record;
+// a record whose job is not the run's own (its workflow ID names it) is
+// told to nobody.
+func TestRunJobAwaitsTheEndAndTellsOnlyItsOwnJob(t *testing.T) {
+	pushed := 0
+	d := process.New(t.TempDir(), driver.NotifierFunc(func(context.Context, string, driver.Exit) error { pushed++; return nil }), zaptest.NewLogger(t))
+	t.Cleanup(d.Close)
+	var signals []string
+	acts := &Activities{Drivers: map[string]driver.Driver{spec.KindProcess: d},
+		Signal: func(_ context.Context, id, name string, _ any) error {
+			signals = append(signals, id+" "+name)
+			return nil
+		}}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: Prefix})
+	n := spec.Node{Name: "backup", Kind: spec.KindProcess, Process: map[string]any{"command": "sh", "args": []string{"-c", "exit 3"}},
+		Job: &spec.Job{Every: spec.Dur(time.Minute)}}
+	v, err := env.ExecuteActivity(RunJobName, ActionRequest{WorkflowID: "t/backup/run-1", Path: "t/backup", Spec: n,
+		Deadline: time.Now().Add(time.Minute), OnEnd: &JobEnd{Job: "t/backup", Signal: "jobRun", Run: treestatus.JobRun{Generation: 4}}})
+	require.NoError(t, err)
+	res := result(t, v)
+	require.NotNil(t, res.Exit)
+	require.Equal(t, 3, *res.Exit.Code)
+	require.NotNil(t, res.Run)
+	require.Equal(t, treestatus.RunFailed, res.Run.Outcome)
+	require.Equal(t, 3, *res.Run.ExitCode)
+	require.Equal(t, int64(4), res.Run.Generation)
+	require.False(t, res.Run.StartedAt.IsZero())
+	require.False(t, res.Run.EndedAt.Before(res.Run.StartedAt))
+	require.False(t, res.Told, "the test's workflow ID is not a run of t/backup")
+	require.Empty(t, signals)
+	require.Zero(t, pushed, "an awaited end is not pushed")
 }

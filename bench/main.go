@@ -172,6 +172,9 @@ func run(o options) error {
 				"--dynamic-config-value", "history.timerProcessorMaxTimeShift=\"100ms\"",
 				"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 				"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+				// As scripts/run.sh and cluster.sh: Schedules start up to 200
+				// runs a second (30 by default: docs/jobs.md).
+				"--dynamic-config-value", "worker.schedulerNamespaceStartWorkflowRPS=200",
 				"--dynamic-config-value", fmt.Sprintf("system.enableActivityEagerExecution=%t", o.eager),
 			},
 		}

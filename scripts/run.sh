@@ -93,6 +93,7 @@ bin/temporal server start-dev \
   --dynamic-config-value 'history.timerProcessorMaxTimeShift="100ms"' \
   --dynamic-config-value matching.numTaskqueueReadPartitions=1 \
   --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
+  --dynamic-config-value worker.schedulerNamespaceStartWorkflowRPS=200 \
   "${CODEC_ARGS[@]}" \
   >"$DATA/server.log" 2>&1 &
 pids+=($!)

@@ -81,33 +81,42 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 	var ended *jobExit
 	var err error
 	if versions.JobRunsAwait.In(in.Version) {
+		// Its end, once known, is completed and told to its job by the
+		// activity itself: no local activity (nor its marker) after it.
+		told := run
+		told.StartedAt = began
+		req.OnEnd = &activities.JobEnd{Job: in.Job, Signal: SignalJobRun, Run: told}
 		res, ended, err = runToEnd(ctx, node, req, exits, deadline)
 	} else {
 		res, ended, err = startRun(ctx, node, req, exits)
 	}
 	switch {
-	case err == nil && ended == nil && res.Exit != nil: // awaited to its end (runToEnd)
+	case err == nil && ended == nil && res.Run != nil && res.Told: // awaited to its end, its job told (runToEnd)
+		return endRun(ctx, in, *res.Run, true)
+	case err == nil && ended == nil && res.Run != nil: // its job not told: told from here
+		return endRun(ctx, in, *res.Run, false)
+	case err == nil && ended == nil && res.Exit != nil:
 		run.StartedAt = res.Started
 		if run.StartedAt.IsZero() { // adopted: its start is not known here
 			run.StartedAt = began
 		}
 		endedBy(&run, *res.Exit)
-		return endRun(ctx, in, run)
+		return endRun(ctx, in, run, false)
 	case err == nil && ended == nil && res.TimedOut:
 		run.StartedAt = began
 		run.Outcome, run.Reason = treestatus.RunTimedOut, fmt.Sprintf("still running after its timeout (%s): stopped", job.Timeout.D())
 		stopRun(ctx, node, req, &run)
-		return endRun(ctx, in, run)
+		return endRun(ctx, in, run, false)
 	case ended != nil: // its process ran and ended while its start's worker was gone
 		endedBy(&run, *ended)
-		return endRun(ctx, in, run)
+		return endRun(ctx, in, run, false)
 	case err != nil && ctx.Err() != nil:
 		run.Outcome, run.Reason = treestatus.RunCanceled, "canceled while starting"
 		stopRun(ctx, node, req, &run)
-		return endRun(ctx, in, run)
+		return endRun(ctx, in, run, false)
 	case err != nil:
 		run.Outcome, run.Reason = treestatus.RunFailed, "start: "+errorText(err)
-		return endRun(ctx, in, run)
+		return endRun(ctx, in, run, false)
 	}
 	run.StartedAt = res.Done
 	if run.StartedAt.IsZero() {
@@ -117,7 +126,7 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 	if node.Kind == spec.KindHTTP {
 		// An http job's run is its request, answered 2xx.
 		run.Outcome = treestatus.RunSucceeded
-		return endRun(ctx, in, run)
+		return endRun(ctx, in, run, false)
 	}
 
 	timerCtx, stopTimer := workflow.WithCancel(ctx)
@@ -144,7 +153,7 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 	if run.Outcome == treestatus.RunTimedOut || run.Outcome == treestatus.RunCanceled {
 		stopRun(ctx, node, req, &run) // a run never leaves its process behind
 	}
-	return endRun(ctx, in, run)
+	return endRun(ctx, in, run, false)
 }
 
 // jobExit is a driver's exit report (its exit code too, which a
@@ -261,12 +270,7 @@ func runToEnd(ctx workflow.Context, node spec.Node, req activities.ActionRequest
 }
 
 // endedBy notes a process's end as the run's outcome.
-func endedBy(run *JobRun, e jobExit) {
-	run.ExitCode, run.Reason, run.Outcome = e.Code, e.Reason, treestatus.RunFailed
-	if e.Normal {
-		run.Outcome, run.Reason = treestatus.RunSucceeded, ""
-	}
-}
+func endedBy(run *JobRun, e jobExit) { run.EndedBy(e.Normal, e.Code, e.Reason) }
 
 // stopRun stops the run's process (a run timed out or cancelled), and
 // notes a stop that failed.
@@ -277,11 +281,14 @@ func stopRun(ctx workflow.Context, node spec.Node, req activities.ActionRequest,
 	}
 }
 
-// endRun records the run's outcome (its memo), tells its job, and ends the
-// run: a failure unless it succeeded.
-func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
+// endRun records the run's outcome (its memo, version 1), tells its job
+// (unless told: its activity did), and ends the run: a failure unless it
+// succeeded.
+func endRun(ctx workflow.Context, in JobRunInput, run JobRun, told bool) (JobRun, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	run.EndedAt = workflow.Now(dctx)
+	if run.EndedAt.IsZero() {
+		run.EndedAt = workflow.Now(dctx)
+	}
 	awaits := versions.JobRunsAwait.In(in.Version)
 	if !awaits { // (its result and its failure's details say it: ReadJobRun)
 		if err := workflow.UpsertMemo(dctx, map[string]any{JobRunMemo: run}); err != nil {
@@ -292,20 +299,29 @@ func endRun(ctx workflow.Context, in JobRunInput, run JobRun) (JobRun, error) {
 	// command would cost the run two events and a task to await it). A job
 	// that is gone (its tree deleted), or a signal that failed, does not
 	// change the run: its memo has its end, and its job's next run tells.
+	if told {
+		return runResult(run)
+	}
 	b, _ := json.Marshal(run)
 	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 100 * time.Millisecond}})
 	if err := workflow.ExecuteLocalActivity(lctx, activities.TellJobName, activities.TellJobRequest{Job: in.Job, Signal: SignalJobRun, Run: b}).Get(lctx, nil); err != nil {
 		workflow.GetLogger(dctx).Warn("job not told of its run's end", "job", in.Job, "run", run.ID, "error", err.Error())
 	}
+	if !awaits && run.Outcome == treestatus.RunCanceled {
+		return run, temporal.NewCanceledError(run.Reason)
+	}
+	return runResult(run)
+}
+
+// runResult ends a run: its record as its result, or as the details of
+// its failure (or cancellation) unless it succeeded.
+func runResult(run JobRun) (JobRun, error) {
 	switch run.Outcome {
 	case treestatus.RunSucceeded:
 		return run, nil
 	case treestatus.RunCanceled:
-		if awaits {
-			return run, temporal.NewCanceledError(run)
-		}
-		return run, temporal.NewCanceledError(run.Reason)
+		return run, temporal.NewCanceledError(run)
 	}
 	return run, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s %s: %s", run.ID, run.Outcome, run.Reason), "Job"+strings.ToUpper(run.Outcome[:1])+run.Outcome[1:], nil, run)
 }

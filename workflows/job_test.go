@@ -199,6 +199,9 @@ func TestJobRun_AwaitsItsEndInOneActivity(t *testing.T) {
 				activities.ActionResult{Exit: &jobExit{Instance: "i1", Normal: true}}},
 			treestatus.RunSucceeded, []bool{false, true, true}, false, nil},
 		{"its deadline passed", []any{activities.ActionResult{TimedOut: true}}, treestatus.RunTimedOut, []bool{false}, true, nil},
+		{"its activity told its job", []any{activities.ActionResult{Exit: &jobExit{Normal: true, Code: intPtr(0)}, Told: true,
+			Run: &JobRun{ID: "t/backup/run-x", Outcome: treestatus.RunSucceeded, ExitCode: intPtr(0), StartedAt: time.Unix(1, 0), EndedAt: time.Unix(2, 0)}}},
+			treestatus.RunSucceeded, []bool{false}, false, intPtr(0)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv(t)
@@ -207,6 +210,9 @@ func TestJobRun_AwaitsItsEndInOneActivity(t *testing.T) {
 			var adopts []bool
 			env.OnActivity(activities.RunJobName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
 				require.False(t, r.Deadline.IsZero(), "a run's activity knows its deadline")
+				require.NotNil(t, r.OnEnd, "and its record, to tell its job")
+				require.Equal(t, "t/backup", r.OnEnd.Job)
+				require.False(t, r.OnEnd.Run.StartedAt.IsZero())
 				adopts = append(adopts, r.Adopt)
 				switch a := c.answers[len(adopts)-1].(type) {
 				case error:
@@ -226,11 +232,16 @@ func TestJobRun_AwaitsItsEndInOneActivity(t *testing.T) {
 				require.NoError(t, json.Unmarshal(r.Run, &run))
 				told = append(told, run)
 				return nil
-			})
+			}).Maybe()
 			n := periodicJob("backup")
 			n.Retry = &spec.Retry{MaxAttempts: 1}
 			env.ExecuteWorkflow(JobRunWorkflow, JobRunInput{Job: "t/backup", Spec: n, Generation: 1, Version: JobVersion})
 			require.Equal(t, c.adopts, adopts)
+			if len(told) == 0 && c.outcome == treestatus.RunSucceeded { // its activity told the job
+				var res JobRun
+				require.NoError(t, env.GetWorkflowResult(&res))
+				told = append(told, res)
+			}
 			require.Len(t, told, 1)
 			require.Equal(t, c.outcome, told[0].Outcome, told[0].Reason)
 			require.Equal(t, c.stopped, stops == 1)

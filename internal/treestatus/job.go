@@ -33,6 +33,15 @@ type JobRun struct {
 	Generation int64 `json:"generation,omitempty"`
 }
 
+// EndedBy notes a process's end as the run's outcome: succeeded when it
+// ended normally, else failed with its exit code and reason.
+func (r *JobRun) EndedBy(normal bool, code *int, reason string) {
+	r.ExitCode, r.Reason, r.Outcome = code, reason, RunFailed
+	if normal {
+		r.Outcome, r.Reason = RunSucceeded, ""
+	}
+}
+
 // JobStatus is what a job's status adds to a worker's (Status.Job).
 type JobStatus struct {
 	// Schedule is what sets its runs: a cron expression, "every D" or
