@@ -61,7 +61,7 @@ func (s JobSchedule) schedule() (client.ScheduleSpec, *client.ScheduleWorkflowAc
 	var ss client.ScheduleSpec
 	switch {
 	case j.Every != nil:
-		ss.Intervals = []client.ScheduleIntervalSpec{{Every: j.Every.D()}}
+		ss.Intervals = []client.ScheduleIntervalSpec{{Every: j.Every.D(), Offset: spec.Phase(s.ID, j.Every.D())}}
 	case j.Schedule != "":
 		ss.CronExpressions = []string{j.Schedule}
 		ss.TimeZoneName = j.Timezone

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/temporalclient"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
@@ -95,6 +96,7 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 
 	runs := map[string][]treestatus.JobRun{}
 	var lags []float64
+	byMinute := map[string][]float64{} // the minutes from the apply: where a tail comes from
 	total := 0
 	for i := range jobsCount {
 		path := fmt.Sprintf("%s/j%03d", name, i)
@@ -108,10 +110,13 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 			if r.StartedAt.IsZero() || r.ScheduledAt.IsZero() || inFault(r.ScheduledAt) {
 				continue
 			}
-			lags = append(lags, float64(r.StartedAt.Sub(r.ScheduledAt).Milliseconds()))
+			lag := float64(r.StartedAt.Sub(r.ScheduledAt).Milliseconds())
+			lags = append(lags, lag)
+			minute := fmt.Sprintf("%02d", int(r.ScheduledAt.Sub(began).Minutes()))
+			byMinute[minute] = append(byMinute[minute], lag)
 		}
 	}
-	empty, doubled, overlaps := jobSlots(runs, period, ended.Add(-period))
+	empty, doubled, overlaps := jobSlots(runs, period, ended.Add(-period), func(path string) time.Duration { return spec.Phase(path, period) })
 	res["job_runs"] = total
 	res["job_runs_skipped"] = skipped
 	res["job_runs_missed"] = max(empty-skipped, 0)
@@ -119,6 +124,12 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 	res["job_overlaps"] = overlaps
 	res["job_start_lag_p99_ms"] = round(pct(lags, 99))
 	res["job_start_lag_p50_ms"] = round(pct(lags, 50))
+	p99s := map[string]float64{}
+	for m, ls := range byMinute {
+		p99s[m] = round(pct(ls, 99))
+	}
+	res["job_start_lag_p99_ms_by_minute"] = p99s
+	res["jobs_fault_minutes"] = faultMinutes(began, faults)
 	res["jobs_duration_seconds"] = round(o.jobsDuration.Seconds())
 
 	// The events a run costs: its own history and its share of its job's.
@@ -152,7 +163,10 @@ func jobsStep(ctx context.Context, c client.Client, o options, res Result, resta
 	var ids []string
 	for i := range jobsCount {
 		id := fmt.Sprintf("bench-raw-job-%03d", i)
-		_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: period}}},
+		// Due at the phase of the steward job of its number (spec.Phase):
+		// the same load, spread the same way.
+		phase := spec.Phase(fmt.Sprintf("%s/j%03d", name, i), period)
+		_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: period, Offset: phase}}},
 			Action: &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: RawOneActivity, TaskQueue: rawQueue}})
 		if err != nil {
 			return fmt.Errorf("jobs: raw schedule: %w", err)
@@ -243,18 +257,21 @@ func jobRuns(ctx context.Context, c client.Client, path string) ([]treestatus.Jo
 }
 
 // jobSlots counts, over each job's runs, the schedule's slots (every
-// period, aligned to the epoch as Temporal's intervals are) from its
-// first run to until with no run, those with two, and runs that overlap.
-func jobSlots(runs map[string][]treestatus.JobRun, period time.Duration, until time.Time) (missed, doubled, overlaps int) {
-	for _, rs := range runs {
+// period from the epoch plus the job's phase, as its Schedule's interval
+// is) from its first run to until with no run, those with two, and runs
+// that overlap.
+func jobSlots(runs map[string][]treestatus.JobRun, period time.Duration, until time.Time, phase func(path string) time.Duration) (missed, doubled, overlaps int) {
+	for path, rs := range runs {
 		if len(rs) == 0 {
 			continue
 		}
+		off := phase(path)
+		slot := func(t time.Time) time.Time { return t.Add(-off).Truncate(period) }
 		bySlot := map[int64]int{}
 		for _, r := range rs {
-			bySlot[r.ScheduledAt.Truncate(period).Unix()]++
+			bySlot[slot(r.ScheduledAt).Unix()]++
 		}
-		for t := rs[0].ScheduledAt.Truncate(period); t.Before(until); t = t.Add(period) {
+		for t := slot(rs[0].ScheduledAt); t.Add(off).Before(until); t = t.Add(period) {
 			switch n := bySlot[t.Unix()]; {
 			case n == 0:
 				missed++
@@ -321,3 +338,12 @@ func (m *serverCPU) restart(do func() error) error {
 }
 
 func (m *serverCPU) total() float64 { return m.done + cpuSeconds(m.pid) - m.base }
+
+// faultMinutes is when each fault struck, in minutes from began.
+func faultMinutes(began time.Time, faults []time.Time) []float64 {
+	var out []float64
+	for _, f := range faults {
+		out = append(out, round(f.Sub(began).Minutes()))
+	}
+	return out
+}

@@ -3,13 +3,9 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -81,31 +77,8 @@ func TestFault_WorkerKilledWithFortyActionsInFlight(t *testing.T) {
 // up, status answers), with the same worker process, which reconnects.
 func TestFault_ServerRestartsOnTheSameDatabase(t *testing.T) {
 	needServer(t)
-	dir := t.TempDir()
-	addr, err := freePort()
-	require.NoError(t, err)
-	_, port, _ := strings.Cut(addr, ":")
-	startServer := func() *exec.Cmd {
-		cmd := exec.Command(temporal, "server", "start-dev", "--headless", "--port", port, "--ip", "127.0.0.1",
-			"--db-filename", filepath.Join(dir, "temporal.db"), "--log-level", "error",
-			"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal")
-		logf, _ := os.OpenFile(filepath.Join(workDir, "server-restart.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		require.NoError(t, cmd.Start())
-		return cmd
-	}
-	stopServer := func(cmd *exec.Cmd) {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}
+	srv := newFileServer(t, "server-restart.log")
+	addr := srv.addr
 	at := func(args ...string) result { return starter(t, append([]string{"--address", addr}, args...)...) }
 	statusAt := func(path string) (int, string, string) {
 		r := at("status", path, "-o", "json")
@@ -119,12 +92,6 @@ func TestFault_ServerRestartsOnTheSameDatabase(t *testing.T) {
 		return st.Restarts, st.State, ""
 	}
 
-	server := startServer()
-	defer func() { stopServer(server) }()
-	eventually(t, time.Minute, func() (bool, string) {
-		r := at("status")
-		return r.code == 0, r.stderr
-	})
 	w, err := startWorkerAt("worker-restart", addr)
 	require.NoError(t, err)
 	defer w.stop()
@@ -142,8 +109,7 @@ children:
 		return n >= 1, msg
 	})
 
-	stopServer(server)
-	server = startServer()
+	srv.restart()
 	eventually(t, 2*time.Minute, func() (bool, string) {
 		n, state, msg := statusAt("it-durable-server/crasher")
 		return n >= before+2, fmt.Sprintf("crasher %s, restarts %d (had %d before) %s", state, n, before, msg)

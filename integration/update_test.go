@@ -203,11 +203,15 @@ type revisionRow struct {
 	Digest, Message, User, Host, Outcome, Reason string
 }
 
-func revisions(t *testing.T, name string) []revisionRow {
+func revisions(t *testing.T, name string) []revisionRow { return revisionsAt(t, address, name) }
+
+// revisionsAt is the revisions of the tree name on the server at addr,
+// once none is rolling.
+func revisionsAt(t *testing.T, addr, name string) []revisionRow {
 	t.Helper()
 	var rows []revisionRow
 	eventually(t, time.Minute, func() (bool, string) {
-		r := starter(t, "revisions", name, "-o", "json")
+		r := starter(t, "--address", addr, "revisions", name, "-o", "json")
 		if r.code != 0 {
 			return false, r.stderr
 		}

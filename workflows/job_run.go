@@ -86,7 +86,7 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 		told := run
 		told.StartedAt = began
 		req.OnEnd = &activities.JobEnd{Job: in.Job, Signal: SignalJobRun, Run: told}
-		res, ended, err = runToEnd(ctx, node, req, exits, deadline)
+		res, err = runToEnd(ctx, node, req, deadline)
 	} else {
 		res, ended, err = startRun(ctx, node, req, exits)
 	}
@@ -225,9 +225,10 @@ const runHeartbeat = 10 * time.Second
 // applies to the start, one attempt at a time as startRun's. An attempt
 // that timed out (its worker died or went silent) may have started the
 // process: the next attempts adopt it, never start one, and do not count
-// against the retries (a worker killed fails no run); an exit report
-// received meanwhile ends the run (ended).
-func runToEnd(ctx workflow.Context, node spec.Node, req activities.ActionRequest, exits workflow.ReceiveChannel, deadline time.Time) (res activities.ActionResult, ended *jobExit, err error) {
+// against the retries (a worker killed fails no run). An exit signal is
+// not taken for the end: the host's worker, asked again, says it (an exit
+// sent by hand, with a run's instance, ends nothing).
+func runToEnd(ctx workflow.Context, node spec.Node, req activities.ActionRequest, deadline time.Time) (res activities.ActionResult, err error) {
 	opts := ActivityOptions(node, tick.Start)
 	startTimeout := opts.StartToCloseTimeout
 	retry := node.Resolved().Retry
@@ -240,18 +241,12 @@ func runToEnd(ctx workflow.Context, node spec.Node, req activities.ActionRequest
 	for attempt := 1; ; {
 		left := max(deadline.Sub(workflow.Now(ctx)), 0)
 		if req.Adopt && left == 0 {
-			return activities.ActionResult{TimedOut: true}, nil, nil // its end never came: stopped
+			return activities.ActionResult{TimedOut: true}, nil // its end never came: stopped
 		}
 		opts.StartToCloseTimeout = startTimeout + left
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.RunJobName, req).Get(ctx, &res)
-		if err == nil {
-			return res, nil, nil
-		}
-		if e := endedAlready(exits, req.WorkflowID); e != nil {
-			return res, e, nil
-		}
-		if ctx.Err() != nil {
-			return res, nil, err
+		if err == nil || ctx.Err() != nil {
+			return res, err
 		}
 		if _, timedOut := errors.AsType[*temporal.TimeoutError](err); timedOut {
 			req.Adopt = true
@@ -259,11 +254,11 @@ func runToEnd(ctx workflow.Context, node spec.Node, req activities.ActionRequest
 		}
 		var app *temporal.ApplicationError
 		if req.Adopt || attempt >= retry.MaxAttempts || (errors.As(err, &app) && app.NonRetryable()) {
-			return res, nil, err
+			return res, err
 		}
 		attempt++
 		if workflow.Sleep(ctx, wait) != nil {
-			return res, nil, err
+			return res, err
 		}
 		wait = min(time.Duration(float64(wait)*retry.BackoffCoefficient), retry.MaxInterval.D())
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 func periodicJob(name string) spec.Node {
@@ -364,4 +365,38 @@ func TestJob_PeriodicMadeOnceDeletesItsScheduleAndCarriesItsPut(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("1/running/v%d", JobVersion), next.Carry.PutFor)
 	require.True(t, next.Carry.Scheduled)
 	require.Equal(t, 1, puts)
+}
+
+// A job of version 1 puts its schedule for runs of version 1's code (no
+// version in their input); brought to version 2 by `starter upgrade` (its
+// continue-as-new), it puts its schedule again, for runs that await their
+// end in one activity (versions.JobRunsAwait).
+func TestJob_UpgradedToRunsThatAwaitPutsItsScheduleAgain(t *testing.T) {
+	putsOf := func(version int, carry *JobCarry) (inputs []JobRunInput, next JobInput) {
+		env := newEnv(t)
+		env.RegisterWorkflow(JobWorkflow)
+		env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(func(_ context.Context, s activities.JobSchedule) error {
+			var in JobRunInput
+			require.NoError(t, json.Unmarshal(s.Input, &in))
+			inputs = append(inputs, in)
+			return nil
+		})
+		env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil).Maybe()
+		at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: version, Carry: carry})
+		var can *workflow.ContinueAsNewError
+		require.ErrorAs(t, env.GetWorkflowError(), &can)
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+		return inputs, next
+	}
+	v1, next := putsOf(versions.JobVersioned.Since, nil)
+	require.Len(t, v1, 1)
+	require.Zero(t, v1[0].Version, "version 1's runs: no version in their input")
+	require.Equal(t, JobVersion, next.Version, "the upgrade's continue-as-new brings it to the newest")
+	v2, again := putsOf(next.Version, next.Carry)
+	require.Len(t, v2, 1, "put again after the upgrade")
+	require.Equal(t, JobVersion, v2[0].Version)
+	require.True(t, versions.JobRunsAwait.In(v2[0].Version))
+	v3, _ := putsOf(again.Version, again.Carry)
+	require.Empty(t, v3, "a continue-as-new at the same version puts nothing")
 }

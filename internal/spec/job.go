@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"hash/fnv"
 	"regexp"
 	"strings"
 	"time"
@@ -121,6 +122,22 @@ func (j Job) What() string {
 		return "every " + j.Every.D().String()
 	}
 	return j.Schedule
+}
+
+// Phase is when, within each of its intervals, an `every` job at path is
+// due: its path's hash in whole seconds in [0, every). Temporal aligns an
+// interval to the epoch, so without it every job of one interval would be
+// due in the same second, and a server starts a few dozen runs a second;
+// with it they are spread over the interval, each at a phase of its own
+// that stays across applies (as systemd's FixedRandomDelay, or Jenkins's H).
+func Phase(path string, every time.Duration) time.Duration {
+	secs := uint64(every / time.Second)
+	if secs <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	return time.Duration(h.Sum64()%secs) * time.Second
 }
 
 // Period is the time between the job's runs around now (an interval's,

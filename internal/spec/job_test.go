@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -67,4 +69,25 @@ func TestJobDefaults(t *testing.T) {
 	require.Equal(t, "every 1h0m0s", r.What())
 	require.Equal(t, "once", Job{Once: true}.What())
 	require.Equal(t, "@daily", Job{Schedule: "@daily"}.What())
+}
+
+// An `every` job's phase is its own, stable, within its interval in whole
+// seconds, and 100 jobs of one interval are spread over it, not due in
+// one second.
+func TestJobPhaseSpreadsAnInterval(t *testing.T) {
+	seen := map[time.Duration]int{}
+	for i := range 100 {
+		path := fmt.Sprintf("bench-jobs/j%03d", i)
+		p := Phase(path, 10*time.Second)
+		require.Equal(t, p, Phase(path, 10*time.Second), "stable")
+		require.True(t, p >= 0 && p < 10*time.Second, "%s: %s", path, p)
+		require.Zero(t, p%time.Second, "whole seconds")
+		seen[p]++
+	}
+	require.Len(t, seen, 10, "every second of the interval has some")
+	for p, n := range seen {
+		require.Less(t, n, 25, "%s holds %d of the 100", p, n)
+	}
+	require.Zero(t, Phase("t/j", time.Second), "an interval of a second has one phase")
+	require.Zero(t, Phase("t/j", 500*time.Millisecond))
 }

@@ -14,6 +14,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
@@ -199,10 +200,18 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 }
 
 // ExitNotifier pushes a driver's exit report to the worker workflow as the
-// signal named signal (workflows.SignalExit).
+// signal named signal (workflows.SignalExit). A workflow that no longer
+// runs (a job's run terminated by its overlap policy, a tree deleted) has
+// nothing to be told: its report is done, so that the driver forgets the
+// process's record instead of keeping it, and pushing it again, at every
+// worker's start.
 func ExitNotifier(c client.Client, signal string) driver.Notifier {
 	return driver.NotifierFunc(func(ctx context.Context, workflowID string, e driver.Exit) error {
-		return c.SignalWorkflow(ctx, workflowID, "", signal, e)
+		err := c.SignalWorkflow(ctx, workflowID, "", signal, e)
+		if _, gone := errors.AsType[*serviceerror.NotFound](err); gone {
+			return nil
+		}
+		return err
 	})
 }
 

@@ -448,6 +448,11 @@ func (d *Driver) Recover(ctx context.Context) (Recovered, error) {
 		if rec.Cgroup != nil {
 			d.removeCgroup(rec.Cgroup)
 		}
+		if rec.Job { // its run's next attempt asks this worker for its end (Run, adopting)
+			d.mu.Lock()
+			d.rememberEndedLocked(rec.WorkflowID, rec.Instance, exit)
+			d.mu.Unlock()
+		}
 		if d.notifier == nil {
 			removeRecordFiles(f, rec)
 			continue

@@ -179,13 +179,20 @@ func (d *Driver) noteEndedJobLocked(p *proc) {
 	if d.procs[p.id] == p {
 		delete(d.procs, p.id)
 	}
+	d.rememberEndedLocked(p.wfID, p.id, p.exit)
+}
+
+// rememberEndedLocked remembers that workflow wfID's job process id ended
+// as exit (a start of the run tried again, or an adopt, finds it), the
+// last maxEndedJobs of them. d.mu is held.
+func (d *Driver) rememberEndedLocked(wfID, id string, exit driver.Exit) {
 	if d.endedJobs == nil {
 		d.endedJobs = map[string]endedRun{}
 	}
-	if _, known := d.endedJobs[p.wfID]; !known {
-		d.endedOrder = append(d.endedOrder, p.wfID)
+	if _, known := d.endedJobs[wfID]; !known {
+		d.endedOrder = append(d.endedOrder, wfID)
 	}
-	d.endedJobs[p.wfID] = endedRun{id: p.id, exit: p.exit}
+	d.endedJobs[wfID] = endedRun{id: id, exit: exit}
 	for len(d.endedOrder) > maxEndedJobs {
 		delete(d.endedJobs, d.endedOrder[0])
 		d.endedOrder = d.endedOrder[1:]

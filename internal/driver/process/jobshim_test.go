@@ -126,3 +126,34 @@ func TestJobRunAwaitedIsNotPushed(t *testing.T) {
 		t.Fatal("a wait given up: its end was not pushed")
 	}
 }
+
+// A job's process that ended while no worker ran: the next worker's
+// Recover reports its end (its exit code, the shim's note) and remembers
+// it, so that the run's next attempt, adopting, gets that end instead of
+// ErrRunUnknown (TestJobRunSurvivesAWorkerKill, the run of version 2).
+func TestJobEndedWhileNoWorkerRanIsKnownToTheNextOnesAdopt(t *testing.T) {
+	d, _, _ := shimDriver(t)
+	d.KeepOnClose = true // as a worker's: its processes outlive it
+	r := jobReq("t/backup/run-1", map[string]any{"command": "sh", "args": []string{"-c", "sleep 0.3; exit 7"}})
+	id, err := d.Start(context.Background(), r)
+	require.NoError(t, err)
+	d.Close() // the worker gone: the process runs on, its record stays
+	pid := pidOf(id)
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond)
+
+	next, rec, adopted, ended := recoverFrom(t, d.StateDir)
+	require.Zero(t, adopted)
+	require.Equal(t, 1, ended)
+	select {
+	case p := <-rec.ch:
+		require.NotNil(t, p.exit.Code, p.exit.Reason)
+		require.Equal(t, 7, *p.exit.Code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("its end was not reported")
+	}
+	e, err := next.Run(context.Background(), r, true)
+	require.NoError(t, err)
+	require.Equal(t, id, e.Instance)
+	require.NotNil(t, e.Code)
+	require.Equal(t, 7, *e.Code)
+}

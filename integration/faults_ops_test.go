@@ -1,0 +1,265 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/workflows"
+)
+
+// Fault tests during an operation (docs/reliability.md): the operation is
+// under way when the fault strikes, and afterwards the tree is at its
+// desired state with one process per service, each owned by its worker
+// (oneProcessEach).
+
+// oneProcessEach checks, for each of tree's services (its children w0..
+// wN-1, whose command is `sleep ARG` with ARG from args), that exactly one
+// process runs it and that it is the one its worker's status names: no
+// service runs twice, and no process of theirs runs that no workflow owns.
+// It returns what is wrong ("" when nothing is).
+func oneProcessEach(t *testing.T, addr, tree string, args []string) string {
+	t.Helper()
+	for i, arg := range args {
+		path := fmt.Sprintf("%s/w%d", tree, i)
+		pids := sleepsWithArg(arg)
+		if len(pids) != 1 {
+			return fmt.Sprintf("%s: %d processes (pids %v)", path, len(pids), pids)
+		}
+		st, err := statusAt(t, addr, path)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", path, err)
+		}
+		if owned := pidOf(t, st.Instance); owned != pids[0] {
+			return fmt.Sprintf("%s: its worker owns pid %d, pid %d runs (an orphan)", path, owned, pids[0])
+		}
+	}
+	return ""
+}
+
+// statusAt is path's status from the server at addr.
+func statusAt(t *testing.T, addr, path string) (workflows.Status, error) {
+	var st workflows.Status
+	r := starter(t, "--address", addr, "status", path, "-o", "json")
+	if r.code != 0 {
+		return st, fmt.Errorf("status %s: %s", path, r.stderr)
+	}
+	return st, json.Unmarshal([]byte(r.stdout), &st)
+}
+
+// envOf is the value of name in the environment of process pid.
+func envOf(pid int, name string) string {
+	b, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "environ"))
+	if err != nil {
+		return ""
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// The worker process is killed (-9) while a rolling update of six process
+// services goes one at a time: a new worker takes over (updateUnderFault).
+func TestFault_WorkerKilledDuringARollingUpdate(t *testing.T) {
+	needServer(t)
+	updateUnderFault(t, address, "it-fault-upd", "4242", func() {
+		mainWorker.kill()
+		w, err := startWorker("worker-fault-upd")
+		require.NoError(t, err)
+		mainWorker = w
+	})
+}
+
+// The dev server stops and starts again (on its database file) while a
+// rolling update of six process services goes one at a time; the worker
+// process reconnects (updateUnderFault).
+func TestFault_ServerRestartedDuringARollingUpdate(t *testing.T) {
+	needServer(t)
+	srv := newFileServer(t, "server-fault-upd.log")
+	w, err := startWorkerAt("worker-fault-srv-upd", srv.addr)
+	require.NoError(t, err)
+	t.Cleanup(w.stop) // after the tree's delete (cleanups run last first)
+	updateUnderFault(t, srv.addr, "it-fault-srv-upd", "4343", srv.restart)
+}
+
+// updateUnderFault applies, on the server at addr, a tree of six process
+// services (`sleep ARGBASE.N`), then a change of all six rolled out one at
+// a time, and strikes fault once two are updated. Afterwards: the update
+// completes, every service runs the new spec in one process its worker
+// owns (oneProcessEach), and the tree has two revisions (none lost, none
+// applied twice).
+func updateUnderFault(t *testing.T, addr, name, argBase string, fault func()) {
+	t.Helper()
+	const n = 6
+	args := make([]string, n)
+	for i := range args {
+		args[i] = fmt.Sprintf("%s.%d", argBase, i)
+	}
+	at := func(a ...string) result { return starter(t, append([]string{"--address", addr}, a...)...) }
+	tree := func(version string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "name: %s\nupdate: {maxParallel: 1, minHealthyTime: 2s, healthyDeadline: 2m}\nchildren:\n", name)
+		for i, arg := range args {
+			fmt.Fprintf(&b, "  - {name: w%d, kind: process, process: {command: sleep, args: [\"%s\"], env: {V: %s}}}\n", i, arg, version)
+		}
+		return writeSpec(t, b.String())
+	}
+	r := at("apply", "-f", tree("v1"), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() {
+		r := at("delete", name)
+		require.Equal(t, 0, r.code, r.stderr)
+	})
+	require.Empty(t, oneProcessEach(t, addr, name, args))
+
+	r = at("apply", "-f", tree("v2"))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		st, err := statusAt(t, addr, name)
+		if err != nil || st.Update == nil {
+			return false, fmt.Sprintf("no update yet (%v)", err)
+		}
+		return st.Update.Updated >= 2, fmt.Sprintf("update %s, %d updated", st.Update.State, st.Update.Updated)
+	})
+	fault()
+
+	var root workflows.Status
+	eventually(t, 3*time.Minute, func() (bool, string) {
+		st, err := statusAt(t, addr, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		root = st
+		at, total := st.AtDesired()
+		if st.Update == nil || st.Update.State != "complete" || at != n || total != n {
+			return false, fmt.Sprintf("update %+v, %d of %d at desired", st.Update, at, total)
+		}
+		if bad := oneProcessEach(t, addr, name, args); bad != "" {
+			return false, bad
+		}
+		return true, ""
+	})
+	for i, arg := range args {
+		pid := sleepsWithArg(arg)[0]
+		require.Equal(t, "v2", envOf(pid, "V"), "%s/w%d runs the new spec", name, i)
+	}
+	require.EqualValues(t, 2, root.Revision, "one revision per apply")
+	rows := revisionsAt(t, addr, name)
+	require.Len(t, rows, 2, "no revision lost or doubled")
+}
+
+// The worker process is killed (-9) while an apply of 200 workers (four
+// supervisors of 50, each action taking 200 ms) is under way: a new worker
+// takes over, all 200 come up, none restarted, no node's workflow task
+// failing, and the tree has one revision.
+func TestFault_WorkerKilledDuringAnApplyOf200(t *testing.T) {
+	needServer(t)
+	const name = "it-fault-200"
+	r := starter(t, "apply", "-f", writeSpec(t, fleetSpec(name, 4, 50, "{delay: 200ms}")))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { // 200 stops of 200 ms, in reverse order: more than cli's 2 minutes on a loaded machine
+		r := runAt(t, starterBin, address, 6*time.Minute, "delete", name, "--timeout", "5m")
+		require.Equal(t, 0, r.code, r.stderr)
+	})
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		at, total := st.AtDesired()
+		return at >= 20 && at < 200, fmt.Sprintf("%d of %d at desired", at, total)
+	})
+	mainWorker.kill()
+	w, err := startWorker("worker-fault-200")
+	require.NoError(t, err)
+	mainWorker = w
+
+	eventually(t, 4*time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		at, total := st.AtDesired()
+		return at == 200 && total == 200, fmt.Sprintf("%d of %d at desired", at, total)
+	})
+	st := status(t, name)
+	require.Empty(t, st.TaskFailingNodes())
+	leaves := st.Leaves()
+	require.Len(t, leaves, 200)
+	for _, p := range leaves {
+		leaf, ok := st.Find(p)
+		require.True(t, ok, p)
+		require.Equal(t, "running", leaf.State, p)
+		require.Zero(t, leaf.Restarts, "%s: nothing restarted", p)
+	}
+	require.Len(t, revisions(t, name), 1, "one apply, one revision")
+}
+
+// fileServer is a dev server of a test's own, on a database file: it can
+// stop (SIGTERM, SIGKILL after 30 s) and start again on the same port with
+// what it held. It is stopped at the test's end.
+type fileServer struct {
+	t          *testing.T
+	addr, port string
+	db, log    string
+	cmd        *exec.Cmd
+}
+
+func newFileServer(t *testing.T, logName string) *fileServer {
+	addr, err := freePort()
+	require.NoError(t, err)
+	_, port, _ := strings.Cut(addr, ":")
+	s := &fileServer{t: t, addr: addr, port: port, db: filepath.Join(t.TempDir(), "temporal.db"), log: filepath.Join(workDir, logName)}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+// start starts the server and waits until it answers.
+func (s *fileServer) start() {
+	s.cmd = exec.Command(temporal, "server", "start-dev", "--headless", "--port", s.port, "--ip", "127.0.0.1",
+		"--db-filename", s.db, "--log-level", "error",
+		"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal")
+	logf, _ := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(s.t, s.cmd.Start())
+	eventually(s.t, time.Minute, func() (bool, string) {
+		r := starter(s.t, "--address", s.addr, "status")
+		return r.code == 0, r.stderr
+	})
+}
+
+// stop stops the server (once: a second call does nothing).
+func (s *fileServer) stop() {
+	if s.cmd == nil {
+		return
+	}
+	cmd := s.cmd
+	s.cmd = nil
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+func (s *fileServer) restart() {
+	s.stop()
+	s.start()
+}
