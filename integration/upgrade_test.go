@@ -25,11 +25,7 @@ import (
 // rollout, re-apply of the same file restarts nothing).
 func TestUpgradeFromTheLastRelease(t *testing.T) {
 	needServer(t)
-	repo, err := filepath.Abs("..")
-	require.NoError(t, err)
-	oldWorker, oldStarter, err := release.Build(repo, release.Last, t.TempDir())
-	require.NoError(t, err)
-	addr, _ := ownServer(t)
+	oldWorker, oldStarter, addr := fromRelease(t, release.Last)
 	state := filepath.Join(t.TempDir(), "state")
 	workerFlags := []string{"--host", "it-upgrade", "--state-dir", state}
 	tree := writeSpec(t, `name: it-up
@@ -193,11 +189,7 @@ func otherBuildWorker(t *testing.T) string {
 // revisions) restarts nothing; a second re-sign keeps every signature.
 func TestSignedTreeOfTheReleaseBeforeKeepsRunningAndReSigningRestartsNothing(t *testing.T) {
 	needServer(t)
-	repo, err := filepath.Abs("..")
-	require.NoError(t, err)
-	oldWorker, oldStarter, err := release.Build(repo, release.SignedV1, t.TempDir())
-	require.NoError(t, err)
-	addr, _ := ownServer(t)
+	oldWorker, oldStarter, addr := fromRelease(t, release.SignedV1)
 	key := keygen(t)
 	state := filepath.Join(t.TempDir(), "state")
 	workerFlags := []string{"--host", "it-sup", "--state-dir", state, "--trusted-keys", key + ".pub"}
@@ -263,4 +255,16 @@ children:
 	r = runAt(t, starterBin, addr, 2*time.Minute, "delete", "it-sup")
 	require.Equal(t, 0, r.code, r.stderr)
 	eventually(t, time.Minute, func() (bool, string) { return !alive(pidOf(t, st.Instance)), "the service stops with its tree" })
+}
+
+// fromRelease builds commit's worker and starter (internal/release) and
+// gives the test a server of its own.
+func fromRelease(t *testing.T, commit string) (oldWorker, oldStarter, addr string) {
+	t.Helper()
+	repo, err := filepath.Abs("..")
+	require.NoError(t, err)
+	oldWorker, oldStarter, err = release.Build(repo, commit, t.TempDir())
+	require.NoError(t, err)
+	addr, _ = ownServer(t)
+	return oldWorker, oldStarter, addr
 }

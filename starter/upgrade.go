@@ -142,9 +142,9 @@ type upgradeRow struct {
 }
 
 // stewardWorkflows lists the running workflows of steward (supervisors,
-// workers, rollouts) under path ("" for all) with their builds.
+// workers, jobs, rollouts) under path ("" for all) with their builds.
 func stewardWorkflows(ctx context.Context, c client.Client, path string) ([]upgradeRow, error) {
-	q := fmt.Sprintf("ExecutionStatus = 'Running' AND TaskQueue = '%s' AND WorkflowType IN ('SupervisorWorkflow', 'WorkerWorkflow', 'RolloutWorkflow')", workflows.TaskQueue)
+	q := fmt.Sprintf("ExecutionStatus = 'Running' AND TaskQueue = '%s' AND WorkflowType IN ('SupervisorWorkflow', 'WorkerWorkflow', 'JobWorkflow', 'RolloutWorkflow')", workflows.TaskQueue)
 	if path != "" {
 		q += fmt.Sprintf(" AND (StewardPath = '%s' OR StewardPath STARTS_WITH '%s/')", path, path)
 	}

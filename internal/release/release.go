@@ -19,6 +19,11 @@ const Last = "5b9cb0e"
 // hosts of this build, and a re-sign under version 2 restart nothing.
 const SignedV1 = "e734e32"
 
+// JobsV1 is the last commit whose jobs' workflows are of version 1 (runs
+// that await an exit signal and keep a memo): its jobs must keep running
+// on this build, and `starter upgrade` bring them to version 2.
+const JobsV1 = "a647b97"
+
 // Build extracts commit from the repository at repo (`git archive`: the
 // checkout is untouched) into dir and builds its worker and starter there.
 func Build(repo, commit, dir string) (worker, starter string, err error) {
