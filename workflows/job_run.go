@@ -47,19 +47,24 @@ func JobRunPrefix(job string) string { return spec.JobRunPrefix(job) }
 // lists without asking each run).
 const JobRunMemo = "run"
 
-// JobRunWorkflow runs a job once: its process started on its host (the
-// host's queue, under its policy and signature checks, as a service's
-// start), its end awaited (the driver's exit report, as a worker's), and
-// past the job's timeout, or when the run is cancelled, its process
-// stopped. Its outcome goes into its memo and its result, and to its job
-// (SignalJobRun). A run that did not succeed fails the workflow
+// JobRunWorkflow runs a job once: its process run on its host (the host's
+// queue, under its policy and signature checks, as a service's start) to
+// its end, and past the job's timeout, or when the run is cancelled, its
+// process stopped. A run that did not succeed fails the workflow
 // (non-retryable), so that a Schedule's pauseOnFailure sees it.
+//
+// A run of versions.JobRunsAwait is one activity (RunJob, runToEnd): it
+// starts the process and awaits its end, completes the run's record and
+// tells the job (SignalJobRun); the record is the run's result (or its
+// failure's details). A run of version 1's code starts the process in one
+// activity (startRun), awaits the driver's exit report (a signal), keeps
+// its record in its memo too, and tells its job from a local activity.
 //
 // Durability is the process driver's: the process outlives the steward
 // worker that started it, and the next worker of its host adopts it and
-// reports its end (exit code unknown). The run's start is one activity
-// under the job's retry policy: tried again, it is the same start (its
-// workflow ID names the process's record), so a run never starts twice.
+// knows its end (its exit code, the job shim's note). An attempt tried
+// again after its worker died adopts the process, never starts another,
+// so a run never starts twice.
 func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 	info := workflow.GetInfo(ctx)
 	run := JobRun{ID: info.WorkflowExecution.ID, Outcome: treestatus.RunRunning, ScheduledAt: scheduledAt(ctx), Generation: in.Generation}
@@ -111,7 +116,7 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 		endedBy(&run, *ended)
 		return endRun(ctx, in, run, false)
 	case err != nil && ctx.Err() != nil:
-		run.Outcome, run.Reason = treestatus.RunCanceled, "canceled while starting"
+		run.Outcome, run.Reason = treestatus.RunCanceled, "canceled: stopped"
 		stopRun(ctx, node, req, &run)
 		return endRun(ctx, in, run, false)
 	case err != nil:
