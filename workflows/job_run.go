@@ -96,24 +96,22 @@ func JobRunWorkflow(ctx workflow.Context, in JobRunInput) (JobRun, error) {
 		res, ended, err = startRun(ctx, node, req, exits)
 	}
 	switch {
-	case err == nil && ended == nil && res.Run != nil && res.Told: // awaited to its end, its job told (runToEnd)
-		return endRun(ctx, in, *res.Run, true)
-	case err == nil && ended == nil && res.Run != nil: // its job not told: told from here
-		return endRun(ctx, in, *res.Run, false)
-	case err == nil && ended == nil && res.Exit != nil:
+	case ended != nil: // its process ran and ended while its start's worker was gone (startRun)
+		endedBy(&run, *ended)
+		return endRun(ctx, in, run, false)
+	case err == nil && res.Run != nil: // awaited to its end, its record completed (runToEnd)
+		return endRun(ctx, in, *res.Run, res.Told)
+	case err == nil && res.Exit != nil: // awaited to its end, its record left to the run
 		run.StartedAt = res.Started
 		if run.StartedAt.IsZero() { // adopted: its start is not known here
 			run.StartedAt = began
 		}
 		endedBy(&run, *res.Exit)
 		return endRun(ctx, in, run, false)
-	case err == nil && ended == nil && res.TimedOut:
+	case err == nil && res.TimedOut:
 		run.StartedAt = began
 		run.Outcome, run.Reason = treestatus.RunTimedOut, fmt.Sprintf("still running after its timeout (%s): stopped", job.Timeout.D())
 		stopRun(ctx, node, req, &run)
-		return endRun(ctx, in, run, false)
-	case ended != nil: // its process ran and ended while its start's worker was gone
-		endedBy(&run, *ended)
 		return endRun(ctx, in, run, false)
 	case err != nil && ctx.Err() != nil:
 		run.Outcome, run.Reason = treestatus.RunCanceled, "canceled: stopped"
