@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/steward-sh/steward/internal/spec"
-	"github.com/steward-sh/steward/workflows"
 )
 
 // stickyWait covers the server's sticky schedule-to-start timeout (5 s):
@@ -49,32 +47,7 @@ func killToRestart(ctx context.Context, c client.Client, o options, res Result, 
 			return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 		})
 	}()
-	sample := func(id string) (float64, error) {
-		st, err := query(ctx, c, id)
-		if err != nil {
-			return 0, err
-		}
-		pid, err := instancePid(st.Instance)
-		if err != nil {
-			return 0, err
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return 0, err
-		}
-		killed := time.Now()
-		ok := false
-		var last workflows.Status
-		var lastErr error
-		waitFor(func() bool {
-			last, lastErr = query(ctx, c, id)
-			ok = lastErr == nil && last.State == "running" && last.Instance != st.Instance
-			return ok
-		})
-		if !ok {
-			return 0, fmt.Errorf("%s not running again within a minute of kill -9 of %s: %+v %v", id, st.Instance, last, lastErr)
-		}
-		return float64(time.Since(killed).Microseconds()) / 1000, nil
-	}
+	sample := func(id string) (float64, error) { return killToRunning(ctx, c, id) }
 	var own, adopted []float64
 	for range o.kills {
 		ms, err := sample("bench-kill/svc00")

@@ -117,9 +117,18 @@ type options struct {
 	eager                       bool
 	idleFor                     time.Duration
 	jobsDuration                time.Duration
+	// The soak's (-only soak): how long, the pace of its operations (1:
+	// the schedule), how often it samples; its worker's log dir
+	// and its server's database file, measured.
+	soakDuration, soakSample time.Duration
+	soakPace                 float64
+	logDir, dbPath           string
 }
 
 func main() {
+	if soakExec() {
+		return
+	}
 	var o options
 	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "the Temporal CLI (dev server)")
 	flag.StringVar(&o.workerBin, "worker", "bin/worker", "the steward worker binary")
@@ -135,7 +144,10 @@ func main() {
 	flag.IntVar(&o.kills, "kills", 20, "kill -9 samples of a process service, own and adopted")
 	flag.DurationVar(&o.idleFor, "idle-for", 60*time.Second, "how long the idle CPU is measured")
 	flag.DurationVar(&o.jobsDuration, "jobs-duration", 3*time.Minute, "how long the jobs step runs its 100 jobs (and as long the raw schedules); the issue's figure: 10m")
-	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,failover,drain,console,controls,kill,jobs); the goals of steps not run show as missing")
+	flag.StringVar(&o.only, "only", "", "run only these steps (comma-separated: cost,throughput,latency,history,pool,apply,scale,upgrade,update,failover,drain,console,controls,kill,jobs; soak runs only when named); the goals of steps not run show as missing")
+	flag.DurationVar(&o.soakDuration, "duration", 2*time.Hour, "how long the soak runs (-only soak), after its tree first reached its desired state")
+	flag.Float64Var(&o.soakPace, "soak-pace", 1, "the soak's operations and faults come this many times as far apart as the issue's schedule (0.2: five times as often, for a short look)")
+	flag.DurationVar(&o.soakSample, "soak-sample", time.Minute, "how often the soak samples its figures")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "more flags for every steward worker the bench starts, space-separated (an A/B run of a worker setting: -worker-args '--sticky-timeout 5s')")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
@@ -178,13 +190,14 @@ func run(o options) error {
 				"--dynamic-config-value", fmt.Sprintf("system.enableActivityEagerExecution=%t", o.eager),
 			},
 		}
-		if o.only == "jobs" {
+		if o.only == "jobs" || o.only == "soak" {
 			dir, err := os.MkdirTemp("", "bench-server-")
 			if err != nil {
 				return err
 			}
 			defer os.RemoveAll(dir)
 			devOpts.DBFilename = filepath.Join(dir, "temporal.db")
+			o.dbPath = devOpts.DBFilename
 		}
 		server, err := testsuite.StartDevServer(ctx, devOpts)
 		if err != nil {
@@ -277,8 +290,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(stateDir)
+	o.logDir = filepath.Join(stateDir, "logs")
 	wargs := []string{"--address", addr, "--namespace", ns, "--pool-size", strconv.Itoa(pool), "--metrics", metricsAddr, "--log-level", "error", "--grpc-compression", o.compression,
-		"--state-dir", stateDir}
+		"--state-dir", stateDir, "--log-dir", o.logDir}
 	if o.eager {
 		wargs = append(wargs, "--eager-actions")
 	}
@@ -346,6 +360,9 @@ func run(o options) error {
 		{"controls", "process controls: reload, usage sampling, out of memory", func() error { return controlsStep(ctx, c, o, res) }},
 		{"kill", "kill -9 to running again", func() error { return killToRestart(ctx, c, o, res, restartWorker) }},
 		{"jobs", "jobs: 100 on schedules, a kill -9 halfway, beside raw schedules", func() error { return jobsStep(ctx, c, o, res, restartWorker, restartServer) }},
+		{"soak", "soak: a thousand workers for hours, under operations and faults", func() error {
+			return soakStep(ctx, c, o, res, restartWorker, restartServer, func() int { return wcmd.Process.Pid }, stewardMetrics, stateDir)
+		}},
 	}
 	// The workflow task latencies, read before the kill step: it restarts
 	// the steward worker, whose new process would count only its replays.
@@ -384,7 +401,8 @@ func run(o options) error {
 		return h.BacklogAge.Seconds(), err == nil
 	})
 	for _, s := range steps {
-		if o.only != "" && !slices.Contains(strings.Split(o.only, ","), s.key) {
+		named := slices.Contains(strings.Split(o.only, ","), s.key)
+		if (o.only != "" || s.key == "soak") && !named {
 			continue
 		}
 		if s.key == "kill" {

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,6 +39,9 @@ func oneProcessEach(t *testing.T, addr, tree string, args []string) string {
 		st, err := statusAt(t, addr, path)
 		if err != nil {
 			return fmt.Sprintf("%s: %v", path, err)
+		}
+		if !strings.HasPrefix(st.Instance, "proc/") {
+			return fmt.Sprintf("%s: %s, no process instance (%q)", path, st.State, st.Instance)
 		}
 		if owned := pidOf(t, st.Instance); owned != pids[0] {
 			return fmt.Sprintf("%s: its worker owns pid %d, pid %d runs (an orphan)", path, owned, pids[0])
@@ -262,4 +267,80 @@ func (s *fileServer) stop() {
 func (s *fileServer) restart() {
 	s.stop()
 	s.start()
+}
+
+// The dev server stops and starts again (on its database file) while a
+// rollout restarts six process services two at a time: the rollout goes
+// on and ends with every target restarted once, and every service runs
+// in one process its worker owns.
+func TestFault_ServerRestartedDuringARollout(t *testing.T) {
+	needServer(t)
+	srv := newFileServer(t, "server-fault-rollout.log")
+	w, err := startWorkerAt("worker-fault-srv-rollout", srv.addr)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	const name, n = "it-fault-srv-rollout", 6
+	args := make([]string, n)
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nchildren:\n", name)
+	for i := range args {
+		args[i] = fmt.Sprintf("4444.%d", i)
+		fmt.Fprintf(&b, "  - {name: w%d, kind: process, process: {command: sleep, args: [\"%s\"], startSeconds: 1s}}\n", i, args[i])
+	}
+	at := func(a ...string) result { return starter(t, append([]string{"--address", srv.addr}, a...)...) }
+	r := at("apply", "-f", writeSpec(t, b.String()), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() {
+		r := at("delete", name)
+		require.Equal(t, 0, r.code, r.stderr)
+	})
+	before := map[int]int{}
+	for i, arg := range args {
+		before[i] = sleepsWithArg(arg)[0]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, starterBin, "--address", srv.addr, "rollout", "restart", name, "--chunk", "2", "-o", "json")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		restarted := 0
+		for i, arg := range args {
+			if pids := sleepsWithArg(arg); len(pids) == 1 && pids[0] != before[i] {
+				restarted++
+			}
+		}
+		return restarted >= 2, fmt.Sprintf("%d restarted", restarted)
+	})
+	srv.restart()
+
+	// The starter's own wait may have failed with the server away: the
+	// rollout's workflow is what is asked.
+	<-done
+	eventually(t, 3*time.Minute, func() (bool, string) {
+		q := cli(t, temporal, "workflow", "query", "--address", srv.addr, "--workflow-id", "rollout:"+name, "--name", "status", "-o", "json")
+		var res struct {
+			QueryResult []workflows.RolloutStatus `json:"queryResult"`
+		}
+		if q.code != 0 || json.Unmarshal([]byte(q.stdout), &res) != nil || len(res.QueryResult) == 0 {
+			return false, q.stdout + q.stderr
+		}
+		st := res.QueryResult[0]
+		return st.State == "completed" && st.Succeeded == n, fmt.Sprintf("%s: %d succeeded, %+v", st.State, st.Succeeded, st.Counts)
+	})
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		if bad := oneProcessEach(t, srv.addr, name, args); bad != "" {
+			return false, bad
+		}
+		return true, ""
+	})
+	for i := range args {
+		st, err := statusAt(t, srv.addr, fmt.Sprintf("%s/w%d", name, i))
+		require.NoError(t, err)
+		require.Equal(t, 1, st.ManualRestarts, "w%d restarted once", i)
+		require.Zero(t, st.Restarts, "w%d: no crash", i)
+	}
 }

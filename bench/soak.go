@@ -1,0 +1,941 @@
+package main
+
+// The soak (issue 51): a tree of about a thousand workers kept for hours
+// under a schedule of operations and faults, sampled every minute, with
+// its invariants checked all along. Run only when named:
+// `go run ./bench -only soak -duration 2h` (make soak). docs/reliability.md
+// says what it promises and shows its plots.
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/steward-sh/steward/internal/telemetry"
+	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/workflows"
+)
+
+const (
+	soakTree = "bench-soak"
+	// soakMarker starts the last argument of every process the soak's
+	// tree runs: soak:PATH, so that a scan of /proc finds who owns what
+	// (duplicates, orphans) without asking steward.
+	soakMarker = "soak:"
+	// soakAfter is the fleet's reschedule.after: a host frozen longer is
+	// failed over.
+	soakAfter = 10 * time.Second
+	// soakCrashy is the share of the crashing stubs that must be running
+	// for the tree to count as recovered: they crash every few minutes by
+	// design, so at any moment a few are between a crash and their restart.
+	soakCrashy = 0.99
+)
+
+// soakHosts are the fleet's hosts, each a worker process of its own.
+var soakHosts = []string{"sa", "sb", "sc"}
+
+// soakHelper is the bench binary run as one of the soak's services:
+// `bench soak-helper MODE MARKER`. sleep: runs until signalled; leak:
+// grows by 128 KiB a second (its restartOnMemory restarts it); fail: exits
+// 1 at once (the bad revision).
+func soakHelper(args []string) {
+	if len(args) < 1 {
+		os.Exit(2)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	var kept [][]byte
+	tick := time.NewTicker(time.Second)
+	for {
+		switch args[0] {
+		case "fail":
+			os.Exit(1)
+		case "leak":
+			b := make([]byte, 128<<10)
+			for i := range b {
+				b[i] = byte(i)
+			}
+			kept = append(kept, b)
+		}
+		select {
+		case <-sig:
+			os.Exit(0)
+		case <-tick.C:
+		}
+	}
+}
+
+// soakSpec is the soak's tree at generation gen (a var every process
+// service renders into its environment, so that each new generation is a
+// rolling update of them); bad makes their command fail (reverted).
+//
+//   - crashy: 960 stubs in ten groups, each crashing 5 to 9.5 minutes after
+//     its start;
+//   - procs: 20 process services (the bench binary as a helper): 17 that
+//     sleep, one that leaks under restartOnMemory, one whose health probe
+//     fails 15 s in every 5 minutes, and probe, killed every minute for
+//     the kill-to-running figure;
+//   - web: 10 http workers against an HTTP server of the bench's;
+//   - fleet: 10 process instances over three hosts, rescheduled after 10 s;
+//   - jobs: 5 process jobs every minute.
+func soakSpec(self, webURL string, gen int, bad bool) string {
+	mode := "sleep"
+	if bad {
+		mode = "fail"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nintensity: {maxRestarts: 100000, period: 1m}\nvars: {gen: \"%d\"}\nchildren:\n", soakTree, gen)
+	b.WriteString("  - name: crashy\n    intensity: {maxRestarts: 100000, period: 1m}\n    children:\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "      - {name: s%d, kind: stub, instances: 96, stub: {delay: 0s, crashAfter: %ds}, observe: {interval: 1h}, backoff: {initial: 100ms, max: 1s}}\n",
+			i, 300+30*i)
+	}
+	b.WriteString("  - name: procs\n    intensity: {maxRestarts: 100000, period: 1m}\n" +
+		"    update: {maxParallel: 2, minHealthyTime: 2s, healthyDeadline: 30s, autoRevert: true}\n    children:\n")
+	proc := func(name, mode, extra string) {
+		fmt.Fprintf(&b, "      - name: %s\n        kind: process\n        backoff: {initial: 100ms, max: 1s}\n        observe: {interval: 1h}\n"+
+			"        process: {command: %q, args: [soak-helper, %s, \"%s%s/procs/%s\"], env: {SOAK_GEN: \"{{ .Vars.gen }}\"}, startSeconds: 1s%s}\n",
+			name, self, mode, soakMarker, soakTree, name, extra)
+	}
+	for i := range 17 {
+		proc(fmt.Sprintf("p%02d", i), mode, "")
+	}
+	proc("leak", map[bool]string{true: "fail", false: "leak"}[bad], ", restartOnMemory: 40Mi")
+	proc("flaky", mode, `, health: {exec: [sh, -c, "test $(( $(date +%s) % 300 )) -ge 15"], interval: 5s, failureThreshold: 2}`)
+	proc("probe", mode, "")
+	b.WriteString("  - name: web\n    children:\n")
+	fmt.Fprintf(&b, "      - {name: w, kind: http, instances: 10, observe: {interval: 30s}, http: {start: {url: %q}, stop: {url: %q}, health: {url: %q}}}\n",
+		webURL+"/start", webURL+"/stop", webURL+"/health")
+	fmt.Fprintf(&b, "  - name: fleet\n    hosts: [%s]\n    reschedule: {after: %s}\n    intensity: {maxRestarts: 100000, period: 1m}\n    children:\n",
+		strings.Join(soakHosts, ", "), soakAfter)
+	fmt.Fprintf(&b, "      - {name: f, kind: process, instances: 10, observe: {interval: 1h}, process: {command: %q, args: [soak-helper, sleep, \"%s%s/fleet/f-{{ .Instance }}\"], startSeconds: 1s}}\n",
+		self, soakMarker, soakTree)
+	b.WriteString("  - name: jobs\n    children:\n")
+	for i := range 5 {
+		fmt.Fprintf(&b, "      - {name: j%d, kind: process, process: {command: \"true\"}, job: {every: 1m}}\n", i)
+	}
+	return b.String()
+}
+
+// soakRow is one minute's sample (a row of the CSV).
+type soakRow struct {
+	minute                               float64
+	workerRSS, workerHeapObjects         float64
+	workerGoroutines, workerFDs          float64
+	hostsRSS, hostsGoroutines, hostsFDs  float64
+	serverRSS                            float64
+	maxHistory                           float64
+	dbMiB, stateMiB, logsMiB             float64
+	statusMs, killToRunningMs            float64
+	notAtDesired, duplicates, orphans    float64
+	taskFailures, workerAgeMin, faultsAt float64
+}
+
+var soakColumns = []string{"minute", "worker_rss_mib", "worker_heap_objects", "worker_goroutines", "worker_fds",
+	"hosts_rss_mib", "hosts_goroutines", "hosts_fds", "server_rss_mib", "max_history_events", "db_mib", "state_mib", "logs_mib",
+	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults"}
+
+func (r soakRow) values() []float64 {
+	return []float64{r.minute, r.workerRSS, r.workerHeapObjects, r.workerGoroutines, r.workerFDs,
+		r.hostsRSS, r.hostsGoroutines, r.hostsFDs, r.serverRSS, r.maxHistory, r.dbMiB, r.stateMiB, r.logsMiB,
+		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt}
+}
+
+// soakFault is one operation or fault and how long the tree took to be
+// back at its desired state after it.
+type soakFault struct {
+	At        float64 `json:"minute"`
+	Kind      string  `json:"kind"`
+	Recovered float64 `json:"recoveredSeconds"` // -1: not within the bound's wait
+	Note      string  `json:"note,omitempty"`
+}
+
+// soaker holds a soak's processes and what it has seen.
+type soaker struct {
+	ctx              context.Context
+	c                client.Client
+	o                options
+	self, web        string
+	restartWorker    func() error
+	restartServer    func() error
+	workerPid        func() int
+	workerMetrics    string
+	stateDir, logDir string
+	dbPath           string
+	hosts            map[string]*hostWorker
+	hostMetrics      map[string]string
+	began            time.Time
+
+	mu           sync.Mutex
+	faults       []soakFault
+	overlapUntil time.Time // a move's documented overlap: two copies allowed
+	busy         bool      // an operation runs: the probe is not killed
+	gen          int
+	applied      []string // the messages of the applies made
+	workerBorn   time.Time
+	failedBefore float64 // task failures counted by workers since gone
+	lastFailed   float64 // the current worker's count at its last read
+	duplicates   int
+	orphans      int
+	suspects     map[int]time.Time // pid -> first seen unowned
+	dupSuspects  map[string]time.Time
+	dupPaths     map[string]bool
+	orphanPids   map[int]bool
+	taskFailing  map[string]bool
+	checks       int
+}
+
+func soakStep(ctx context.Context, c client.Client, o options, res Result, restartWorker, restartServer func() error, workerPid func() int, workerMetrics, stateDir string) error {
+	if restartServer == nil {
+		return errors.New("soak: the server must be the bench's own (no -address): it is restarted")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	web := httptest(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	defer web.Close()
+	s := &soaker{ctx: ctx, c: c, o: o, self: self, web: "http://" + web.Addr().String(), restartWorker: restartWorker,
+		restartServer: restartServer, workerPid: workerPid, workerMetrics: workerMetrics, stateDir: stateDir,
+		logDir: o.logDir, dbPath: o.dbPath, began: time.Now(), workerBorn: time.Now(),
+		suspects: map[int]time.Time{}, dupSuspects: map[string]time.Time{}, dupPaths: map[string]bool{},
+		orphanPids: map[int]bool{}, taskFailing: map[string]bool{}, hostMetrics: map[string]string{}}
+	dir, err := os.MkdirTemp("", "steward-soak-hosts-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	s.hosts = map[string]*hostWorker{}
+	for _, h := range soakHosts {
+		addr, err := freePort()
+		if err != nil {
+			return err
+		}
+		w, err := startHostWorker(o, o.addr, h, dir)
+		if err != nil {
+			return err
+		}
+		w.stop()
+		w.args = append(w.args, "--metrics", addr, "--log-dir", filepath.Join(dir, "logs-"+h))
+		if err := w.start(); err != nil {
+			return err
+		}
+		s.hosts[h], s.hostMetrics[h] = w, "http://"+addr+"/metrics"
+	}
+	defer func() {
+		for _, w := range s.hosts {
+			_ = w.cmd.Process.Signal(syscall.SIGCONT)
+			w.stop()
+		}
+	}()
+	for _, h := range soakHosts {
+		if err := waitUntil(ctx, time.Minute, func() bool { return hostUp(ctx, c, h) }); err != nil {
+			return fmt.Errorf("soak: host %s never up: %w", h, err)
+		}
+	}
+	if err := s.apply(false); err != nil {
+		return fmt.Errorf("soak: first apply: %w", err)
+	}
+	defer func() { _, _ = starterRun(o, 10*time.Minute, "delete", soakTree) }()
+	if _, ok := s.recover("apply"); !ok {
+		return errors.New("soak: the tree never reached its desired state after its first apply")
+	}
+	s.began = time.Now()
+	stamp := s.began.UTC().Format("20060102T150405Z")
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	csvPath := filepath.Join(o.out, stamp+"-soak.csv")
+	f, err := os.Create(csvPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cw := csv.NewWriter(f)
+	_ = cw.Write(soakColumns)
+	cw.Flush()
+
+	end := s.began.Add(o.soakDuration)
+	var wg sync.WaitGroup
+	checkDone := make(chan struct{})
+	wg.Add(1)
+	go func() { // the invariants, all along
+		defer wg.Done()
+		t := time.NewTicker(20 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-checkDone:
+				return
+			case <-t.C:
+				s.check()
+			}
+		}
+	}()
+	var rows []soakRow
+	wg.Add(1)
+	go func() { // a sample every minute
+		defer wg.Done()
+		t := time.NewTicker(o.soakSample)
+		defer t.Stop()
+		for {
+			select {
+			case <-checkDone:
+				return
+			case <-t.C:
+				r := s.sample()
+				rows = append(rows, r)
+				rec := make([]string, 0, len(soakColumns))
+				for _, v := range r.values() {
+					rec = append(rec, strconv.FormatFloat(v, 'f', -1, 64))
+				}
+				_ = cw.Write(rec)
+				cw.Flush()
+				fmt.Fprintf(os.Stderr, "bench: soak %.0f min: worker %.0f MiB, %v goroutines; hosts %.0f MiB; not at desired %v; duplicates %v, orphans %v, task failures %v\n",
+					r.minute, r.workerRSS, r.workerGoroutines, r.hostsRSS, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures)
+			}
+		}
+	}()
+	s.operate(end)
+	close(checkDone)
+	wg.Wait()
+	s.check()
+	return s.results(res, rows, stamp, csvPath)
+}
+
+// httptest serves h on a free local port (the soak's http workers' peer).
+func httptest(h http.HandlerFunc) net.Listener {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go func() { _ = http.Serve(l, h) }()
+	return l
+}
+
+// operate runs the operations and faults on their schedule until end, one
+// at a time: every 10 minutes (by -soak-pace) a new revision (every third
+// one bad, reverted by its autoRevert), every 5 a rollout restart of the
+// fleet, every 15 a kill -9 of the worker, every 20 a host frozen past
+// reschedule.after, every 25 a drain and undrain, every 30 a server
+// restart. After each, the time until the tree is back at its desired
+// state.
+func (s *soaker) operate(end time.Time) {
+	pace := s.o.soakPace
+	type op struct {
+		every time.Duration
+		next  time.Time
+		name  string
+		do    func() (string, error)
+	}
+	applies := 0
+	ops := []*op{
+		{every: 10 * time.Minute, name: "apply", do: func() (string, error) {
+			applies++
+			bad := applies%3 == 0
+			err := s.apply(bad)
+			if bad {
+				if err == nil {
+					return "", errors.New("a bad revision's apply --wait succeeded")
+				}
+				return "bad, reverted", nil
+			}
+			return "", err
+		}},
+		{every: 5 * time.Minute, name: "rollout", do: func() (string, error) {
+			_, err := starterRun(s.o, 10*time.Minute, "rollout", "restart", soakTree+"/fleet", "--chunk", "2")
+			return "", err
+		}},
+		{every: 15 * time.Minute, name: "worker kill -9", do: func() (string, error) {
+			s.readFailures()
+			if err := s.restartWorker(); err != nil {
+				return "", err
+			}
+			s.mu.Lock()
+			s.failedBefore += s.lastFailed
+			s.lastFailed = 0
+			s.workerBorn = time.Now()
+			s.mu.Unlock()
+			return "", nil
+		}},
+		{every: 20 * time.Minute, name: "host frozen", do: s.freeze},
+		{every: 25 * time.Minute, name: "drain", do: s.drain},
+		{every: 30 * time.Minute, name: "server restart", do: func() (string, error) { return "", s.restartServer() }},
+	}
+	for _, p := range ops {
+		p.every = time.Duration(float64(p.every) * pace)
+		p.next = s.began.Add(p.every)
+	}
+	for {
+		next := ops[0]
+		for _, p := range ops[1:] {
+			if p.next.Before(next.next) {
+				next = p
+			}
+		}
+		if next.next.After(end) {
+			time.Sleep(time.Until(end))
+			return
+		}
+		time.Sleep(time.Until(next.next))
+		s.mu.Lock()
+		s.busy = true
+		s.mu.Unlock()
+		at := time.Since(s.began).Minutes()
+		fmt.Fprintf(os.Stderr, "bench: soak %.0f min: %s\n", at, next.name)
+		note, err := next.do()
+		if err != nil {
+			note = "failed: " + err.Error()
+			fmt.Fprintf(os.Stderr, "bench: soak: %s: %v\n", next.name, err)
+		}
+		took, ok := s.recover(next.name)
+		if !ok {
+			took = -1
+		}
+		s.mu.Lock()
+		s.faults = append(s.faults, soakFault{At: round(at), Kind: next.name, Recovered: round(took), Note: note})
+		s.busy = false
+		s.mu.Unlock()
+		next.next = next.next.Add(next.every)
+	}
+}
+
+// apply applies the next generation (bad: one whose processes fail) with
+// --wait, its message soak-N kept to find it among the revisions.
+func (s *soaker) apply(bad bool) error {
+	s.mu.Lock()
+	s.gen++
+	gen := s.gen
+	msg := fmt.Sprintf("soak-%d", gen)
+	s.applied = append(s.applied, msg)
+	s.mu.Unlock()
+	file := writeTemp(soakTree, soakSpec(s.self, s.web, gen, bad))
+	_, err := starterRun(s.o, 15*time.Minute, "apply", "-f", file, "-m", msg, "--wait", "--timeout", "10m")
+	return err
+}
+
+// busiestHost is the host with the most fleet instances, and the count
+// of each host's.
+func (s *soaker) busiestHost() (string, map[string]int) {
+	per := map[string]int{}
+	if kids, err := fleetChildren(s.ctx, s.c, soakTree+"/fleet"); err == nil {
+		for _, k := range kids {
+			per[k.Host]++
+		}
+	}
+	victim := soakHosts[0]
+	for _, h := range soakHosts {
+		if per[h] > per[victim] {
+			victim = h
+		}
+	}
+	return victim, per
+}
+
+// overlap allows two copies of a fleet instance from now until a minute
+// after the returned func is called (a move's documented overlap).
+func (s *soaker) overlap() (end func()) {
+	s.mu.Lock()
+	s.overlapUntil = time.Now().Add(24 * time.Hour)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.overlapUntil = time.Now().Add(time.Minute)
+		s.mu.Unlock()
+	}
+}
+
+// freeze stops a host's worker (SIGSTOP) past reschedule.after, so that
+// its instances fail over, then lets it go on. Its processes run on
+// meanwhile: two copies of a moved instance are the move's documented
+// overlap, until the returning worker has stopped its own.
+func (s *soaker) freeze() (string, error) {
+	victim, per := s.busiestHost()
+	w := s.hosts[victim]
+	endOverlap := s.overlap()
+	defer endOverlap()
+	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return "", err
+	}
+	time.Sleep(soakAfter + 20*time.Second)
+	err := w.cmd.Process.Signal(syscall.SIGCONT)
+	return fmt.Sprintf("%s (%d instances)", victim, per[victim]), err
+}
+
+// drain drains the host with the most fleet instances and undrains it.
+func (s *soaker) drain() (string, error) {
+	victim, per := s.busiestHost()
+	defer s.overlap()()
+	if _, err := starterRun(s.o, 10*time.Minute, "drain", victim, "--wait", "--timeout", "5m"); err != nil {
+		return victim, err
+	}
+	_, err := starterRun(s.o, time.Minute, "undrain", victim)
+	return fmt.Sprintf("%s (%d instances)", victim, per[victim]), err
+}
+
+// tree assembles the soak's tree from its supervisors' reports.
+func (s *soaker) tree(within time.Duration) (treestatus.Status, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, within)
+	defer cancel()
+	return treestatus.Assemble(ctx, soakTree, func(ctx context.Context, id string) (workflows.Status, error) {
+		return query(ctx, s.c, id)
+	}, treestatus.Options{})
+}
+
+// notAtDesired counts the workers not at their desired state, the
+// crashing stubs beyond the share allowed to be between a crash and its
+// restart (soakCrashy), and says whether the tree's every node answered.
+func notAtDesired(st treestatus.Status) (n int, answered bool) {
+	crashy, crashyDown := 0, 0
+	var walk func(s treestatus.Status)
+	walk = func(s treestatus.Status) {
+		if s.IsSupervisor() {
+			if s.Applying {
+				n++
+			}
+			for _, ch := range s.Children {
+				walk(ch)
+			}
+			return
+		}
+		ok := s.Settled() || s.Job != nil
+		if strings.HasPrefix(s.Path, soakTree+"/crashy/") {
+			crashy++
+			if !ok {
+				crashyDown++
+			}
+			return
+		}
+		if !ok {
+			n++
+		}
+	}
+	walk(st)
+	if float64(crashyDown) > float64(crashy)*(1-soakCrashy) {
+		n += crashyDown
+	}
+	return n, len(st.Unanswered()) == 0
+}
+
+// recover waits until the tree is back at its desired state (at most 10
+// minutes), and says how long it took.
+func (s *soaker) recover(after string) (float64, bool) {
+	began := time.Now()
+	for time.Since(began) < 10*time.Minute {
+		if st, err := s.tree(30 * time.Second); err == nil {
+			if n, answered := notAtDesired(st); n == 0 && answered {
+				return time.Since(began).Seconds(), true
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	fmt.Fprintf(os.Stderr, "bench: soak: not back at its desired state 10 minutes after %s\n", after)
+	return time.Since(began).Seconds(), false
+}
+
+// soakProcs scans /proc for the soak's processes: by owner path, their
+// pids.
+func soakProcs() map[string][]int {
+	out := map[string][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) < 3 || args[1] != "soak-helper" || !strings.HasPrefix(args[len(args)-1], soakMarker) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+			continue // a zombie: ended, not yet reaped
+		}
+		path := strings.TrimPrefix(args[len(args)-1], soakMarker)
+		out[path] = append(out[path], pid)
+	}
+	return out
+}
+
+// check looks at the invariants once: every process of the soak's tree is
+// one that a worker's status names (else, still so 30 s later, an orphan),
+// and no worker has two (else, still so 30 s later and outside a move's
+// overlap, a duplicate); no workflow's task fails.
+func (s *soaker) check() {
+	st, err := s.tree(30 * time.Second)
+	if err != nil {
+		return
+	}
+	procs := soakProcs()
+	owned := map[int]bool{}
+	var walk func(st treestatus.Status)
+	walk = func(st treestatus.Status) {
+		if st.TaskFailing != nil {
+			s.mu.Lock()
+			s.taskFailing[st.Path] = true
+			s.mu.Unlock()
+		}
+		if pid, err := instancePid(st.Instance); err == nil {
+			owned[pid] = true
+		}
+		for _, ch := range st.Children {
+			walk(ch)
+		}
+	}
+	walk(st)
+	_, answered := notAtDesired(st)
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checks++
+	overlap := now.Before(s.overlapUntil)
+	seen := map[int]bool{}
+	for path, pids := range procs {
+		if len(pids) > 1 && !overlap {
+			if first, ok := s.dupSuspects[path]; !ok {
+				s.dupSuspects[path] = now
+			} else if now.Sub(first) >= 30*time.Second && !s.dupPaths[path] {
+				s.dupPaths[path] = true
+				s.duplicates++
+				fmt.Fprintf(os.Stderr, "bench: soak: DUPLICATE: %s runs as %v\n", path, pids)
+			}
+		} else {
+			delete(s.dupSuspects, path)
+		}
+		for _, pid := range pids {
+			if owned[pid] || !answered || overlap {
+				continue
+			}
+			seen[pid] = true
+			if first, ok := s.suspects[pid]; !ok {
+				s.suspects[pid] = now
+			} else if now.Sub(first) >= 30*time.Second && !s.orphanPids[pid] {
+				s.orphanPids[pid] = true
+				s.orphans++
+				fmt.Fprintf(os.Stderr, "bench: soak: ORPHAN: pid %d of %s, owned by no worker's status\n", pid, path)
+			}
+		}
+	}
+	for pid := range s.suspects {
+		if !seen[pid] && (answered && !overlap) {
+			delete(s.suspects, pid)
+		}
+	}
+}
+
+// readFailures reads the current worker's count of failed workflow tasks.
+func (s *soaker) readFailures() {
+	v := sumOf(scraper(s.workerMetrics), telemetry.MetricWorkflowTaskFailed, "")
+	if math.IsNaN(v) {
+		return
+	}
+	s.mu.Lock()
+	s.lastFailed = max(s.lastFailed, v)
+	s.mu.Unlock()
+}
+
+// sample reads one minute's row.
+func (s *soaker) sample() soakRow {
+	r := soakRow{minute: round(time.Since(s.began).Minutes())}
+	pid := s.workerPid()
+	r.workerRSS = rssMiB(pid)
+	r.workerFDs = fdCount(pid)
+	get := scraper(s.workerMetrics)
+	r.workerHeapObjects, _ = gaugeValue(get, "go_memstats_heap_objects", "")
+	r.workerGoroutines, _ = gaugeValue(get, "go_goroutines", "")
+	for _, h := range soakHosts {
+		w := s.hosts[h]
+		r.hostsRSS += rssMiB(w.cmd.Process.Pid)
+		r.hostsFDs += fdCount(w.cmd.Process.Pid)
+		g, _ := gaugeValue(scraper(s.hostMetrics[h]), "go_goroutines", "")
+		r.hostsGoroutines += g
+	}
+	r.serverRSS = rssMiB(devServerPid())
+	r.dbMiB = sizeMiB(s.dbPath) + sizeMiB(s.dbPath+"-wal")
+	r.stateMiB = dirMiB(s.stateDir)
+	r.logsMiB = dirMiB(s.logDir)
+	began := time.Now()
+	if _, err := starterRun(s.o, 2*time.Minute, "status", soakTree, "-o", "json"); err == nil {
+		r.statusMs = float64(time.Since(began).Milliseconds())
+	} else {
+		r.statusMs = math.NaN()
+	}
+	r.maxHistory = s.maxHistory()
+	s.mu.Lock()
+	busy := s.busy
+	s.mu.Unlock()
+	r.killToRunningMs = math.NaN()
+	if !busy {
+		if ms, err := killToRunning(s.ctx, s.c, soakTree+"/procs/probe"); err == nil {
+			r.killToRunningMs = ms
+		} else {
+			fmt.Fprintln(os.Stderr, "bench: soak: probe:", err)
+		}
+	}
+	if st, err := s.tree(30 * time.Second); err == nil {
+		n, _ := notAtDesired(st)
+		r.notAtDesired = float64(n)
+	} else {
+		r.notAtDesired = math.NaN()
+	}
+	s.readFailures()
+	s.mu.Lock()
+	r.duplicates, r.orphans = float64(s.duplicates), float64(s.orphans)
+	r.taskFailures = s.failedBefore + s.lastFailed
+	r.workerAgeMin = round(time.Since(s.workerBorn).Minutes())
+	r.faultsAt = float64(len(s.faults))
+	s.mu.Unlock()
+	return r
+}
+
+// maxHistory is the longest current history among the soak's
+// supervisors, a sample of its workers and its jobs' workflows.
+func (s *soaker) maxHistory() float64 {
+	ids := []string{soakTree, soakTree + "/crashy", soakTree + "/procs", soakTree + "/web", soakTree + "/fleet", soakTree + "/jobs",
+		soakTree + "/procs/probe", soakTree + "/procs/leak", soakTree + "/procs/flaky", soakTree + "/procs/p00", soakTree + "/fleet/f-0",
+		soakTree + "/web/w-0", soakTree + "/jobs/j0"}
+	for i := range 10 {
+		ids = append(ids, fmt.Sprintf("%s/crashy/s%d-%d", soakTree, i, i*9))
+	}
+	longest := 0
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+		cancel()
+		if err == nil {
+			longest = max(longest, int(d.GetWorkflowExecutionInfo().GetHistoryLength()))
+		}
+	}
+	return float64(longest)
+}
+
+// killToRunning kills the process of worker id with -9 and waits until
+// the worker runs again with another one: the delay in ms.
+func killToRunning(ctx context.Context, c client.Client, id string) (float64, error) {
+	st, err := query(ctx, c, id)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := instancePid(st.Instance)
+	if err != nil {
+		return 0, err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return 0, err
+	}
+	killed := time.Now()
+	ok := false
+	var last workflows.Status
+	var lastErr error
+	waitFor(func() bool {
+		last, lastErr = query(ctx, c, id)
+		ok = lastErr == nil && last.State == "running" && last.Instance != st.Instance
+		return ok
+	})
+	if !ok {
+		return 0, fmt.Errorf("%s not running again within a minute of kill -9 of %s: %+v %v", id, st.Instance, last, lastErr)
+	}
+	return float64(time.Since(killed).Microseconds()) / 1000, nil
+}
+
+func fdCount(pid int) float64 {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return math.NaN()
+	}
+	return float64(len(ents))
+}
+
+func sizeMiB(path string) float64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return round(float64(fi.Size()) / (1 << 20))
+}
+
+func dirMiB(dir string) float64 {
+	if dir == "" {
+		return 0
+	}
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return round(float64(n) / (1 << 20))
+}
+
+// results fills the soak's figures, plots its rows and keeps its faults.
+func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res["soak_minutes"] = round(time.Since(s.began).Minutes())
+	res["soak_pace"] = s.o.soakPace
+	res["soak_csv"] = filepath.Base(csvPath)
+	res["soak_duplicates"] = s.duplicates
+	res["soak_orphans"] = s.orphans
+	res["soak_checks"] = s.checks
+	res["soak_task_failures"] = s.failedBefore + s.lastFailed
+	res["soak_task_failing_workflows"] = len(s.taskFailing)
+	res["soak_faults"] = s.faults
+	var rec []float64
+	unrecovered := 0
+	for _, f := range s.faults {
+		if f.Recovered < 0 {
+			unrecovered++
+			continue
+		}
+		rec = append(rec, f.Recovered)
+	}
+	res["soak_recovery_p99_s"] = pct(rec, 99)
+	res["soak_recovery_median_s"] = pct(rec, 50)
+	res["soak_unrecovered"] = unrecovered
+	lost, twice, err := s.revisionCount()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: soak: revisions:", err)
+		res["soak_lost_revisions"] = math.NaN()
+	} else {
+		res["soak_lost_revisions"], res["soak_doubled_revisions"] = lost, twice
+	}
+	// Slopes after the first 15 minutes: the host workers live through the
+	// whole soak; the main worker is replaced every 15 minutes, so its
+	// slope is of its RSS at the same age in each life.
+	steady := slices.DeleteFunc(slices.Clone(rows), func(r soakRow) bool { return r.minute < 15 })
+	col := func(f func(r soakRow) float64) (x, y []float64) {
+		for _, r := range steady {
+			if v := f(r); !math.IsNaN(v) {
+				x, y = append(x, r.minute/60), append(y, v)
+			}
+		}
+		return x, y
+	}
+	x, y := col(func(r soakRow) float64 { return r.hostsRSS })
+	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
+	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
+	x, y = col(func(r soakRow) float64 { return r.hostsFDs })
+	res["soak_fd_slope_per_hour"] = round(slope(x, y))
+	x, y = col(func(r soakRow) float64 {
+		if r.workerAgeMin < 10 || r.workerAgeMin > 14 {
+			return math.NaN()
+		}
+		return r.workerRSS
+	})
+	res["soak_worker_rss_at_age_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.dbMiB })
+	res["soak_db_slope_mib_per_hour"] = round(slope(x, y))
+	var first, last []float64
+	total := time.Since(s.began).Minutes()
+	for _, r := range rows {
+		if math.IsNaN(r.killToRunningMs) {
+			continue
+		}
+		if r.minute <= 60 {
+			first = append(first, r.killToRunningMs)
+		}
+		if r.minute >= total-60 {
+			last = append(last, r.killToRunningMs)
+		}
+	}
+	res["soak_kill_to_running_p99_ms_first_hour"] = pct(first, 99)
+	res["soak_kill_to_running_p99_ms_last_hour"] = pct(last, 99)
+	res["soak_kill_to_running_ratio"] = ratio(pct(last, 99), pct(first, 99))
+	var status []float64
+	for _, r := range rows {
+		if !math.IsNaN(r.statusMs) {
+			status = append(status, r.statusMs)
+		}
+	}
+	res["soak_status_p99_ms"] = pct(status, 99)
+	plots, err := plotSoak(rows, filepath.Join(s.o.out, stamp+"-soak"))
+	if err != nil {
+		return err
+	}
+	res["soak_plots"] = plots
+	b, _ := json.Marshal(s.faults)
+	fmt.Fprintf(os.Stderr, "bench: soak faults: %s\n", b)
+	return nil
+}
+
+// revisionCount compares the applies made with the tree's revisions:
+// those missing (lost) and those recorded twice, among the last
+// revision.Keep.
+func (s *soaker) revisionCount() (lost, twice int, err error) {
+	out, err := starterRun(s.o, time.Minute, "revisions", soakTree, "-o", "json")
+	if err != nil {
+		return 0, 0, err
+	}
+	var revs []struct {
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(out), &revs); err != nil {
+		return 0, 0, err
+	}
+	count := map[string]int{}
+	for _, r := range revs {
+		count[r.Message]++
+	}
+	kept := s.applied[max(0, len(s.applied)-len(revs)):]
+	for _, m := range kept {
+		switch count[m] {
+		case 0:
+			lost++
+		case 1:
+		default:
+			twice++
+		}
+	}
+	return lost, twice, nil
+}
+
+// slope is the least-squares slope of y over x (NaN with fewer than two
+// points).
+func slope(x, y []float64) float64 {
+	if len(x) < 2 {
+		return math.NaN()
+	}
+	mx, my := mean(x), mean(y)
+	var num, den float64
+	for i := range x {
+		num += (x[i] - mx) * (y[i] - my)
+		den += (x[i] - mx) * (x[i] - mx)
+	}
+	if den == 0 {
+		return math.NaN()
+	}
+	return num / den
+}
+
+// soakExec runs the bench binary's helper when asked to (the soak's
+// services are this binary).
+func soakExec() bool {
+	if len(os.Args) > 1 && os.Args[1] == "soak-helper" {
+		soakHelper(os.Args[2:])
+		return true
+	}
+	return false
+}
