@@ -30,8 +30,19 @@ import (
 // It returns what is wrong ("" when nothing is).
 func oneProcessEach(t *testing.T, addr, tree string, args []string) string {
 	t.Helper()
+	paths := make([]string, len(args))
+	for i := range args {
+		paths[i] = fmt.Sprintf("%s/w%d", tree, i)
+	}
+	return oneProcessEachAt(t, addr, paths, args)
+}
+
+// oneProcessEachAt is oneProcessEach of the services at paths, each
+// running `sleep ARG` with its ARG from args.
+func oneProcessEachAt(t *testing.T, addr string, paths, args []string) string {
+	t.Helper()
 	for i, arg := range args {
-		path := fmt.Sprintf("%s/w%d", tree, i)
+		path := paths[i]
 		pids := sleepsWithArg(arg)
 		if len(pids) != 1 {
 			return fmt.Sprintf("%s: %d processes (pids %v)", path, len(pids), pids)

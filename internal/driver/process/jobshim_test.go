@@ -140,6 +140,9 @@ func TestJobEndedWhileNoWorkerRanIsKnownToTheNextOnesAdopt(t *testing.T) {
 	d.Close() // the worker gone: the process runs on, its record stays
 	pid := pidOf(id)
 	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond)
+	// (And its end seen by the closed driver's own wait, which logs: done
+	// with the test's logger before the test ends.)
+	require.Eventually(t, func() bool { return d.endedJob(r.WorkflowID) != "" }, 10*time.Second, 20*time.Millisecond)
 
 	next, rec, adopted, ended := recoverFrom(t, d.StateDir)
 	require.Zero(t, adopted)

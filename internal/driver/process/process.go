@@ -734,6 +734,11 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 		exit.Normal, exit.Reason, obs = false, p.unhealthy, driver.Crashed
 	}
 	p.exit, p.obs = exit, obs
+	// Logged before its end is seen (p.exited): whoever waits for that
+	// (Stop, Close, Run, a failed start) knows that this goroutine is done
+	// with the logger (a test's logger, used after its test ended, is a
+	// data race: make test failed on it once).
+	d.log.Debug("process: ended", zap.String("instance", p.id), zap.String("reason", exit.Reason))
 	close(p.exited)
 	if p.job {
 		d.noteEndedJobLocked(p)
@@ -752,7 +757,6 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 		d.wg.Add(1)
 	}
 	d.mu.Unlock()
-	d.log.Debug("process: ended", zap.String("instance", p.id), zap.String("reason", exit.Reason))
 	// What ends as this worker closes stays recorded (the next worker
 	// reports its end), and so does an end this worker could not report.
 	if !push {
