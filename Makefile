@@ -6,7 +6,7 @@ BIN := $(CURDIR)/bin
 TEMPORAL := $(BIN)/temporal
 GO_PACKAGES := ./...
 
-.PHONY: run test test-browser test-package dist fuzz build bench vet lint clean temporal-cli cluster
+.PHONY: run test test-browser test-package dist fuzz build bench soak vet lint clean temporal-cli cluster
 
 ## run: build everything, start the dev server (Web UI), a worker and the demo tree
 run: build temporal-cli
@@ -66,6 +66,11 @@ test-browser: build temporal-cli
 bench: build temporal-cli
 	go run ./bench -temporal $(TEMPORAL) -worker $(BIN)/worker -starter $(BIN)/starter -out bench/results
 	go test -run '^$$' -bench . -benchmem ./internal/... ./workflows
+
+## soak: about a thousand workers for SOAK_DURATION (default 2h) under applies, rollouts, worker kills, host freezes, drains and server restarts (docs/reliability.md)
+SOAK_DURATION ?= 2h
+soak: build temporal-cli
+	go run ./bench -only soak -duration $(SOAK_DURATION) -temporal $(TEMPORAL) -worker $(BIN)/worker -starter $(BIN)/starter -out bench/results
 
 build:
 	@mkdir -p $(BIN)

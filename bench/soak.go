@@ -389,7 +389,7 @@ func (s *soaker) operate(end time.Time) {
 				next = p
 			}
 		}
-		if next.next.After(end) {
+		if next.next.After(end) || time.Now().After(end) {
 			time.Sleep(time.Until(end))
 			return
 		}
@@ -412,7 +412,11 @@ func (s *soaker) operate(end time.Time) {
 		s.faults = append(s.faults, soakFault{At: round(at), Kind: next.name, Recovered: round(took), Note: note})
 		s.busy = false
 		s.mu.Unlock()
-		next.next = next.next.Add(next.every)
+		// The slots missed while it and its recovery took their time are
+		// skipped, not made up back to back.
+		for !next.next.After(time.Now()) {
+			next.next = next.next.Add(next.every)
+		}
 	}
 }
 
