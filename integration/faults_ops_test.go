@@ -355,3 +355,90 @@ func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 		require.Zero(t, st.Restarts, "w%d: no crash", i)
 	}
 }
+
+// A host's worker is frozen (SIGSTOP) during a rolling update of a fleet
+// of four process instances over two hosts: its instances are moved to
+// the other host past reschedule.after and the update completes there.
+// The worker goes on (SIGCONT): the copies it still ran are stopped, and
+// each instance runs the new spec in one process its worker owns.
+// (It found that a move off a lost host waited for the update, whose
+// target there then failed it at healthyDeadline: supervisor code version
+// 10 moves at once, TestFleet_AHostLostDuringAnUpdateMovesItsWorkersAtOnce.)
+func TestFault_HostFrozenDuringAnUpdate(t *testing.T) {
+	needServer(t)
+	const name, n = "it-fault-frozen", 4
+	hosts := []string{"it-frz-a", "it-frz-b"}
+	ws := map[string]*workerProc{}
+	for _, h := range hosts {
+		w, err := startWorker("worker-"+h, "--host", h)
+		require.NoError(t, err)
+		ws[h] = w
+		t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT); w.stop() })
+	}
+	args, paths := make([]string, n), make([]string, n)
+	for i := range args {
+		args[i], paths[i] = fmt.Sprintf("4848.%d", i), fmt.Sprintf("%s/web-%d", name, i)
+	}
+	tree := func(version string) string {
+		return writeSpec(t, fmt.Sprintf(`name: %s
+hosts: [%s]
+reschedule: {after: 3s}
+update: {maxParallel: 1, minHealthyTime: 1s, healthyDeadline: 2m}
+children:
+  - name: web
+    kind: process
+    instances: %d
+    observe: {interval: 2s}
+    backoff: {initial: 100ms, max: 1s}
+    process: {command: sleep, args: ["4848.{{ .Instance }}"], env: {V: %s}, startSeconds: 500ms, unreachableAfter: 2s}
+`, name, strings.Join(hosts, ", "), n, version))
+	}
+	r := starter(t, "apply", "-f", tree("v1"), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, name) })
+	require.Empty(t, oneProcessEachAt(t, address, paths, args))
+
+	r = starter(t, "apply", "-f", tree("v2"))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil || st.Update == nil {
+			return false, fmt.Sprintf("no update yet (%v)", err)
+		}
+		return st.Update.Updated >= 1, fmt.Sprintf("update %s, %d updated", st.Update.State, st.Update.Updated)
+	})
+	per := map[string]int{}
+	for _, c := range status(t, name).Children {
+		per[c.Host]++
+	}
+	frozen := hosts[0]
+	if per[hosts[1]] > per[frozen] {
+		frozen = hosts[1]
+	}
+	require.NoError(t, ws[frozen].cmd.Process.Signal(syscall.SIGSTOP))
+	eventually(t, 3*time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		at, total := st.AtDesired()
+		on := 0
+		for _, c := range st.Children {
+			if c.Host == frozen {
+				on++
+			}
+		}
+		return st.Update != nil && st.Update.State == "complete" && at == n && total == n && on == 0,
+			fmt.Sprintf("update %+v, %d of %d at desired, %d on %s", st.Update, at, total, on, frozen)
+	})
+	require.NoError(t, ws[frozen].cmd.Process.Signal(syscall.SIGCONT))
+	eventually(t, 3*time.Minute, func() (bool, string) {
+		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
+			return false, bad
+		}
+		return true, ""
+	})
+	for i, arg := range args {
+		require.Equal(t, "v2", envOf(sleepsWithArg(arg)[0], "V"), "%s runs the new spec", paths[i])
+	}
+}

@@ -172,8 +172,12 @@ func (s *supervisorRun) lostDue() time.Time {
 // replace places the workers again and moves those whose host changes:
 // off a lost host at once (the copy there cannot be reached, and counts as
 // down already), off a host that is up (a draining one) under the update
-// policy. A move waits while an update runs: the update's end places
-// again.
+// policy. A move off an up host waits while an update runs: the update's
+// end places again. A move off a lost host goes at once, update or not
+// (supervisor code version 10 on; version 9 holds it too): a target of the
+// update is sent its new node on its new host, and the update counts it
+// once it runs there (supervise.Update.Moved); only a revert's target
+// waits.
 func (s *supervisorRun) replace() {
 	if !s.fleet() || s.shuttingDown {
 		return
@@ -193,9 +197,11 @@ func (s *supervisorRun) replace() {
 		s.subscribeHosts()
 		return
 	}
-	if s.carry.Update.Active() {
-		s.carry.ReplaceAfterUpdate = true
-		return
+	duringUpdate := s.carry.Update.Active()
+	if duringUpdate {
+		if moves = s.lostMovesNow(moves, kids); len(moves) == 0 {
+			return
+		}
 	}
 	s.in.Generation++
 	var targets []supervise.Target
@@ -227,12 +233,41 @@ func (s *supervisorRun) replace() {
 			u.Lost = from
 		}
 		s.signalSpec(*rec, u)
+		if duringUpdate {
+			s.carry.Update.Moved(name, rec.Digest, rec.WantGeneration, rec.Status.Terminations, workflow.Now(s.ctx))
+		}
 	}
 	s.policies = nil
 	if len(targets) > 0 {
 		s.beginUpdate(targets)
 	}
 	s.subscribeHosts()
+}
+
+// lostMovesNow is, of moves found while an update runs, those that go at
+// once: off a lost host, and not a reverting update's. The others wait
+// for the update's end (ReplaceAfterUpdate).
+func (s *supervisorRun) lostMovesNow(moves []string, kids []spec.Node) []string {
+	if !versions.SupMoveLostInUpdate.In(s.in.Version) {
+		s.carry.ReplaceAfterUpdate = true
+		return nil
+	}
+	var now []string
+	for _, name := range moves {
+		j := slices.IndexFunc(kids, func(c spec.Node) bool { return c.Name == name })
+		st, known := HostState{}, false
+		if j >= 0 {
+			st, known = s.carry.HostStates[kids[j].PlacedOn]
+		}
+		lost := known && st.Live == HostUnknown
+		if lost && (!s.carry.Update.Holds(name) || s.carry.Update.State != supervise.UpdateReverting) {
+			now = append(now, name)
+		}
+	}
+	if len(now) < len(moves) {
+		s.carry.ReplaceAfterUpdate = true
+	}
+	return now
 }
 
 // afterUpdate places again what waited for the update to end.

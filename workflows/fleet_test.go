@@ -10,11 +10,13 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/versions"
 )
 
@@ -447,4 +449,69 @@ func TestVersions_Version4WorkerKnowsNoMoves(t *testing.T) {
 		require.Equal(t, "b", st.Host, "version %d", c.version)
 		require.ElementsMatch(t, c.want, actions, "version %d", c.version)
 	}
+}
+
+// lostDuringUpdate rolls out a change of four instances over hosts a and b
+// (one at a time, each healthy for 20 s), loses host a just after the
+// update began (its restarts are never taken: unreachable), and returns
+// the supervisor's status 50 s after the loss (reschedule.after 10 s,
+// healthyDeadline 3 minutes) and at the end.
+func lostDuringUpdate(t *testing.T, version int) (mid, final Status) {
+	env := newEnv(t)
+	h := mockHostActions(env)
+	env.OnActivity(activities.RestartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.away[r.Spec.RunsOn()] {
+			return activities.ActionResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
+		h.log = append(h.log, "restart "+r.Path+"@"+r.Spec.RunsOn())
+		return activities.ActionResult{Attempt: 1, Instance: r.Path + "@" + r.Spec.RunsOn() + "/2"}, nil
+	})
+	root := webFleet(4, "a", "b")
+	root.Reschedule = &spec.Reschedule{After: spec.Duration(10 * time.Second)}
+	root.Update = &spec.UpdatePolicy{MaxParallel: parallel(1), MinHealthyTime: spec.Dur(20 * time.Second), HealthyDeadline: spec.Dur(3 * time.Minute)}
+	changed := root
+	changed.Children = append([]spec.Node(nil), root.Children...)
+	changed.Children[0].Stub = &spec.Stub{Delay: spec.Duration(time.Millisecond)}
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed}) })
+	at(env, time.Minute+time.Second, func() {
+		h.setAway("a", true)
+		env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUnknown, Since: env.Now()})
+	})
+	at(env, time.Minute+51*time.Second, func() { mid = query(t, env) })
+	at(env, 8*time.Minute, func() { final = query(t, env) })
+	endAt(env, 9*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: version})
+	return mid, final
+}
+
+// Regression (TestFault_HostFrozenDuringAnUpdate, found by the soak's
+// fault tests): a host lost while an update rolls. Its workers move at
+// once, the update's targets among them sent their new spec on their new
+// host, and the update completes. At version 9 the moves waited for the
+// update, whose target on the lost host failed it at healthyDeadline.
+func TestFleet_AHostLostDuringAnUpdateMovesItsWorkersAtOnce(t *testing.T) {
+	mid, final := lostDuringUpdate(t, SupervisorVersion)
+	for _, c := range mid.Children {
+		require.NotEqual(t, "a", c.Host, "%s moved off the lost host while the update rolls", c.Path)
+	}
+	require.NotNil(t, final.Update)
+	require.Equal(t, supervise.UpdateComplete, final.Update.State, "%+v", final.Update)
+	require.Equal(t, 4, final.Update.Updated)
+	for _, c := range final.Children {
+		require.Equal(t, "running", c.State, c.Path)
+		require.NotEqual(t, "a", c.Host, c.Path)
+		require.Zero(t, c.Restarts, "%s: a move is no restart", c.Path)
+	}
+
+	old, oldFinal := lostDuringUpdate(t, versions.SupMoveLostInUpdate.Since-1)
+	onA := 0
+	for _, c := range old.Children {
+		if c.Host == "a" {
+			onA++
+		}
+	}
+	require.NotZero(t, onA, "version 9 holds the moves while the update rolls")
+	require.Equal(t, supervise.UpdateFailed, oldFinal.Update.State, "and its target on the lost host fails the update: %+v", oldFinal.Update)
 }

@@ -132,6 +132,33 @@ func (u *Update) Owed() map[string]bool {
 // Holds reports whether the update still owes the named child its node.
 func (u *Update) Holds(name string) bool { return u.Owed()[name] }
 
+// Moved records that the supervisor moved the named target off a lost
+// host, sending it its node (digest) with generation at now: a target
+// pending or in flight is in flight from now on, its healthy time and
+// deadline counted anew, and counts as updated once it runs the node on
+// its new host. A lost host's worker is down already: its move does not
+// wait for maxParallel, a canary's promotion or its turn. Moved reports
+// whether the update took the move; it does not (false) while reverting
+// (the node a revert sends is its previous one, rendered for its old
+// host: the move waits for the revert's end) or when it does not hold
+// the target (updated already, or none of its: the move is the
+// supervisor's own).
+func (u *Update) Moved(name, digest string, generation int64, terminations int, now time.Time) bool {
+	if !u.Active() || u.State == UpdateReverting {
+		return false
+	}
+	for i := range u.Targets {
+		t := &u.Targets[i]
+		if t.Name != name || (t.Phase != TargetPending && t.Phase != TargetSent) {
+			continue
+		}
+		t.Phase, t.SentAt, t.HealthyAt, t.Terminations = TargetSent, now, time.Time{}, terminations
+		t.Generation, t.Digest = generation, digest
+		return true
+	}
+	return false
+}
+
 // ShownState is the update's state as status shows it ("paused" while
 // paused).
 func (u *Update) ShownState() string {

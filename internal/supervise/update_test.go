@@ -344,3 +344,44 @@ func TestUpdate_ARevertGoesPastTheGenerationItUndoes(t *testing.T) {
 		require.Equal(t, UpdateReverting, r.State, "b is not back yet")
 	}
 }
+
+// A target moved off a lost host (Moved) is in flight from the move: a
+// pending one goes past maxParallel and its turn, one in flight has its
+// healthy clock start over; either counts as updated once it runs the
+// move's generation. A revert's target and one updated already are not
+// the update's to move.
+func TestUpdate_AMoveOffALostHostIsInFlightFromTheMove(t *testing.T) {
+	u, kids := newRolling(policy(1), "a", "b", "c")
+	u, cmds := step(u, kids, t0, UpdateTick)
+	require.Equal(t, []string{"a"}, sent(cmds))
+
+	at := t0.Add(time.Minute)
+	require.True(t, u.Moved("c", "new-c@h2", 3, 0, at), "pending: the move is its send")
+	require.True(t, u.Moved("a", "new-a@h2", 3, 0, at), "in flight: sent again")
+	require.False(t, u.Moved("x", "d", 3, 0, at), "not a target")
+	for _, tg := range u.Targets {
+		switch tg.Name {
+		case "a", "c":
+			require.Equal(t, TargetSent, tg.Phase, tg.Name)
+			require.Equal(t, at, tg.SentAt, tg.Name)
+			require.EqualValues(t, 3, tg.Generation, tg.Name)
+		case "b":
+			require.Equal(t, TargetPending, tg.Phase)
+		}
+	}
+	u, cmds = step(u, kids, at, UpdateTick)
+	require.Empty(t, sent(cmds), "two in flight, over maxParallel 1: b waits")
+
+	// a runs generation 2 only (the send before the move): not updated;
+	// c runs the move's generation since after it: updated.
+	kids[0] = restarted(kids[0], at.Add(time.Second))
+	kids[2].Generation, kids[2].Since = 3, at.Add(2*time.Second)
+	u, cmds = step(u, kids, at.Add(3*time.Second), UpdateTick)
+	require.Empty(t, sent(cmds))
+	updated, _ := u.Counts()
+	require.Equal(t, 1, updated, "c, at the move's generation")
+	require.False(t, u.Moved("c", "new-c@h3", 4, 0, at), "updated already: the move is the supervisor's own")
+
+	u.State = UpdateReverting
+	require.False(t, u.Moved("a", "new-a@h3", 4, 0, at), "a revert's target waits for the revert")
+}

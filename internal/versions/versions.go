@@ -30,7 +30,7 @@ const (
 	typeRevisions  = "RevisionsWorkflow"
 	typeJob        = "JobWorkflow"
 
-	Supervisor = 9
+	Supervisor = 10
 	Worker     = 6
 	Rollout    = 2
 	Host       = 1
@@ -90,6 +90,12 @@ var (
 	// 9: a child with a job block is a job (JobWorkflow, job.go);
 	// version 8 refuses a spec with one (it would run it as a service).
 	SupJobs = Feature{"supervisor.jobs", typeSupervisor, 9}
+	// 10: a worker whose host is lost moves at once while an update runs,
+	// and counts for the update once it runs its new spec on its new host
+	// (supervise.Update.Moved); version 9 holds every move until the
+	// update ends, so a target on a lost host stayed unknown until the
+	// update's healthyDeadline failed it (TestFault_HostFrozenDuringAnUpdate).
+	SupMoveLostInUpdate = Feature{"supervisor.move-lost-in-update", typeSupervisor, 10}
 )
 
 // WorkerWorkflow's versions.
@@ -163,7 +169,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
 	RolloutVersioned, RolloutReload,
 	HostVersioned,
