@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -366,8 +367,10 @@ func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 // 10 moves at once, TestFleet_AHostLostDuringAnUpdateMovesItsWorkersAtOnce.)
 func TestFault_HostFrozenDuringAnUpdate(t *testing.T) {
 	needServer(t)
-	const name, n = "it-fault-frozen", 4
-	hosts := []string{"it-frz-a", "it-frz-b"}
+	const n = 4
+	run := faultRun()
+	name := "it-fault-frozen" + run
+	hosts := []string{"it-frz" + run + "-a", "it-frz" + run + "-b"}
 	ws := map[string]*workerProc{}
 	for _, h := range hosts {
 		w, err := startWorker("worker-"+h, "--host", h)
@@ -377,7 +380,7 @@ func TestFault_HostFrozenDuringAnUpdate(t *testing.T) {
 	}
 	args, paths := make([]string, n), make([]string, n)
 	for i := range args {
-		args[i], paths[i] = fmt.Sprintf("4848.%d", i), fmt.Sprintf("%s/web-%d", name, i)
+		args[i], paths[i] = fmt.Sprintf("4848%s.%d", run, i), fmt.Sprintf("%s/web-%d", name, i)
 	}
 	tree := func(version string) string {
 		return writeSpec(t, fmt.Sprintf(`name: %s
@@ -390,8 +393,8 @@ children:
     instances: %d
     observe: {interval: 2s}
     backoff: {initial: 100ms, max: 1s}
-    process: {command: sleep, args: ["4848.{{ .Instance }}"], env: {V: %s}, startSeconds: 500ms, unreachableAfter: 2s}
-`, name, strings.Join(hosts, ", "), n, version))
+    process: {command: sleep, args: ["4848%s.{{ .Instance }}"], env: {V: %s}, startSeconds: 500ms, unreachableAfter: 2s}
+`, name, strings.Join(hosts, ", "), n, run, version))
 	}
 	r := starter(t, "apply", "-f", tree("v1"), "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
@@ -441,4 +444,149 @@ children:
 	for i, arg := range args {
 		require.Equal(t, "v2", envOf(sleepsWithArg(arg)[0], "V"), "%s runs the new spec", paths[i])
 	}
+}
+
+// faultRuns numbers the runs of the fault tests on hosts in this process
+// (go test -count=N): each run's tree, hosts and process arguments are its
+// own, so that a run never meets a host, a tree or a process of the run
+// before.
+var faultRuns atomic.Int32
+
+// faultRun is a suffix of this run's own ("" for the first).
+func faultRun() string {
+	if n := faultRuns.Add(1); n > 1 {
+		return fmt.Sprint(n)
+	}
+	return ""
+}
+
+// fleetOnTwoHosts applies, on the shared server, a fleet of n process
+// instances (`sleep ARGBASE.N`) over two host workers of the test's own,
+// rescheduled after 3 s, moved one at a time: the host workers, the
+// instances' paths and args.
+func fleetOnTwoHosts(t *testing.T, name, argBase string, n int) (map[string]*workerProc, []string, []string) {
+	t.Helper()
+	hosts := []string{name + "-a", name + "-b"}
+	ws := map[string]*workerProc{}
+	for _, h := range hosts {
+		w, err := startWorker("worker-"+h, "--host", h)
+		require.NoError(t, err)
+		ws[h] = w
+		t.Cleanup(func() { ws[h].stop() })
+	}
+	args, paths := make([]string, n), make([]string, n)
+	for i := range args {
+		args[i], paths[i] = fmt.Sprintf("%s.%d", argBase, i), fmt.Sprintf("%s/web-%d", name, i)
+	}
+	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`name: %s
+hosts: [%s]
+reschedule: {after: 3s}
+update: {maxParallel: 1}
+children:
+  - name: web
+    kind: process
+    instances: %d
+    observe: {interval: 2s}
+    backoff: {initial: 100ms, max: 1s}
+    process: {command: sleep, args: ["%s.{{ .Instance }}"], startSeconds: 500ms, unreachableAfter: 2s}
+`, name, strings.Join(hosts, ", "), n, argBase)), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { deleteTree(t, name) })
+	require.Empty(t, oneProcessEachAt(t, address, paths, args))
+	return ws, paths, args
+}
+
+// replaceMainWorker kills the shared worker with -9 and starts another.
+func replaceMainWorker(t *testing.T, name string) {
+	t.Helper()
+	mainWorker.kill()
+	w, err := startWorker(name)
+	require.NoError(t, err)
+	mainWorker = w
+}
+
+// onHost counts the tree's instances placed on host.
+func onHost(st workflows.Status, host string) int {
+	n := 0
+	for _, c := range st.Children {
+		if c.Host == host {
+			n++
+		}
+	}
+	return n
+}
+
+// The worker process that runs the workflows is killed (-9) while a
+// host's instances fail over: the host's worker was killed (its processes
+// run on), and the main worker dies before reschedule.after has passed.
+// A new main worker carries the failover out; the host's worker, back,
+// stops the copies it left; each instance runs once, owned.
+func TestFault_WorkerKilledDuringAFailover(t *testing.T) {
+	needServer(t)
+	const n = 4
+	run := faultRun()
+	name := "it-fault-fo" + run
+	ws, paths, args := fleetOnTwoHosts(t, name, "4949"+run, n)
+	lost := name + "-a"
+	require.NotZero(t, onHost(status(t, name), lost))
+	ws[lost].kill()
+	replaceMainWorker(t, "worker-fault-fo")
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		at, total := st.AtDesired()
+		return at == n && total == n && onHost(st, lost) == 0, fmt.Sprintf("%d of %d at desired, %d on %s", at, total, onHost(st, lost), lost)
+	})
+	w, err := startWorker("worker-"+lost+"-2", "--host", lost)
+	require.NoError(t, err)
+	ws[lost] = w
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
+			return false, bad
+		}
+		return true, ""
+	})
+}
+
+// The worker process that runs the workflows is killed (-9) while a drain
+// moves a host's instances one at a time: a new one carries the drain
+// out; each instance runs once, owned, none left on the drained host.
+func TestFault_WorkerKilledDuringADrain(t *testing.T) {
+	needServer(t)
+	const n = 4
+	run := faultRun()
+	name := "it-fault-drain" + run
+	_, paths, args := fleetOnTwoHosts(t, name, "5050"+run, n)
+	drained := name + "-a"
+	before := onHost(status(t, name), drained)
+	require.NotZero(t, before)
+	r := starter(t, "drain", drained)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "undrain", drained) })
+	eventually(t, time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return onHost(st, drained) < before, fmt.Sprintf("%d of %d still on %s", onHost(st, drained), before, drained)
+	})
+	replaceMainWorker(t, "worker-fault-drain")
+	r = starter(t, "drain", drained, "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		st, err := tryStatus(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		at, total := st.AtDesired()
+		if at != n || total != n || onHost(st, drained) != 0 {
+			return false, fmt.Sprintf("%d of %d at desired, %d on %s", at, total, onHost(st, drained), drained)
+		}
+		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
+			return false, bad
+		}
+		return true, ""
+	})
 }
