@@ -516,6 +516,17 @@ func onHost(st workflows.Status, host string) int {
 	return n
 }
 
+// allOff says whether all n workers of tree name are at their desired
+// state and none is placed on host (and if not, why).
+func allOff(t *testing.T, name, host string, n int) (bool, string) {
+	st, err := tryStatus(t, name)
+	if err != nil {
+		return false, err.Error()
+	}
+	at, total := st.AtDesired()
+	return at == n && total == n && onHost(st, host) == 0, fmt.Sprintf("%d of %d at desired, %d on %s", at, total, onHost(st, host), host)
+}
+
 // The worker process that runs the workflows is killed (-9) while a
 // host's instances fail over: the host's worker was killed (its processes
 // run on), and the main worker dies before reschedule.after has passed.
@@ -531,14 +542,7 @@ func TestFault_WorkerKilledDuringAFailover(t *testing.T) {
 	require.NotZero(t, onHost(status(t, name), lost))
 	ws[lost].kill()
 	replaceMainWorker(t, "worker-fault-fo")
-	eventually(t, 2*time.Minute, func() (bool, string) {
-		st, err := tryStatus(t, name)
-		if err != nil {
-			return false, err.Error()
-		}
-		at, total := st.AtDesired()
-		return at == n && total == n && onHost(st, lost) == 0, fmt.Sprintf("%d of %d at desired, %d on %s", at, total, onHost(st, lost), lost)
-	})
+	eventually(t, 2*time.Minute, func() (bool, string) { return allOff(t, name, lost, n) })
 	w, err := startWorker("worker-"+lost+"-2", "--host", lost)
 	require.NoError(t, err)
 	ws[lost] = w
@@ -576,13 +580,8 @@ func TestFault_WorkerKilledDuringADrain(t *testing.T) {
 	r = starter(t, "drain", drained, "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	eventually(t, 2*time.Minute, func() (bool, string) {
-		st, err := tryStatus(t, name)
-		if err != nil {
-			return false, err.Error()
-		}
-		at, total := st.AtDesired()
-		if at != n || total != n || onHost(st, drained) != 0 {
-			return false, fmt.Sprintf("%d of %d at desired, %d on %s", at, total, onHost(st, drained), drained)
+		if ok, why := allOff(t, name, drained, n); !ok {
+			return false, why
 		}
 		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
 			return false, bad
