@@ -602,6 +602,12 @@ func TestFault_WorkerKilledDuringADrain(t *testing.T) {
 		}
 		return onHost(st, drained) < before, fmt.Sprintf("%d of %d still on %s", onHost(st, drained), before, drained)
 	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("status at the failure:\n%s", starter(t, "status", name, "-o", "json", "--usage=false").stdout)
+			t.Logf("hosts:\n%s", starter(t, "hosts", "-o", "json").stdout)
+		}
+	})
 	replaceMainWorker(t, "worker-fault-drain")
 	r = starter(t, "drain", drained, "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)

@@ -334,6 +334,12 @@ func (s *supervisorRun) subscribeHosts() {
 
 func (s *supervisorRun) sendSubscription(host string, sub HostSubscription) workflow.Future {
 	s.carry.HostSeq++
+	if versions.SupHostSeqByTime.In(s.in.Version) {
+		// Past the time: above any number an earlier life of this path
+		// sent (a host keeps the highest), and still one more than the
+		// last within this life.
+		s.carry.HostSeq = max(s.carry.HostSeq, workflow.Now(s.ctx).UnixNano())
+	}
 	sub.Seq = s.carry.HostSeq
 	ctx := workflow.WithActivityOptions(s.ctx, workflow.ActivityOptions{
 		TaskQueue: ControlQueue,

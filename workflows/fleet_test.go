@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -514,4 +515,39 @@ func TestFleet_AHostLostDuringAnUpdateMovesItsWorkersAtOnce(t *testing.T) {
 	}
 	require.NotZero(t, onA, "version 9 holds the moves while the update rolls")
 	require.Equal(t, supervise.UpdateFailed, oldFinal.Update.State, "and its target on the lost host fails the update: %+v", oldFinal.Update)
+}
+
+// subscriptionSeqs runs a fleet supervisor at version for two minutes and
+// returns the numbers of its subscriptions, and when it began.
+func subscriptionSeqs(t *testing.T, version int) (seqs []int64, began time.Time) {
+	env := newEnv(t)
+	mockHostActions(env)
+	began = env.Now()
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp, Draining: true}) })
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: webFleet(2, "a", "b"), Generation: 1, Version: version})
+	for _, r := range hostSubscriptions(env) {
+		seqs = append(seqs, r.Subscription.Seq)
+	}
+	return seqs, began
+}
+
+// Regression (TestFault_WorkerKilledDuringADrain run twice in one
+// process): a tree deleted and applied again under its name numbered its
+// host subscriptions from 1 again, below the numbers of its first life
+// that its hosts kept, and they ignored it (a drain found the host drained
+// with two of its services on it). From version 10 a subscription is
+// numbered past the time it is sent: above any earlier life's, each its
+// own.
+func TestFleet_ATreeAppliedAgainIsHeardByItsHosts(t *testing.T) {
+	seqs, began := subscriptionSeqs(t, SupervisorVersion)
+	require.NotEmpty(t, seqs)
+	seen := map[int64]bool{}
+	for _, s := range seqs {
+		require.GreaterOrEqual(t, s, began.UnixNano(), "numbered past the time")
+		require.False(t, seen[s], "each its own number (they may run out of order)")
+		seen[s] = true
+	}
+	old, _ := subscriptionSeqs(t, versions.SupHostSeqByTime.Since-1)
+	require.EqualValues(t, 1, slices.Min(old), "version 9 numbers from 1")
 }

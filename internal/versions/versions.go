@@ -96,6 +96,13 @@ var (
 	// update ends, so a target on a lost host stayed unknown until the
 	// update's healthyDeadline failed it (TestFault_HostFrozenDuringAnUpdate).
 	SupMoveLostInUpdate = Feature{"supervisor.move-lost-in-update", typeSupervisor, 10}
+	// 10: a subscription to a host is numbered past the time it is sent
+	// (in ns), not from 1 (version 9): a host keeps the highest number a
+	// supervisor's path sent, and a tree deleted and applied again under
+	// its name numbered from 1 again, below its first life's last, so its
+	// hosts ignored it (a drain found them drained with its services on
+	// them; found by the fault tests run twice, TestFault_WorkerKilledDuringADrain).
+	SupHostSeqByTime = Feature{"supervisor.host-seq-by-time", typeSupervisor, 10}
 )
 
 // WorkerWorkflow's versions.
@@ -169,7 +176,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
 	RolloutVersioned, RolloutReload,
 	HostVersioned,
