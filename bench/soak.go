@@ -252,7 +252,16 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 	if err := s.apply(false); err != nil {
 		return fmt.Errorf("soak: first apply: %w", err)
 	}
-	defer func() { _, _ = starterRun(o, 10*time.Minute, "delete", soakTree) }()
+	defer func() {
+		_, _ = starterRun(o, 10*time.Minute, "delete", soakTree)
+		// What the delete could not stop (a server that no longer answers,
+		// as at the end of the 70-minute soak) is not left running.
+		for _, pids := range soakProcs() {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}()
 	if _, ok := s.recover("apply"); !ok {
 		return errors.New("soak: the tree never reached its desired state after its first apply")
 	}
