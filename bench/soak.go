@@ -283,44 +283,36 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 	end := s.began.Add(o.soakDuration)
 	var wg sync.WaitGroup
 	checkDone := make(chan struct{})
-	wg.Add(1)
-	go func() { // the invariants, all along
-		defer wg.Done()
-		t := time.NewTicker(20 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-checkDone:
-				return
-			case <-t.C:
-				s.check()
-			}
-		}
-	}()
-	var rows []soakRow
-	wg.Add(1)
-	go func() { // a sample every minute
-		defer wg.Done()
-		t := time.NewTicker(o.soakSample)
-		defer t.Stop()
-		for {
-			select {
-			case <-checkDone:
-				return
-			case <-t.C:
-				r := s.sample()
-				rows = append(rows, r)
-				rec := make([]string, 0, len(soakColumns))
-				for _, v := range r.values() {
-					rec = append(rec, strconv.FormatFloat(v, 'f', -1, 64))
+	everyUntilDone := func(d time.Duration, f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(d)
+			defer t.Stop()
+			for {
+				select {
+				case <-checkDone:
+					return
+				case <-t.C:
+					f()
 				}
-				_ = cw.Write(rec)
-				cw.Flush()
-				fmt.Fprintf(os.Stderr, "bench: soak %.0f min: worker %.0f MiB, %v goroutines; hosts %.0f MiB; not at desired %v; duplicates %v, orphans %v, task failures %v\n",
-					r.minute, r.workerRSS, r.workerGoroutines, r.hostsRSS, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures)
 			}
+		}()
+	}
+	everyUntilDone(20*time.Second, s.check) // the invariants, all along
+	var rows []soakRow
+	everyUntilDone(o.soakSample, func() { // a sample every minute
+		r := s.sample()
+		rows = append(rows, r)
+		rec := make([]string, 0, len(soakColumns))
+		for _, v := range r.values() {
+			rec = append(rec, strconv.FormatFloat(v, 'f', -1, 64))
 		}
-	}()
+		_ = cw.Write(rec)
+		cw.Flush()
+		fmt.Fprintf(os.Stderr, "bench: soak %.0f min: worker %.0f MiB, %v goroutines; hosts %.0f MiB; not at desired %v; duplicates %v, orphans %v, task failures %v\n",
+			r.minute, r.workerRSS, r.workerGoroutines, r.hostsRSS, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures)
+	})
 	s.operate(end)
 	close(checkDone)
 	wg.Wait()

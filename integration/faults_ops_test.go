@@ -62,6 +62,16 @@ func oneProcessEachAt(t *testing.T, addr string, paths, args []string) string {
 	return ""
 }
 
+// untilOneProcessEach waits up to within until check (oneProcessEach or
+// oneProcessEachAt) finds nothing wrong.
+func untilOneProcessEach(t *testing.T, within time.Duration, check func() string) {
+	t.Helper()
+	eventually(t, within, func() (bool, string) {
+		bad := check()
+		return bad == "", bad
+	})
+}
+
 // statusAt is path's status from the server at addr.
 func statusAt(t *testing.T, addr, path string) (workflows.Status, error) {
 	var st workflows.Status
@@ -343,12 +353,7 @@ func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 		st := res.QueryResult[0]
 		return st.State == "completed" && st.Succeeded == n, fmt.Sprintf("%s: %d succeeded, %+v", st.State, st.Succeeded, st.Counts)
 	})
-	eventually(t, 2*time.Minute, func() (bool, string) {
-		if bad := oneProcessEach(t, srv.addr, name, args); bad != "" {
-			return false, bad
-		}
-		return true, ""
-	})
+	untilOneProcessEach(t, 2*time.Minute, func() string { return oneProcessEach(t, srv.addr, name, args) })
 	for i := range args {
 		st, err := statusAt(t, srv.addr, fmt.Sprintf("%s/w%d", name, i))
 		require.NoError(t, err)
@@ -461,12 +466,7 @@ children:
 			fmt.Sprintf("update %+v, %d of %d at desired, %d on %s", st.Update, at, total, on, frozen)
 	})
 	require.NoError(t, ws[frozen].cmd.Process.Signal(syscall.SIGCONT))
-	eventually(t, 3*time.Minute, func() (bool, string) {
-		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
-			return false, bad
-		}
-		return true, ""
-	})
+	untilOneProcessEach(t, 3*time.Minute, func() string { return oneProcessEachAt(t, address, paths, args) })
 	for i, arg := range args {
 		require.Equal(t, "v2", envOf(sleepsWithArg(arg)[0], "V"), "%s runs the new spec", paths[i])
 	}
@@ -572,12 +572,7 @@ func TestFault_WorkerKilledDuringAFailover(t *testing.T) {
 	w, err := startWorker("worker-"+lost+"-2", "--host", lost)
 	require.NoError(t, err)
 	ws[lost] = w
-	eventually(t, 2*time.Minute, func() (bool, string) {
-		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
-			return false, bad
-		}
-		return true, ""
-	})
+	untilOneProcessEach(t, 2*time.Minute, func() string { return oneProcessEachAt(t, address, paths, args) })
 }
 
 // The worker process that runs the workflows is killed (-9) while a drain
