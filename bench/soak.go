@@ -139,6 +139,7 @@ type soakRow struct {
 	workerRSS, workerHeapObjects         float64
 	workerGoroutines, workerFDs          float64
 	hostsRSS, hostsGoroutines, hostsFDs  float64
+	hostsCached                          float64
 	serverRSS                            float64
 	maxHistory                           float64
 	dbMiB, stateMiB, logsMiB             float64
@@ -149,12 +150,12 @@ type soakRow struct {
 
 var soakColumns = []string{"minute", "worker_rss_mib", "worker_heap_objects", "worker_goroutines", "worker_fds",
 	"hosts_rss_mib", "hosts_goroutines", "hosts_fds", "server_rss_mib", "max_history_events", "db_mib", "state_mib", "logs_mib",
-	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults"}
+	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults", "hosts_cached_workflows"}
 
 func (r soakRow) values() []float64 {
 	return []float64{r.minute, r.workerRSS, r.workerHeapObjects, r.workerGoroutines, r.workerFDs,
 		r.hostsRSS, r.hostsGoroutines, r.hostsFDs, r.serverRSS, r.maxHistory, r.dbMiB, r.stateMiB, r.logsMiB,
-		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt}
+		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt, r.hostsCached}
 }
 
 // soakFault is one operation or fault and how long the tree took to be
@@ -538,6 +539,38 @@ func notAtDesired(st treestatus.Status) (n int, answered bool) {
 	return n, len(st.Unanswered()) == 0
 }
 
+// offDesired names the nodes off their desired state (the crashing stubs
+// left out), with their state, desired state and reason, and the nodes
+// that did not answer: what an unrecovered fault left.
+func (s *soaker) offDesired() string {
+	st, err := s.tree(30 * time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	var off []string
+	var walk func(n treestatus.Status)
+	walk = func(n treestatus.Status) {
+		switch {
+		case n.IsSupervisor():
+			if n.Applying {
+				off = append(off, n.Path+" applying")
+			}
+			for _, ch := range n.Children {
+				walk(ch)
+			}
+		case strings.HasPrefix(n.Path, soakTree+"/crashy/"):
+		case !n.Settled() && n.Job == nil:
+			off = append(off, fmt.Sprintf("%s %s (desired %s, applying %t, host %q): %s", n.Path, n.State, n.Desired, n.Applying, n.Host, n.Reason))
+		}
+	}
+	walk(st)
+	off = append(off, st.Unanswered()...)
+	if len(off) > 20 {
+		off = append(off[:20], fmt.Sprintf("and %d more", len(off)-20))
+	}
+	return strings.Join(off, "; ")
+}
+
 // recover waits until the tree is back at its desired state (at most 10
 // minutes), and says how long it took from the end of the operation. A
 // fault takes a moment to show (a supervisor hears of a worker's loss
@@ -563,7 +596,7 @@ func (s *soaker) recover(after string) (float64, bool) {
 		}
 		time.Sleep(time.Second)
 	}
-	fmt.Fprintf(os.Stderr, "bench: soak: not back at its desired state 10 minutes after %s\n", after)
+	fmt.Fprintf(os.Stderr, "bench: soak: not back at its desired state 10 minutes after %s: %s\n", after, s.offDesired())
 	return time.Since(began).Seconds(), false
 }
 
@@ -684,8 +717,12 @@ func (s *soaker) sample() soakRow {
 		w := s.hosts[h]
 		r.hostsRSS += rssMiB(w.cmd.Process.Pid)
 		r.hostsFDs += fdCount(w.cmd.Process.Pid)
-		g, _ := gaugeValue(scraper(s.hostMetrics[h]), "go_goroutines", "")
+		get := scraper(s.hostMetrics[h])
+		g, _ := gaugeValue(get, "go_goroutines", "")
 		r.hostsGoroutines += g
+		// The workflows a host worker keeps in its sticky cache, each with
+		// its goroutines: growth there is the cache filling, not a leak.
+		r.hostsCached += maxOf(get, "temporal_sticky_cache_size")
 	}
 	r.serverRSS = rssMiB(devServerPid())
 	r.dbMiB = sizeMiB(s.dbPath) + sizeMiB(s.dbPath+"-wal")
@@ -855,6 +892,18 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
 	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
+	x, y = col(func(r soakRow) float64 { return r.hostsCached })
+	res["soak_hosts_cached_slope_per_hour"] = round(slope(x, y))
+	// Goroutines per hour beyond what the cached workflows explain: a leak
+	// shows here, the cache filling does not.
+	var cached []float64
+	for _, r := range steady {
+		cached = append(cached, r.hostsCached)
+	}
+	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
+	if len(cached) == len(x) {
+		res["soak_goroutine_beyond_cache_slope_per_hour"] = round(slopeBeyond(x, y, cached))
+	}
 	x, y = col(func(r soakRow) float64 { return r.hostsFDs })
 	res["soak_fd_slope_per_hour"] = round(slope(x, y))
 	x, y = col(func(r soakRow) float64 {
@@ -903,7 +952,14 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 // those missing (lost) and those recorded twice, among the last
 // revision.Keep.
 func (s *soaker) revisionCount() (lost, twice int, err error) {
-	out, err := starterRun(s.o, time.Minute, "revisions", soakTree, "-o", "json")
+	// A server busy with the tree's last recovery may not answer at once.
+	var out string
+	for try := 0; try < 5; try++ {
+		if out, err = starterRun(s.o, time.Minute, "revisions", soakTree, "-o", "json"); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Second)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -946,6 +1002,25 @@ func slope(x, y []float64) float64 {
 		return math.NaN()
 	}
 	return num / den
+}
+
+// slopeBeyond is the slope of y over x with z held still: the
+// coefficient of x in the least-squares fit y = a + b x + c z (x and y
+// are each fitted on z first; their residuals' slope is b).
+func slopeBeyond(x, y, z []float64) float64 {
+	residual := func(v []float64) []float64 {
+		b := slope(z, v)
+		if math.IsNaN(b) {
+			b = 0 // z constant: nothing of v is explained by it
+		}
+		a := mean(v) - b*mean(z)
+		out := make([]float64, len(v))
+		for i := range v {
+			out[i] = v[i] - a - b*z[i]
+		}
+		return out
+	}
+	return slope(residual(x), residual(y))
 }
 
 // soakExec runs the bench binary's helper when asked to (the soak's

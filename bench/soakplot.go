@@ -35,6 +35,7 @@ var soakPlots = []soakPlot{
 		{"host workers' goroutines", func(r soakRow) float64 { return r.hostsGoroutines }},
 		{"worker fds", func(r soakRow) float64 { return r.workerFDs }},
 		{"host workers' fds", func(r soakRow) float64 { return r.hostsFDs }},
+		{"host workers' cached workflows", func(r soakRow) float64 { return r.hostsCached }},
 	}},
 	{"heap", "Worker heap objects", "objects", []soakLine{
 		{"worker heap objects", func(r soakRow) float64 { return r.workerHeapObjects }},
