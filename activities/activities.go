@@ -159,7 +159,8 @@ type Activities struct {
 	Report func(ctx context.Context, parent string, r treestatus.ChildReport) error
 	// Complete and Heartbeat, when set (client.CompleteActivity and
 	// client.RecordActivityHeartbeat), let a succeeded action give its slot
-	// back before its report is sent (report_async.go).
+	// back before its report is sent (report_async.go), and a start whose
+	// attempt the server gave up on stop what it started (abandoned.go).
 	Complete  func(ctx context.Context, taskToken []byte, result any, err error) error
 	Heartbeat func(ctx context.Context, taskToken []byte, details ...any) error
 	// Guard is this host's admission (worker --policy, --trusted-keys):
@@ -357,17 +358,33 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	}
 	began := time.Now()
 	stop := heartbeat(ctx, info.HeartbeatTimeout, attempt)
-	res, err := do(d, driver.Request{
+	dreq := driver.Request{
 		WorkflowID: req.WorkflowID, Path: req.Path, Spec: req.Spec,
 		Instance: req.Instance, Seq: req.Seq, Attempt: attempt,
-	})
+	}
+	res, err := do(d, dreq)
 	res.Attempt = attempt
+	if err == nil && res.Instance != "" && startsAnInstance(info.ActivityType.Name) {
+		// An attempt the server gave up on while it ran (its host froze)
+		// leaves no process that no workflow owns (abandoned.go).
+		if a.attemptGone(ctx, time.Since(began)) {
+			stop()
+			a.abandon(d, dreq, res.Instance)
+			err = errors.New("the server no longer knows this attempt (it timed out while the action ran): the instance it started was stopped")
+			a.observe(ctx, req.Spec.Kind, began, err)
+			return res, err
+		}
+	}
 	if err == nil {
 		res.Done = time.Now().UTC()
 		if a.completesAfterReport(req) && a.beginReport() {
 			stop()
 			a.observe(ctx, req.Spec.Kind, began, nil)
-			a.completeAfterReport(info.TaskToken, info.HeartbeatTimeout, time.Since(began), req.OnSuccess, res)
+			var gone func()
+			if res.Instance != "" && startsAnInstance(info.ActivityType.Name) {
+				gone = func() { a.abandon(d, dreq, res.Instance) }
+			}
+			a.completeAfterReport(info.TaskToken, info.HeartbeatTimeout, time.Since(began), req.OnSuccess, res, gone)
 			return ActionResult{}, activity.ErrResultPending
 		}
 		// Still heartbeating: a slow signal must not time the attempt out

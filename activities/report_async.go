@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"go.temporal.io/api/serviceerror"
 )
 
 // A succeeded action's report, sent after its slot is free.
@@ -59,7 +57,10 @@ func (a *Activities) beginReport() bool {
 // hb of it. Under a rolling update of stub workers the beat at once was
 // one RPC of every ten the server took, each a write of the worker's
 // workflow (docs/benchmarks.md).
-func (a *Activities) completeAfterReport(token []byte, hb, ran time.Duration, on *SuccessReport, res ActionResult) {
+//
+// gone, when set, is called if the server refuses the completion because it
+// no longer knows the attempt (abandoned.go).
+func (a *Activities) completeAfterReport(token []byte, hb, ran time.Duration, on *SuccessReport, res ActionResult, gone func()) {
 	go func() {
 		defer a.reporting.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), ReportWait+30*time.Second)
@@ -74,7 +75,9 @@ func (a *Activities) completeAfterReport(token []byte, hb, ran time.Duration, on
 		}
 		res.Reported = a.reportSuccess(ctx, on, res)
 		stop()
-		a.complete(ctx, token, res)
+		if a.complete(ctx, token, res) == errGone && gone != nil {
+			gone()
+		}
 	}()
 }
 
@@ -88,17 +91,24 @@ func heartbeatDue(hb, ran time.Duration) bool {
 	return hb > 0 && ran >= hb/3
 }
 
+// errGone: the server no longer knows the attempt being completed.
+var errGone = errors.New("the attempt is no longer known")
+
 // complete completes the activity, trying again while the server is busy.
-// An activity the server no longer knows (timed out or cancelled
-// meanwhile) is left to its workflow.
-func (a *Activities) complete(ctx context.Context, token []byte, res ActionResult) {
+// An activity the server no longer knows (timed out meanwhile) is left to
+// its workflow, and complete says so (errGone): its caller stops what the
+// action started.
+func (a *Activities) complete(ctx context.Context, token []byte, res ActionResult) error {
 	for attempt := 1; ; attempt++ {
 		err := a.Complete(ctx, token, res, nil)
-		if err == nil || errors.As(err, new(*serviceerror.NotFound)) || attempt == 5 || ctx.Err() != nil {
+		if err == nil || isNotFound(err) || attempt == 5 || ctx.Err() != nil {
 			if err != nil && a.Log != nil {
 				a.Log("could not complete a succeeded action", "error", err.Error())
 			}
-			return
+			if isNotFound(err) {
+				return errGone
+			}
+			return err
 		}
 		select {
 		case <-ctx.Done():

@@ -137,7 +137,7 @@ func TestReportAsync_AShortActionDoesNotBeatAgainAtOnce(t *testing.T) {
 		f.acts.Heartbeat = func(context.Context, []byte, ...any) error { beats++; return nil }
 		f.acts.Report = func(context.Context, string, treestatus.ChildReport) error { atReport = beats; return nil }
 		require.True(t, f.acts.beginReport())
-		f.acts.completeAfterReport([]byte("token"), hb, tc.ran, &SuccessReport{Parent: "steward/shop"}, ActionResult{Attempt: 1})
+		f.acts.completeAfterReport([]byte("token"), hb, tc.ran, &SuccessReport{Parent: "steward/shop"}, ActionResult{Attempt: 1}, nil)
 		WaitReports(f.acts)
 		c := <-done
 		require.True(t, c.res.Reported)
@@ -162,7 +162,7 @@ func TestReportAsync_ASlowReportKeepsHeartbeating(t *testing.T) {
 		return nil
 	}
 	require.True(t, f.acts.beginReport())
-	f.acts.completeAfterReport([]byte("token"), 150*time.Millisecond, 0, &SuccessReport{Parent: "steward/shop"}, ActionResult{Attempt: 1})
+	f.acts.completeAfterReport([]byte("token"), 150*time.Millisecond, 0, &SuccessReport{Parent: "steward/shop"}, ActionResult{Attempt: 1}, nil)
 	WaitReports(f.acts)
 	require.True(t, (<-done).res.Reported, "two beats came while the report waited")
 }
