@@ -26,10 +26,18 @@ type hostWorker struct {
 }
 
 func startHostWorker(o options, addr, host, stateDir string) (*hostWorker, error) {
+	w := hostWorkerOf(o, addr, host, stateDir)
+	return w, w.start()
+}
+
+// hostWorkerOf is the worker of host, not started, with extra arguments
+// (the later of two same flags wins).
+func hostWorkerOf(o options, addr, host, stateDir string, extra ...string) *hostWorker {
 	w := &hostWorker{host: host, bin: o.workerBin, args: []string{"--address", addr, "--namespace", o.ns, "--host", host,
 		"--metrics", "", "--log-level", "error", "--state-dir", stateDir, "--pool-size", "20"}}
 	w.args = append(w.args, strings.Fields(o.workerArgs)...)
-	return w, w.start()
+	w.args = append(w.args, extra...)
+	return w
 }
 
 func (w *hostWorker) start() error {

@@ -228,12 +228,10 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 		if err != nil {
 			return err
 		}
-		w, err := startHostWorker(o, o.addr, h, dir)
-		if err != nil {
-			return err
-		}
-		w.stop()
-		w.args = append(w.args, "--metrics", addr, "--log-dir", filepath.Join(dir, "logs-"+h))
+		// Its metrics and logs of its own, from its first start (a start
+		// and a stop at once lost the stop: a worker that inherited SIGINT
+		// ignored, as under nohup, ignores it until it listens for it).
+		w := hostWorkerOf(o, o.addr, h, dir, "--metrics", addr, "--log-dir", filepath.Join(dir, "logs-"+h))
 		if err := w.start(); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/jobcore"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/internal/versions"
@@ -30,45 +31,21 @@ type JobInput struct {
 	Carry   *JobCarry `json:"carry,omitempty"`
 }
 
-// JobCarry is what a job's workflow carries over continue-as-new.
+// JobCarry is what a job's workflow carries over continue-as-new: the
+// job's record (jobcore.Record, its fields inline), and what only the
+// workflow needs.
 type JobCarry struct {
-	Desired         string    `json:"desired"`
-	Since           time.Time `json:"since,omitzero"`
-	LastRun         *JobRun   `json:"lastRun,omitempty"`
-	Runs            int       `json:"runs,omitempty"`
-	Failures        int       `json:"failures,omitempty"`
-	ReportSeq       int64     `json:"reportSeq,omitempty"`
-	SuperviseSeq    int64     `json:"superviseSeq,omitempty"`
-	RejectedSignals int       `json:"rejectedSignals,omitempty"`
-	// Ran is the generation a once job last ran for (its run ended).
-	Ran int64 `json:"ran,omitempty"`
-	// Troubled: its last run did not succeed (jobRecovered is due at the
-	// next that does); NotifySeq numbers its notifications, and
-	// Notifications are those not yet delivered (notify.go).
-	Troubled      bool                          `json:"troubled,omitempty"`
+	jobcore.Record
+	ReportSeq       int64 `json:"reportSeq,omitempty"`
+	SuperviseSeq    int64 `json:"superviseSeq,omitempty"`
+	RejectedSignals int   `json:"rejectedSignals,omitempty"`
+	// NotifySeq numbers its notifications, and Notifications are those
+	// not yet delivered (notify.go).
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
 	// Journal is its last JournalLimit transitions (the `history` query).
 	Journal []JournalEntry `json:"journal,omitempty"`
-	// Began is when the job began; LastSuccess when its last run that
-	// succeeded ended (its metrics).
-	Began       time.Time `json:"began,omitzero"`
-	LastSuccess time.Time `json:"lastSuccess,omitzero"`
-	// ScheduleError says why its schedule could not be put ("" when it
-	// is as the spec says).
-	ScheduleError string `json:"scheduleError,omitempty"`
-	// PutFor is the generation and desired state its schedule was last
-	// put for (it is put again only when they change, or at `starter
-	// start`: a schedule paused by pauseOnFailure stays paused across
-	// continue-as-new); Scheduled: a schedule may exist (put, not
-	// deleted since).
-	PutFor    string `json:"putFor,omitempty"`
-	Scheduled bool   `json:"scheduled,omitempty"`
 }
-
-// maxRunIDBytes bounds a run's ID a job takes: its path (spec's limit),
-// "/run-" and a time or generation.
-const maxRunIDBytes = spec.MaxPathLength + 64
 
 // jobHistoryLimit is the history length past which a job's workflow
 // continues as new (each run it hears of costs it a few events).
@@ -103,17 +80,16 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	if in.Carry != nil {
 		j.carry = *in.Carry
 	} else {
-		j.carry.Desired = in.Spec.Resolved().Desired
-		j.carry.Since = workflow.Now(ctx)
-		j.carry.Began = j.carry.Since
+		j.carry.Record = jobcore.New(in.Spec, workflow.Now(ctx))
 	}
-	if err := checkJob(in.Path, in.Spec); err != nil {
+	j.core = jobcore.Job{Path: in.Path, Spec: in.Spec, Generation: in.Generation, Version: in.Version, Rec: &j.carry.Record}
+	if err := jobcore.Check(in.Path, in.Spec); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid job spec:\n"+err.Error(), "InvalidSpec", nil)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return j.status(), nil }); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return j.in.Spec, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QuerySpec, func() (spec.Node, error) { return j.core.Spec, nil }); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryHistory, func() ([]JournalEntry, error) { return j.carry.Journal, nil }); err != nil {
@@ -160,6 +136,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		j.gauges()
 		if (upgrade || workflow.GetInfo(ctx).GetCurrentHistoryLength() > jobHistoryLimit) && j.once == nil && j.put == nil && !anyPending(specCh, desiredCh, runCh, superviseCh) {
 			next := j.in
+			next.Spec, next.Generation = j.core.Spec, j.core.Generation
 			carry := j.carry
 			carry.Notifications = j.notes.undelivered()
 			next.Carry, next.Version = &carry, JobVersion
@@ -170,80 +147,50 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 
 // jobRun is one run of a job's workflow.
 type jobRun struct {
-	ctx   workflow.Context
+	ctx workflow.Context
+	// in is the input this run began with (its path, parent and version;
+	// the spec and generation now are core's).
 	in    JobInput
 	log   log.Logger
 	carry JobCarry
+	// core decides; its record is carry's.
+	core jobcore.Job
 	// put is the schedule's put (or delete) in flight.
 	put workflow.Future
-	// deleting: put is its schedule's delete; searched: this run has
-	// upserted its search attributes.
-	deleting bool
+	// searched: this run has upserted its search attributes.
 	searched bool
-	// once is a once job's run in flight (its child's future), and
-	// onceGen the generation it runs.
-	once    workflow.Future
-	onceGen int64
+	// once is a once job's run in flight (its child's future).
+	once workflow.Future
 	// lastReported is the status last reported to the supervisor.
 	lastReported *Status
 	notes        notifier
 }
 
-// checkJob says why a node is not a job's (nil: it is one).
-func checkJob(path string, n spec.Node) error {
-	if !n.IsJob() {
-		return fmt.Errorf("%s has no job block: a service cannot become a job in place (remove it, apply, then add it back as a job)", path)
-	}
-	if ps := spec.ValidateWorker(path, n); len(ps) > 0 {
-		return ps
-	}
-	return nil
-}
-
-// wantPut is what the schedule must say: the generation and desired
-// state it was last put for.
-func (j *jobRun) wantPut() string {
-	if versions.JobRunsAwait.In(j.in.Version) { // its runs' input says which code they run
-		return fmt.Sprintf("%d/%s/v%d", j.in.Generation, j.carry.Desired, j.in.Version)
-	}
-	return fmt.Sprintf("%d/%s", j.in.Generation, j.carry.Desired)
-}
-
 // runInput is the input of the job's runs.
 func (j *jobRun) runInput() JobRunInput {
-	in := JobRunInput{Job: j.in.Path, Spec: j.in.Spec, Generation: j.in.Generation}
+	in := JobRunInput{Job: j.in.Path, Spec: j.core.Spec, Generation: j.core.Generation}
 	if versions.JobRunsAwait.In(j.in.Version) {
 		in.Version = j.in.Version
 	}
 	return in
 }
 
-// sync puts the periodic job's schedule when the spec or the desired
-// state changed since its last put, and starts a once job's run for a
+// sync carries out what the core decides: a periodic job's schedule put
+// when its spec or desired state changed since its last put (or deleted,
+// for a periodic job made a once job), a once job's run started for a
 // generation it has not run.
 func (j *jobRun) sync() {
-	if j.put != nil {
-		return // one at a time: the next is decided when it is done
-	}
 	// Puts and deletes run on a disconnected context: a job cancelled
 	// meanwhile waits for them (shutdown), so a put never lands after its
 	// schedule's delete.
 	dctx, _ := workflow.NewDisconnectedContext(j.ctx)
-	if j.in.Spec.Job.Periodic() {
-		if j.carry.PutFor != j.wantPut() {
-			j.carry.PutFor, j.carry.Scheduled = j.wantPut(), true
-			j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, scheduleOptions), activities.PutScheduleName, j.schedule())
-		}
-		return
-	}
-	if j.carry.Scheduled { // a periodic job made a once job: its schedule goes
-		j.carry.PutFor = ""
+	switch j.core.Next() {
+	case jobcore.PutSchedule:
+		j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, scheduleOptions), activities.PutScheduleName, j.schedule())
+	case jobcore.DeleteSchedule:
 		j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, deleteOptions), activities.DeleteScheduleName, j.in.Path)
-		j.deleting = true
-		return
-	}
-	if j.once == nil && j.carry.Desired == spec.DesiredRunning && j.carry.Ran < j.in.Generation {
-		id := fmt.Sprintf("%sg%d", JobRunPrefix(j.in.Path), j.in.Generation)
+	case jobcore.RunOnce:
+		id := fmt.Sprintf("%sg%d", JobRunPrefix(j.in.Path), j.core.OnceGen)
 		cctx := workflow.WithChildOptions(j.ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            id,
 			TaskQueue:             TaskQueue,
@@ -253,7 +200,7 @@ func (j *jobRun) sync() {
 			StaticSummary:         "steward job run " + j.in.Path,
 			TypedSearchAttributes: temporal.NewSearchAttributes(SearchPath.ValueSet(j.in.Path), SearchKind.ValueSet(JobRunKind)),
 		})
-		j.once, j.onceGen = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, j.runInput()), j.in.Generation
+		j.once = workflow.ExecuteChildWorkflow(cctx, JobRunWorkflow, j.runInput())
 	}
 }
 
@@ -283,7 +230,7 @@ var deleteOptions = workflow.ActivityOptions{
 func (j *jobRun) schedule() activities.JobSchedule {
 	input, _ := json.Marshal(j.runInput())
 	return activities.JobSchedule{
-		ID: j.in.Path, Job: *j.in.Spec.Job, Paused: j.carry.Desired == spec.DesiredStopped,
+		ID: j.in.Path, Job: *j.core.Spec.Job, Paused: j.core.Paused(),
 		Workflow: "JobRunWorkflow", RunID: strings.TrimSuffix(JobRunPrefix(j.in.Path), "-"), TaskQueue: TaskQueue, Input: input,
 		Search: map[string]string{SearchPath.GetName(): j.in.Path, SearchKind.GetName(): JobRunKind},
 	}
@@ -291,21 +238,12 @@ func (j *jobRun) schedule() activities.JobSchedule {
 
 func (j *jobRun) onPut(f workflow.Future) {
 	j.put = nil
-	if j.deleting {
-		j.deleting = false
-		if err := f.Get(j.ctx, nil); err != nil {
-			j.carry.ScheduleError = "its schedule could not be deleted: " + errorText(err)
-			return
-		}
-		j.carry.Scheduled, j.carry.ScheduleError = false, ""
-		return
-	}
+	errText := ""
 	if err := f.Get(j.ctx, nil); err != nil {
-		j.carry.ScheduleError = "its schedule could not be put: " + errorText(err)
-		j.log.Warn("job schedule not put", "path", j.in.Path, "error", err.Error())
-		return
+		errText = errorText(err)
+		j.log.Warn("job schedule not put or deleted", "path", j.in.Path, "error", errText)
 	}
-	j.carry.ScheduleError = ""
+	j.core.PutDone(errText)
 }
 
 func (j *jobRun) onOnceEnded(f workflow.Future) {
@@ -316,129 +254,78 @@ func (j *jobRun) onOnceEnded(f workflow.Future) {
 	if errors.As(err, &app) && app.HasDetails() {
 		_ = app.Details(&run) // a run that did not succeed says how in its failure
 	}
-	// The generation it ran: a newer spec taken meanwhile runs next.
-	j.carry.Ran = max(j.carry.Ran, j.onceGen)
-	if run.ID == "" { // the run did not tell (it failed to start as a workflow)
-		run = JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(j.in.Path), j.onceGen), Outcome: treestatus.RunFailed, Generation: j.onceGen, EndedAt: workflow.Now(j.ctx)}
-		if err != nil {
-			run.Reason = errorText(err)
-		}
+	errText := ""
+	if err != nil {
+		errText = errorText(err)
 	}
-	j.noteRun(run)
+	j.noteRun(j.core.OnceEnded(run, errText, workflow.Now(j.ctx)))
 }
 
 func (j *jobRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
-	if err == nil && u.Spec.Name != j.in.Spec.Name {
-		err = fmt.Errorf("spec.name %q does not match this job (%q)", u.Spec.Name, j.in.Spec.Name)
-	}
 	if err == nil {
-		err = checkJob(j.in.Path, u.Spec)
+		err = j.core.TakeSpec(u.Spec, u.Generation, workflow.Now(j.ctx))
 	}
 	if err != nil {
 		j.reject(SignalSpec, err)
-		return
-	}
-	if u.Generation > 0 {
-		j.in.Generation = u.Generation
-	} else {
-		j.in.Generation++
-	}
-	j.in.Spec = u.Spec
-	if d := u.Spec.Resolved().Desired; d != j.carry.Desired {
-		j.setDesired(d)
 	}
 }
 
 func (j *jobRun) onDesired(raw converter.RawValue) {
 	var d string
-	if err := decodeRaw(raw, &d); err != nil || (d != spec.DesiredRunning && d != spec.DesiredStopped) {
+	err := decodeRaw(raw, &d)
+	if err == nil {
+		err = j.core.TakeDesired(d, workflow.Now(j.ctx))
+	}
+	if err != nil {
 		j.reject(SignalDesired, fmt.Errorf("payload must be \"running\" or \"stopped\" (got %q)", d))
-		return
-	}
-	if d == spec.DesiredRunning {
-		// `starter start`: its schedule runs again, even where the job was
-		// running already and the schedule paused itself (pauseOnFailure).
-		j.carry.PutFor = ""
-	}
-	j.setDesired(d)
-}
-
-func (j *jobRun) setDesired(d string) {
-	if d != j.carry.Desired {
-		j.carry.Desired, j.carry.Since = d, workflow.Now(j.ctx)
 	}
 }
 
 // onRun takes a run's end: its own runs only, each once.
 func (j *jobRun) onRun(raw converter.RawValue) {
 	var run JobRun
-	if err := decodeRaw(raw, &run); err != nil || !spec.IsJobRun(run.ID, j.in.Path) || len(run.ID) > maxRunIDBytes {
-		j.reject(SignalJobRun, fmt.Errorf("not a run of this job (its ID must begin with %q, at most %d bytes)", JobRunPrefix(j.in.Path), maxRunIDBytes))
+	err := decodeRaw(raw, &run)
+	if err != nil {
+		err = fmt.Errorf("not a run of this job (its ID must begin with %q, at most %d bytes)", JobRunPrefix(j.in.Path), jobcore.MaxRunIDBytes)
+	}
+	ok := false
+	if err == nil {
+		run, ok, err = j.core.TakeRun(run)
+	}
+	if err != nil {
+		j.reject(SignalJobRun, err)
 		return
 	}
-	switch run.Outcome {
-	case treestatus.RunSucceeded, treestatus.RunFailed, treestatus.RunTimedOut, treestatus.RunCanceled:
-	default:
-		j.reject(SignalJobRun, fmt.Errorf("a run's end with outcome %.40q (succeeded, failed, timedOut or canceled)", run.Outcome))
-		return
+	if ok {
+		j.noteRun(run)
 	}
-	if len(run.Host) > spec.MaxNameLength {
-		run.Host = run.Host[:spec.MaxNameLength]
-	}
-	if l := j.carry.LastRun; l != nil && l.ID == run.ID {
-		return // told again (its child future said so first)
-	}
-	j.noteRun(run)
 }
 
+// noteRun counts a run's end and notifies as the core says.
 func (j *jobRun) noteRun(run JobRun) {
-	if l := j.carry.LastRun; l != nil && l.ID == run.ID {
+	now := workflow.Now(j.ctx)
+	event, reason, noted := j.core.Note(run, now)
+	if !noted {
 		return
 	}
-	if len(run.Reason) > treestatus.MaxRecordText { // a run's reason is its process's words
-		run.Reason = run.Reason[:treestatus.MaxRecordText] + "…"
-	}
-	j.carry.LastRun = &run
-	j.carry.Runs++
-	if run.Outcome != treestatus.RunSucceeded {
-		j.carry.Failures++
-	} else {
-		j.carry.LastSuccess = run.EndedAt
-	}
 	count(j.ctx, MetricJobRuns, map[string]string{"path": j.in.Path, "outcome": run.Outcome})
-	// jobFailed once as it begins to fail, jobRecovered once it succeeds
-	// again: a job failing every minute is one notification, not one a
-	// minute.
-	event := ""
-	switch failed := run.Outcome != treestatus.RunSucceeded; {
-	case failed && !j.carry.Troubled:
-		event = spec.EventJobFailed
-	case !failed && j.carry.Troubled:
-		event = spec.EventJobRecovered
-	}
-	j.carry.Troubled = run.Outcome != treestatus.RunSucceeded
-	reason := run.Reason
-	if reason == "" {
-		reason = "run " + run.ID + " " + run.Outcome
-	}
-	j.notes.announce(j.ctx, j.in.Spec.Notify, &j.carry.NotifySeq, event, activities.Notification{Path: j.in.Path, State: run.Outcome,
-		Reason: reason, Time: workflow.Now(j.ctx), Generation: j.in.Generation})
-	j.carry.Since = workflow.Now(j.ctx)
+	j.notes.announce(j.ctx, j.core.Spec.Notify, &j.carry.NotifySeq, event, activities.Notification{Path: j.in.Path, State: run.Outcome,
+		Reason: reason, Time: now, Generation: j.core.Generation})
 }
 
 // journal notes a change of the job's state in its journal, and in its
 // search attributes (StewardState; with StewardBuild, which `starter
 // upgrade` counts, at each run's first task).
 func (j *jobRun) journal() {
-	state, reason, _ := j.state()
+	state, reason, _ := j.core.State()
 	from := ""
 	if n := len(j.carry.Journal); n > 0 {
 		from = j.carry.Journal[n-1].State
 	}
 	if from != state || !j.searched {
 		j.searched = true
-		_ = workflow.UpsertTypedSearchAttributes(j.ctx, stateAttributes(true, j.in.Path, j.in.Spec.Kind, state)...)
+		_ = workflow.UpsertTypedSearchAttributes(j.ctx, stateAttributes(true, j.in.Path, j.core.Spec.Kind, state)...)
 	}
 	if from == state {
 		return
@@ -457,7 +344,7 @@ func (j *jobRun) gauges() {
 	if !last.IsZero() {
 		gauge(j.ctx, MetricJobLastSuccess, tags, float64(last.UnixMilli())/1000)
 	}
-	if p := j.in.Spec.Job.Period(workflow.Now(j.ctx)); p > 0 {
+	if p := j.core.Spec.Job.Period(workflow.Now(j.ctx)); p > 0 {
 		gauge(j.ctx, MetricJobPeriod, tags, p.Seconds())
 	}
 }
@@ -478,39 +365,13 @@ func (j *jobRun) reject(signal string, err error) {
 	j.log.Warn("rejected signal", "signal", signal, "path", j.in.Path, "error", err.Error(), "rejected", j.carry.RejectedSignals)
 }
 
-// state is the job's state and why (the type's doc comment says which).
-func (j *jobRun) state() (state, reason string, completed bool) {
-	last := j.carry.LastRun
-	switch {
-	case j.carry.Desired == spec.DesiredStopped:
-		return "stopped", "desired stopped: its schedule is paused", false
-	case j.carry.ScheduleError != "":
-		return "failed", j.carry.ScheduleError, false
-	case !j.in.Spec.Job.Periodic() && j.once != nil:
-		return "starting", fmt.Sprintf("its run for generation %d runs", j.in.Generation), false
-	case last != nil && last.Outcome != treestatus.RunSucceeded:
-		return "failed", fmt.Sprintf("its last run %s: %s", last.Outcome, last.Reason), false
-	case !j.in.Spec.Job.Periodic():
-		if last != nil && j.carry.Ran >= j.in.Generation {
-			return "stopped", "its run succeeded", true
-		}
-		return "starting", "its run is due", false
-	}
-	return "running", "scheduled: " + j.in.Spec.Job.What(), false
-}
-
 // status is the job's answer to the status query.
 func (j *jobRun) status() Status {
-	state, reason, completed := j.state()
-	n := spec.Rendered(j.in.Spec)
-	st := Status{Path: j.in.Path, Kind: n.Kind, State: state, Desired: j.carry.Desired, Reason: reason, Generation: j.in.Generation,
+	state, reason, completed := j.core.State()
+	n := spec.Rendered(j.core.Spec)
+	return Status{Path: j.in.Path, Kind: n.Kind, State: state, Desired: j.carry.Desired, Reason: reason, Generation: j.core.Generation,
 		Since: j.carry.Since, Host: n.RunsOn(), RejectedSignals: j.carry.RejectedSignals, Completed: completed, SuperviseSeq: j.carry.SuperviseSeq,
-		Job: &treestatus.JobStatus{Schedule: j.in.Spec.Job.What(), Paused: j.carry.Desired == spec.DesiredStopped, LastRun: j.carry.LastRun,
-			Runs: j.carry.Runs, Failures: j.carry.Failures}}
-	if j.in.Spec.Job.Periodic() {
-		st.Job.ScheduleID = j.in.Path
-	}
-	return st
+		Job: j.core.Status()}
 }
 
 // report tells the supervisor of a change of the job's record.
@@ -519,7 +380,7 @@ func (j *jobRun) report(ended bool) {
 		return
 	}
 	st := j.status()
-	if !ended && j.lastReported != nil && jobSameReport(*j.lastReported, st) {
+	if !ended && j.lastReported != nil && jobcore.SameReport(*j.lastReported, st) {
 		return
 	}
 	j.lastReported = &st
@@ -535,14 +396,6 @@ func (j *jobRun) report(ended bool) {
 	}
 }
 
-// jobSameReport: nothing the supervisor keeps of a job changed. A run
-// that ends as the one before it did is not reported: a job's runs are
-// its own to count (its status query), and a report per run cost its
-// supervisor a task each (measured: bench -only jobs).
-func jobSameReport(a, b Status) bool {
-	return treestatus.SameReport(a, b, true) && a.Reason == b.Reason && a.SuperviseSeq == b.SuperviseSeq
-}
-
 // shutdown ends the job (removed, or its tree deleted): its schedule is
 // deleted and a once run in progress cancelled, then the last report.
 func (j *jobRun) shutdown() error {
@@ -550,7 +403,7 @@ func (j *jobRun) shutdown() error {
 	if f := j.put; f != nil {
 		_ = f.Get(dctx, nil) // a put in flight lands before the delete
 	}
-	if j.in.Spec.Job.Periodic() || j.carry.Scheduled {
+	if j.core.Spec.Job.Periodic() || j.carry.Scheduled {
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, deleteOptions), activities.DeleteScheduleName, j.in.Path).Get(dctx, nil); err != nil {
 			j.log.Error("job schedule not deleted: delete it with `temporal schedule delete --schedule-id PATH`", "path", j.in.Path, "error", err.Error())
 		}
