@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/placement"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/versions"
@@ -58,12 +59,10 @@ type WorkerCarry struct {
 	Troubled      bool                          `json:"troubled,omitempty"`
 	NotifySeq     int64                         `json:"notifySeq,omitempty"`
 	Notifications []activities.NotificationTask `json:"notifications,omitempty"`
-	// InstanceHost is the host the instance was started on (version 5 on;
-	// ""  for one started before); Move a move not yet carried out and
-	// Stale the copies left on hosts it moved off (worker_move.go).
-	InstanceHost string      `json:"instanceHost,omitempty"`
-	Move         *StaleCopy  `json:"move,omitempty"`
-	Stale        []StaleCopy `json:"stale,omitempty"`
+	// Whereabouts: the host the instance was started on (version 5 on), a move
+	// not yet carried out and the copies left on hosts it moved off
+	// (worker_move.go; its fields inline: instanceHost, move, stale).
+	placement.Whereabouts
 }
 
 // WorkerWorkflow supervises one service.

@@ -51,14 +51,10 @@ func (w *workerRun) onActionDone(f *inflight, fut workflow.Future) {
 		}
 	}
 	if err == nil && (f.action == tick.Start || f.action == tick.Restart) && versions.WorkerMoves.In(w.in.Version) {
-		w.carry.InstanceHost = f.host
-		w.settleMoveAfter(f, res.Instance)
+		w.carry.Started(f.host, f.node, res.Instance, w.node.RunsOn())
 	}
-	if temporal.IsCanceledError(err) && f.move != nil && w.carry.Move == nil {
-		// A cancelled move: the instance runs where it ran; what comes
-		// next (a stop, the move again) goes there.
-		mv := *f.move
-		w.carry.Move = &mv
+	if temporal.IsCanceledError(err) {
+		w.carry.Cancelled(f.move)
 	}
 	if err == nil && versions.WorkerMoves.In(w.in.Version) && res.Done.After(f.began) {
 		// The state the action's end brings dates from the action's end
@@ -191,15 +187,12 @@ func (w *workerRun) tick(s tick.Snapshot) {
 func (w *workerRun) launch(a tick.Action) {
 	w.carry.Seq++
 	actx, cancel := workflow.WithCancel(w.ctx)
-	node := w.node
-	mv := w.carry.Move
-	moving := mv != nil && (a == tick.Start || a == tick.Restart)
-	if mv != nil && !moving {
-		node = mv.Node // an observe, stop or reload: where the instance runs
-	}
-	if moving {
-		w.carry.Move = nil // the success report says where it runs next
-	}
+	// A start or restart carries out the move (the success report says
+	// where it runs next); an observe, stop or reload goes where the
+	// instance runs.
+	elsewhere := w.carry.Move != nil
+	node, moving := w.carry.Take(a == tick.Start || a == tick.Restart, w.node)
+	elsewhere = elsewhere && moving == nil
 	opts := ActivityOptions(node, a)
 	// What the Web UI shows for the activity: "start plant/line-1/press".
 	opts.Summary = string(a) + " " + w.in.Path
@@ -209,22 +202,20 @@ func (w *workerRun) launch(a tick.Action) {
 	actx = workflow.WithActivityOptions(actx, opts)
 	req := activities.ActionRequest{WorkflowID: workflow.GetInfo(w.ctx).WorkflowExecution.ID, Path: w.in.Path, Seq: w.carry.Seq, Spec: node, Instance: w.carry.Memory.Instance}
 	req.OnSuccess = w.successReport(a)
-	if raw := w.in.Spec; raw.Signature != "" && raw.InFleet() && (mv == nil || moving) {
+	if raw := w.in.Spec; raw.Signature != "" && raw.InFleet() && !elsewhere {
 		// A signed fleet's worker: its host verifies the template and
 		// that the spec is its rendering (admission.VerifyFleet).
 		req.Template = &raw
 	}
 	var fut workflow.Future
-	if moving {
-		fut = w.launchMove(actx, *mv, req)
+	if moving != nil {
+		fut = w.launchMove(actx, *moving, req)
 	} else {
 		fut = workflow.ExecuteActivity(actx, activityName(a), req)
 	}
 	count(w.ctx, MetricActionQueued, map[string]string{"action": string(a), "kind": w.node.Kind})
 	w.flight = &inflight{action: a, future: fut, cancel: cancel, onSuccess: req.OnSuccess, host: node.RunsOn(), node: node, began: workflow.Now(w.ctx)}
-	if moving {
-		w.flight.move = mv
-	}
+	w.flight.move = moving
 	if a != tick.Observe {
 		w.carry.LastAction = ActionStatus{Name: string(a), Status: "running"}
 	}

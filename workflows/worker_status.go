@@ -137,7 +137,7 @@ func (w *workerRun) status() Status {
 		Path: w.in.Path, Kind: w.node.Kind, State: string(m.State), Desired: string(w.carry.Desired),
 		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts, Reloads: m.Reloads, CodeVersion: w.in.Version,
 		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
-		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance, Host: w.instanceHost(), StaleCopies: w.staleCopies(),
+		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance, Host: w.carry.Host(w.node.RunsOn()), StaleCopies: w.carry.Copies(),
 		Terminations: m.Terminations, AwaitingRestart: m.AwaitingSupervisor, SuperviseSeq: w.carry.SuperviseSeq,
 	}
 	if m.State == tick.Backoff {
