@@ -14,45 +14,6 @@ import (
 	"github.com/steward-sh/steward/internal/supervise"
 )
 
-// A record written by supervisor version 2 (its lifecycle as booleans) is
-// read as the lifecycle it meant; a record written now carries the
-// lifecycle and none of the booleans.
-func TestChildRecord_ReadsTheBooleansOfVersion2(t *testing.T) {
-	for _, c := range []struct {
-		json string
-		want supervise.Lifecycle
-		seen int
-	}{
-		{`{"name":"a","path":"r/a","digest":"d","status":{}}`, supervise.Live, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"held":true}`, supervise.HeldStart, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"pendingStop":true}`, supervise.PendingStop, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"held":true,"pendingStop":true,"restart":true}`, supervise.RestartStop, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"held":true,"restart":true}`, supervise.RestartStart, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"deferred":true,"node":{"name":"a"}}`, supervise.Deferred, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"closed":true,"held":true}`, supervise.Closed, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"ended":true}`, supervise.Ended, 0},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"adopted":true,"seenTerminations":0}`, supervise.Live, unseenTerminations},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"seenTerminations":4}`, supervise.Live, 4},
-		{`{"name":"a","path":"r/a","digest":"d","status":{},"lifecycle":"restartStart"}`, supervise.RestartStart, 0},
-	} {
-		var r ChildRecord
-		require.NoError(t, json.Unmarshal([]byte(c.json), &r), c.json)
-		require.Equal(t, c.want, r.Lifecycle, c.json)
-		require.Equal(t, c.seen, r.SeenTerminations, c.json)
-		require.Equal(t, "r/a", r.Path, c.json)
-		b, err := json.Marshal(r)
-		require.NoError(t, err)
-		for _, old := range []string{`"held":`, `"pendingStop":`, `"restart":`, `"deferred":`, `"closed":`, `"ended":`, `"adopted":`} {
-			require.NotContains(t, string(b), old, "written anew: %s", b)
-		}
-		var again ChildRecord
-		require.NoError(t, json.Unmarshal(b, &again))
-		require.Equal(t, r, again, "round trip of %s", b)
-	}
-	var r ChildRecord
-	require.Error(t, json.Unmarshal([]byte(`{"name":1}`), &r), "a bad record is an error, not a zero record")
-}
-
 // A run carried over by supervisor version 2 in the middle of the
 // operator's start of a chain (db <- web, both queued as held) goes on
 // where it was: db's start goes at once, web's once db reports running;

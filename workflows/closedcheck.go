@@ -36,7 +36,7 @@ const childCheckInterval = 5 * time.Minute
 func (s *supervisorRun) unwatched() []string {
 	var out []string
 	for _, rec := range s.carry.Children {
-		if _, ok := s.futures[rec.Path]; !ok && !rec.gone() {
+		if _, ok := s.futures[rec.Path]; !ok && !rec.Gone() {
 			out = append(out, rec.Path)
 		}
 	}

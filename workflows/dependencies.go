@@ -33,7 +33,7 @@ func (s *supervisorRun) dependenciesOf(name string) []string {
 // sibling is the dependency order's view of a child's record; deps are its
 // dependencies by the spec.
 func sibling(r ChildRecord, deps []string, removing bool) supervise.Sibling {
-	sb := supervise.Sibling{Name: r.Name, DependsOn: deps, Supervisor: r.isSupervisor(),
+	sb := supervise.Sibling{Name: r.Name, DependsOn: deps, Supervisor: r.IsSupervisor(),
 		State: r.Status.State, Completed: r.Status.Completed, Subtree: r.Status.Subtree,
 		Lifecycle: r.Lifecycle, CanStart: r.Node != nil, Removing: removing}
 	if r.Node != nil {
@@ -122,7 +122,7 @@ func (s *supervisorRun) subtree() string {
 // for dependencies: a newer desired state or restart replaces them.
 func (s *supervisorRun) clearQueued() {
 	for i := range s.carry.Children {
-		s.carry.Children[i].step(supervise.Unqueue)
+		s.carry.Children[i].Step(supervise.Unqueue)
 	}
 }
 

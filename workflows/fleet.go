@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/buildinfo"
+	"github.com/steward-sh/steward/internal/hostcore"
 	"github.com/steward-sh/steward/internal/placement"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
@@ -80,27 +80,15 @@ func (s *supervisorRun) placementInput(kids []spec.Node, current map[string]stri
 // onHost takes a host's new state: a host back up may be placed on again
 // (nothing moves back), a drain moves workers off it, a lost host's
 // workers move once their reschedule.after has passed (armFleet).
-// maxHostStates bounds the hosts a supervisor keeps the state of: far more
-// than its workers' host lists name.
-const maxHostStates = 1024
-
 func (s *supervisorRun) onHost(raw converter.RawValue) {
 	var st HostState
 	if err := decodeRaw(raw, &st); err != nil || st.Host == "" {
 		s.carry.RejectedSignals++
 		return
 	}
-	if st.Live != HostUp && st.Live != HostUnknown {
-		// A host says up or unknown; anything else (a megabyte, say) was
-		// sent by someone else, and kept it would grow the carry.
-		s.reject(SignalHost, fmt.Errorf("a state of host %.100q that is neither %s nor %s (%d bytes)", st.Host, HostUp, HostUnknown, len(st.Live)))
-		return
-	}
-	if _, known := s.carry.HostStates[st.Host]; !known && (len(st.Host) > spec.MaxNameLength || len(s.carry.HostStates) >= maxHostStates) {
-		// Not a host's (one sent with the temporal CLI): kept, a state of
-		// every name sent would grow the carry past what a continue-as-new
-		// carries.
-		s.reject(SignalHost, fmt.Errorf("a state of host %.100q (%d characters; %d hosts known, at most %d)", st.Host, len(st.Host), len(s.carry.HostStates), maxHostStates))
+	_, known := s.carry.HostStates[st.Host]
+	if err := hostcore.CheckTold(st.Host, st.Live, known, len(s.carry.HostStates)); err != nil {
+		s.reject(SignalHost, err)
 		return
 	}
 	if s.carry.HostStates == nil {
@@ -128,7 +116,7 @@ func (s *supervisorRun) forceStop(st, before HostState) {
 		return
 	}
 	for _, c := range s.in.Spec.Children {
-		if c.IsSupervisor() || c.Kind == "" || c.RunsOn() != st.Host || movable(c, st.Host) {
+		if c.IsSupervisor() || c.Kind == "" || c.RunsOn() != st.Host || hostcore.Movable(c.Hosts, st.Host) {
 			continue
 		}
 		path := s.childPath(c.Name)
@@ -142,11 +130,6 @@ func (s *supervisorRun) forceStop(st, before HostState) {
 			s.out.add(workflow.SignalExternalWorkflow(s.ctx, path, "", SignalDesired, spec.DesiredRunning))
 		}
 	}
-}
-
-// movable reports whether a worker on host h could run elsewhere.
-func movable(c spec.Node, h string) bool {
-	return slices.ContainsFunc(c.Hosts, func(o string) bool { return o != h })
 }
 
 // lostDue marks the workers whose host has been unknown past their
@@ -222,7 +205,7 @@ func (s *supervisorRun) replace() {
 		st, known := s.carry.HostStates[from]
 		lost := known && st.Live == HostUnknown
 		s.log.Info("fleet: moving a worker", "path", rec.Path, "from", from, "to", placed[name], "lost", lost)
-		if !lost && updateTarget(*rec, before, after) {
+		if !lost && supervise.UpdateTarget(*rec, before, after) {
 			targets = append(targets, supervise.Target{Name: name, Digest: s.childDigest(kids[j]), Previous: &before, PreviousDigest: rec.Digest})
 			continue
 		}
@@ -245,26 +228,18 @@ func (s *supervisorRun) replace() {
 }
 
 // lostMovesNow is, of moves found while an update runs, those that go at
-// once: off a lost host, and not a reverting update's. The others wait
-// for the update's end (ReplaceAfterUpdate).
+// once (supervise.Update.MovesNow); the others wait for the update's end
+// (ReplaceAfterUpdate).
 func (s *supervisorRun) lostMovesNow(moves []string, kids []spec.Node) []string {
 	if !versions.SupMoveLostInUpdate.In(s.in.Version) {
 		s.carry.ReplaceAfterUpdate = true
 		return nil
 	}
-	var now []string
-	for _, name := range moves {
+	now, wait := s.carry.Update.MovesNow(moves, func(name string) bool {
 		j := slices.IndexFunc(kids, func(c spec.Node) bool { return c.Name == name })
-		st, known := HostState{}, false
-		if j >= 0 {
-			st, known = s.carry.HostStates[kids[j].PlacedOn]
-		}
-		lost := known && st.Live == HostUnknown
-		if lost && (!s.carry.Update.Holds(name) || s.carry.Update.State != supervise.UpdateReverting) {
-			now = append(now, name)
-		}
-	}
-	if len(now) < len(moves) {
+		return j >= 0 && s.carry.HostStates[kids[j].PlacedOn].Live == HostUnknown
+	})
+	if wait {
 		s.carry.ReplaceAfterUpdate = true
 	}
 	return now
@@ -279,56 +254,30 @@ func (s *supervisorRun) afterUpdate() {
 }
 
 // subscribeHosts tells each host this supervisor's workers on it, where
-// that changed since it last did.
+// that changed since it last did (hostcore.Subscriptions: every host a
+// worker runs on or may move to, an empty subscription too, so that the
+// supervisor knows which hosts are up).
 func (s *supervisorRun) subscribeHosts() {
 	if !s.fleet() {
 		return
 	}
-	// Every host a worker runs on or may move to: a supervisor hears of
-	// each (an empty subscription too), so it knows which hosts are up.
-	want := map[string]HostSubscription{}
+	var workers []hostcore.Worker
 	for _, c := range s.in.Spec.Children {
-		if c.IsSupervisor() || c.Kind == "" {
-			continue
-		}
-		for _, h := range c.Hosts {
-			want[h] = HostSubscription{Supervisor: s.in.Path, Movable: want[h].Movable, Pinned: want[h].Pinned}
-		}
-		h := c.RunsOn()
-		if h == "" {
-			continue
-		}
-		sub := want[h]
-		sub.Supervisor = s.in.Path
-		if movable(c, h) {
-			sub.Movable++
-		} else {
-			sub.Pinned = append(sub.Pinned, s.childPath(c.Name))
-		}
-		want[h] = sub
-	}
-	hosts := sortedKeys(want)
-	for _, h := range sortedKeys(s.carry.Subscribed) {
-		if _, ok := want[h]; !ok {
-			hosts = append(hosts, h)
+		if !c.IsSupervisor() && c.Kind != "" {
+			workers = append(workers, hostcore.Worker{Path: s.childPath(c.Name), Hosts: c.Hosts, On: c.RunsOn()})
 		}
 	}
-	for _, h := range hosts {
-		w, wanted := want[h]
-		had := s.carry.Subscribed[h]
-		if wanted && had.Supervisor != "" && w.Movable == had.Movable && slices.Equal(w.Pinned, had.Pinned) {
-			continue
-		}
+	want := hostcore.Subscriptions(s.in.Path, workers)
+	for _, ch := range hostcore.SubscriptionChanges(s.in.Path, want, s.carry.Subscribed) {
 		if s.carry.Subscribed == nil {
 			s.carry.Subscribed = map[string]HostSubscription{}
 		}
-		if !wanted { // no worker lists it any more
-			s.out.add(s.sendSubscription(h, HostSubscription{Supervisor: s.in.Path, Gone: true}))
-			delete(s.carry.Subscribed, h)
-			continue
+		s.out.add(s.sendSubscription(ch.Host, ch.Sub))
+		if ch.Sub.Gone {
+			delete(s.carry.Subscribed, ch.Host)
+		} else {
+			s.carry.Subscribed[ch.Host] = ch.Sub
 		}
-		s.out.add(s.sendSubscription(h, w))
-		s.carry.Subscribed[h] = w
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/hostcore"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
@@ -975,7 +976,7 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 		if decodeRaw(raw, &st) != nil || st.Host == "" || (st.Live != HostUp && st.Live != HostUnknown) {
 			return 1, true, nil
 		}
-		if !hosts[st.Host] && (len(st.Host) > spec.MaxNameLength || len(hosts) >= maxHostStates) {
+		if !hosts[st.Host] && (len(st.Host) > spec.MaxNameLength || len(hosts) >= hostcore.MaxHostStates) {
 			return 1, true, nil
 		}
 		hosts[st.Host] = true

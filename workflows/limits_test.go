@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/steward-sh/steward/internal/hostcore"
 	"github.com/steward-sh/steward/internal/spec"
 )
 
@@ -246,9 +247,9 @@ func TestSupervisor_ForgedHostStatesAreBounded(t *testing.T) {
 	env := newEnv(t)
 	var st Status
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalHost, HostState{Host: strings.Repeat("h", 1100), Live: HostUp}) })
-	for lo := 0; lo < maxHostStates+5; lo += 100 { // the test environment buffers so many signals at once
+	for lo := 0; lo < hostcore.MaxHostStates+5; lo += 100 { // the test environment buffers so many signals at once
 		at(env, time.Minute+time.Duration(lo)*time.Millisecond, func() {
-			for i := lo; i < min(lo+100, maxHostStates+5); i++ {
+			for i := lo; i < min(lo+100, hostcore.MaxHostStates+5); i++ {
 				env.SignalWorkflow(SignalHost, HostState{Host: fmt.Sprintf("h%d", i), Live: HostUp})
 			}
 		})

@@ -74,7 +74,7 @@ func subtreeStarted(r ChildRecord) bool {
 	if r.WantGeneration > r.Status.Generation {
 		return false
 	}
-	if r.isSupervisor() {
+	if r.IsSupervisor() {
 		if r.Lifecycle.Gone() || r.Lifecycle == supervise.Deferred {
 			return false
 		}

@@ -37,7 +37,7 @@ func (s *supervisorRun) children() []supervise.Child {
 	out := make([]supervise.Child, len(s.carry.Children))
 	for i, rec := range s.carry.Children {
 		p := s.policy(rec.Name)
-		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.isSupervisor(), Restart: p.restart, Backoff: p.backoff,
+		out[i] = supervise.Child{Name: rec.Name, Supervisor: rec.IsSupervisor(), Restart: p.restart, Backoff: p.backoff,
 			State: rec.Status.State, Reason: rec.Status.Reason, Desired: rec.Status.Desired, Completed: rec.Status.Completed,
 			SuperviseSeq: rec.Status.SuperviseSeq, Lifecycle: rec.Lifecycle, Job: p.job}
 	}

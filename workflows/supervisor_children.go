@@ -240,12 +240,12 @@ func (s *supervisorRun) onChildClosed(path string, f workflow.Future) {
 // markClosed records that the child's workflow at path closed without
 // reporting its end, and answers it as a termination.
 func (s *supervisorRun) markClosed(path, cause string) {
-	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.gone() })
+	i := slices.IndexFunc(s.carry.Children, func(r ChildRecord) bool { return r.Path == path && !r.Gone() })
 	if i < 0 {
 		return
 	}
 	rec := &s.carry.Children[i]
-	rec.step(supervise.WorkflowClosed)
+	rec.Step(supervise.WorkflowClosed)
 	rec.Status.State, rec.Status.Reason, rec.Status.Since = "failed", "workflow closed: "+cause, workflow.Now(s.ctx)
 	s.log.Warn("child workflow closed without reporting its end", "path", path, "cause", cause)
 	s.onTerminated(i, 1)

@@ -86,7 +86,7 @@ func (s *supervisorRun) apply(r ChildReport) {
 		}
 		rec.Status = treestatus.Narrow(r.Status)
 		if r.Ended {
-			rec.step(supervise.ReportedEnd)
+			rec.Step(supervise.ReportedEnd)
 		}
 		if terminated > 0 {
 			s.onTerminated(i, terminated)

@@ -25,13 +25,13 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 	s.wake.stop()
 	for i := len(s.carry.Children) - 1; i >= 0; i-- {
 		rec := &s.carry.Children[i]
-		if rec.gone() {
+		if rec.Gone() {
 			continue
 		}
 		// The request fails when the child is not running (never started,
 		// or already closed): then there is nothing to wait for.
 		if err := workflow.RequestCancelExternalWorkflow(dctx, rec.Path, "").Get(dctx, nil); err != nil {
-			rec.step(supervise.ReportedEnd)
+			rec.Step(supervise.ReportedEnd)
 			continue
 		}
 		tctx, cancel := workflow.WithCancel(dctx)
@@ -48,7 +48,7 @@ func (s *supervisorRun) shutdown(childCh workflow.ReceiveChannel) error {
 			sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 			if f, ok := s.futures[rec.Path]; ok {
 				// Its workflow closed: it has ended, reported or not.
-				sel.AddFuture(f, func(workflow.Future) { delete(s.futures, rec.Path); rec.step(supervise.ReportedEnd) })
+				sel.AddFuture(f, func(workflow.Future) { delete(s.futures, rec.Path); rec.Step(supervise.ReportedEnd) })
 			}
 			sel.Select(dctx)
 		}

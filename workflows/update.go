@@ -27,24 +27,6 @@ import (
 // updates reports whether this run rolls updates out.
 func (s *supervisorRun) updates() bool { return versions.SupUpdates.In(s.in.Version) }
 
-// updateTarget says whether the child's change (from prev to next, both as
-// handed down) is rolled out by the update: a worker whose service runs,
-// and whose change restarts it. What restarts nothing goes at once.
-func updateTarget(rec ChildRecord, prev, next spec.Node) bool {
-	if rec.isSupervisor() || next.IsSupervisor() || next.IsJob() || prev.IsJob() || rec.Lifecycle.Gone() || prev.Kind == "" {
-		return false
-	}
-	switch rec.Status.State {
-	case string(tick.Running), string(tick.Starting):
-	default:
-		return false
-	}
-	if next.Resolved().Desired == spec.DesiredStopped {
-		return false // stopping it is not an update
-	}
-	return spec.Restarts(prev, next)
-}
-
 // beginUpdate replaces the update in progress (if any) with one of targets
 // (none: the newer spec owes no worker a restart, and the old one ends as
 // replaced).
@@ -222,7 +204,7 @@ func (s *supervisorRun) rollTargets(wanted []supervise.Wanted, old []ChildRecord
 			continue
 		}
 		before, ok := prev(wanted[j].Name)
-		if ok && updateTarget(old[i], before, s.inherit(next[j])) {
+		if ok && supervise.UpdateTarget(old[i], before, s.inherit(next[j])) {
 			wanted[j].Roll = &before
 		}
 	}

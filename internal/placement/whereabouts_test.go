@@ -39,7 +39,7 @@ func TestWhereabouts_Note(t *testing.T) {
 			restart: true, move: &StaleCopy{Host: "a", Instance: "i1", Node: onHost("a")}},
 		{name: "a move in flight: its instance runs where that move began", instance: "i1", old: onHost("b"), to: "c",
 			inFlight: &StaleCopy{Host: "a", Instance: "i0", Node: onHost("a")},
-			restart: true, move: &StaleCopy{Host: "a", Instance: "i0", Node: onHost("a")}},
+			restart:  true, move: &StaleCopy{Host: "a", Instance: "i0", Node: onHost("a")}},
 		{name: "a move noted already is kept", w: Whereabouts{Move: &StaleCopy{Host: "a", Instance: "i1"}}, instance: "i1", old: onHost("b"), to: "c", lost: "a",
 			restart: true, move: &StaleCopy{Host: "a", Instance: "i1", Lost: true}},
 		{name: "back where it runs: the move is dropped", w: Whereabouts{InstanceHost: "b", Move: &StaleCopy{Host: "b", Instance: "i1"}}, instance: "i1", old: onHost("c"), to: "b"},

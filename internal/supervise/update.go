@@ -132,6 +132,20 @@ func (u *Update) Owed() map[string]bool {
 // Holds reports whether the update still owes the named child its node.
 func (u *Update) Holds(name string) bool { return u.Owed()[name] }
 
+// MovesNow is, of the moves the supervisor found while the update runs
+// (the workers' names; lost says whether one's host is lost), those that
+// go at once: off a lost host (its worker is down already), and not a
+// reverting update's target (a revert's node is rendered for its old
+// host). wait: some wait for the update's end.
+func (u *Update) MovesNow(moves []string, lost func(name string) bool) (now []string, wait bool) {
+	for _, name := range moves {
+		if lost(name) && (!u.Holds(name) || u.State != UpdateReverting) {
+			now = append(now, name)
+		}
+	}
+	return now, len(now) < len(moves)
+}
+
 // Moved records that the supervisor moved the named target off a lost
 // host, sending it its node (digest) with generation at now: a target
 // pending or in flight is in flight from now on, its healthy time and

@@ -385,3 +385,21 @@ func TestUpdate_AMoveOffALostHostIsInFlightFromTheMove(t *testing.T) {
 	u.State = UpdateReverting
 	require.False(t, u.Moved("a", "new-a@h3", 4, 0, at), "a revert's target waits for the revert")
 }
+
+// Of the moves found while an update runs, those off a lost host go at
+// once, but not a reverting update's targets: the others wait for its end.
+func TestUpdate_MovesNowOffALostHostOnly(t *testing.T) {
+	u, _ := newRolling(policy(1), "a", "b")
+	lost := func(name string) bool { return name != "up" }
+	now, wait := u.MovesNow([]string{"a", "up", "free"}, lost)
+	require.Equal(t, []string{"a", "free"}, now)
+	require.True(t, wait, "the move off the host that is up waits")
+	now, wait = u.MovesNow([]string{"a"}, lost)
+	require.Equal(t, []string{"a"}, now)
+	require.False(t, wait)
+
+	u.State = UpdateReverting
+	now, wait = u.MovesNow([]string{"a", "free"}, lost)
+	require.Equal(t, []string{"free"}, now, "a revert's target waits; one not its goes")
+	require.True(t, wait)
+}
