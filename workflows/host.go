@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/hostcore"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Hosts (docs/fleet.md).
@@ -102,7 +103,7 @@ type HostCarry = hostcore.State
 // HostWorkflow is one host's record, liveness and drain (see above).
 func HostWorkflow(ctx workflow.Context, in HostInput) error {
 	checkVersion("HostWorkflow", in.Version, HostVersion)
-	h := &hostRun{ctx: ctx, name: in.Name}
+	h := &hostRun{ctx: ctx, name: in.Name, version: in.Version}
 	if in.Carry != nil {
 		h.carry = *in.Carry
 	} else {
@@ -155,8 +156,10 @@ type hostNote struct {
 }
 
 type hostRun struct {
-	ctx      workflow.Context
-	name     string
+	ctx  workflow.Context
+	name string
+	// version is the code version of this run (internal/versions).
+	version  int
 	carry    HostCarry
 	liveness workflow.Future
 	cancel   workflow.CancelFunc
@@ -260,7 +263,11 @@ func (h *hostRun) rejectSignal(signal string, err error) {
 }
 
 func (h *hostRun) subscribeOne(s HostSubscription) {
-	tellNew, err := h.carry.Subscribe(s)
+	var notAfter int64
+	if versions.HostSeqBounded.In(h.version) {
+		notAfter = workflow.Now(h.ctx).Add(hostcore.SeqSkew).UnixNano()
+	}
+	tellNew, err := h.carry.Subscribe(s, notAfter)
 	if err != nil {
 		workflow.GetLogger(h.ctx).Warn("host: rejected subscription", "host", h.name, "error", err.Error())
 		count(h.ctx, MetricRejectedSignals, map[string]string{"signal": SignalHostSubscribe})

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Tests of a host's workflow: liveness by lease, subscriptions, drain.
@@ -166,4 +168,36 @@ func TestHost_ForgedSubscriptionsAreRejected(t *testing.T) {
 	require.Equal(t, []string{"root/g"}, hv.Subscribers)
 	require.Equal(t, 2, hv.Services)
 	require.Equal(t, 1, told)
+}
+
+// A subscription sent by hand with a huge number held its supervisor's
+// entry against every real one after it, so the host counted the forged
+// workers (a drain of it never ended). From host version 2 a number past
+// the host's time is refused; version 1 takes it, as it did.
+func TestHost_ASubscriptionNumberedPastTheHostsTimeIsRefused(t *testing.T) {
+	for _, version := range []int{versions.HostSeqBounded.Since - 1, versions.HostSeqBounded.Since} {
+		env := newEnv(t)
+		env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
+		env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+		env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(nil)
+		var hv HostView
+		at(env, 30*time.Second, func() {
+			env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 50, Seq: math.MaxInt64})
+		})
+		at(env, 40*time.Second, func() {
+			env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 2, Seq: env.Now().UnixNano()})
+		})
+		at(env, time.Minute, func() {
+			v, err := env.QueryWorkflow(QueryHost)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&hv))
+		})
+		endAt(env, 2*time.Minute)
+		env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "a", Version: version})
+		if versions.HostSeqBounded.In(version) {
+			require.Equal(t, 2, hv.Services, "version %d: the real subscription holds", version)
+		} else {
+			require.Equal(t, 50, hv.Services, "version %d: the forged one held", version)
+		}
+	}
 }

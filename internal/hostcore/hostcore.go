@@ -222,17 +222,31 @@ func (s *State) subscribed(supervisor string) bool {
 // its leaving: Gone), checked first (Check): older than the one held, it
 // is dropped; it returns whether its supervisor is new and must hear the
 // host's state at once.
-func (s *State) Subscribe(sub Subscription) (tellNew bool, err error) {
+//
+// notAfter, when not 0, is the highest number taken (the host's time in
+// ns plus SeqSkew: versions.HostSeqBounded): a supervisor numbers its
+// subscriptions by its time, so one numbered past the host's was sent by
+// hand, and kept it would hold its supervisor's entry against every real
+// one after it.
+func (s *State) Subscribe(sub Subscription, notAfter int64) (tellNew bool, err error) {
 	if sub.Supervisor == "" {
 		return false, nil
 	}
 	if err := s.Check(sub); err != nil {
 		return false, err
 	}
+	if notAfter != 0 && sub.Seq > notAfter {
+		return false, fmt.Errorf("subscriber %s: a subscription numbered %d, past the host's time (at most %d): not a supervisor's", sub.Supervisor, sub.Seq, notAfter)
+	}
 	heard := s.subscribed(sub.Supervisor)
 	s.merge(sub)
 	return s.subscribed(sub.Supervisor) && !heard, nil
 }
+
+// SeqSkew is how far past the host's time a subscription's number may be
+// (Subscribe): a supervisor's task and the host's are both timed by the
+// server, the supervisor's first.
+const SeqSkew = time.Minute
 
 // Forget drops a subscriber that a signal could not reach (its workflow
 // is gone: a deleted tree).

@@ -72,7 +72,7 @@ func TestSubscribe(t *testing.T) {
 	var s State
 	step := func(sub Subscription, wantNew bool) {
 		t.Helper()
-		tellNew, err := s.Subscribe(sub)
+		tellNew, err := s.Subscribe(sub, 0)
 		require.NoError(t, err)
 		require.Equal(t, wantNew, tellNew, "%+v", sub)
 	}
@@ -120,13 +120,13 @@ func TestSubscribeRefusesWhatNoSupervisorSends(t *testing.T) {
 		{"one subscriber too many", full, Subscription{Supervisor: "t/new"}, "subscribers already (at most 1000)"},
 	} {
 		before := len(c.s.Subscribers)
-		_, err := c.s.Subscribe(c.sub)
+		_, err := c.s.Subscribe(c.sub, 0)
 		require.ErrorContains(t, err, c.want, c.name)
 		require.Len(t, c.s.Subscribers, before, c.name)
 	}
-	_, err := full.Subscribe(Subscription{Supervisor: "t/s0001", Movable: 1, Seq: 2})
+	_, err := full.Subscribe(Subscription{Supervisor: "t/s0001", Movable: 1, Seq: 2}, 0)
 	require.NoError(t, err, "a known subscriber of a full host changes its subscription")
-	_, err = full.Subscribe(Subscription{Supervisor: "t/new", Gone: true})
+	_, err = full.Subscribe(Subscription{Supervisor: "t/new", Gone: true}, 0)
 	require.NoError(t, err, "and an unknown one may say it is gone")
 }
 
@@ -134,8 +134,8 @@ func TestSubscribeRefusesWhatNoSupervisorSends(t *testing.T) {
 // drained once none has; an undrain shows the liveness again.
 func TestDrainAndView(t *testing.T) {
 	s := State{Live: Up, Since: t0.Add(-time.Hour), Info: Info{Build: "b1", Address: "10.0.0.2", PID: 7, BootedAt: t0.Add(-24 * time.Hour)}}
-	_, _ = s.Subscribe(Subscription{Supervisor: "t/a", Movable: 2, Pinned: []string{"t/a/z", "t/a/y"}, Seq: 1})
-	_, _ = s.Subscribe(Subscription{Supervisor: "t/b", Seq: 1})
+	_, _ = s.Subscribe(Subscription{Supervisor: "t/a", Movable: 2, Pinned: []string{"t/a/z", "t/a/y"}, Seq: 1}, 0)
+	_, _ = s.Subscribe(Subscription{Supervisor: "t/b", Seq: 1}, 0)
 	v := s.View("web-1")
 	require.Equal(t, View{Name: "web-1", State: Up, Since: t0.Add(-time.Hour), Services: 4, Pinned: []string{"t/a/y", "t/a/z"},
 		Subscribers: []string{"t/a"}, Build: "b1", Address: "10.0.0.2", PID: 7, BootedAt: t0.Add(-24 * time.Hour)}, v)
@@ -148,7 +148,7 @@ func TestDrainAndView(t *testing.T) {
 	require.True(t, s.SetDrain(Drain{Drain: true, Force: true}, t0.Add(time.Minute)))
 	_, since = s.Shown()
 	require.Equal(t, t0, since, "force changes the drain, not when it began")
-	_, _ = s.Subscribe(Subscription{Supervisor: "t/a", Pinned: []string{"t/a/z"}, Seq: 2})
+	_, _ = s.Subscribe(Subscription{Supervisor: "t/a", Pinned: []string{"t/a/z"}, Seq: 2}, 0)
 	st, _ = s.Shown()
 	require.Equal(t, Drained, st, "no movable worker left")
 	require.True(t, s.SetDrain(Drain{}, t0.Add(2*time.Minute)))

@@ -33,7 +33,7 @@ const (
 	Supervisor = 10
 	Worker     = 6
 	Rollout    = 2
-	Host       = 1
+	Host       = 2
 	Revisions  = 1
 	Job        = 2
 )
@@ -147,6 +147,12 @@ var (
 	// (HostInput.Version), checked at start and written at every
 	// continue-as-new; version 0 runs the same code.
 	HostVersioned = Feature{"host.versioned", typeHost, 1}
+	// 2: a subscription numbered past the host's time (more than
+	// hostcore.SeqSkew ahead) is refused: numbered by time since
+	// supervisor version 10, a real one never is, and one sent by hand
+	// with a huge number held its supervisor's entry against every later
+	// real one (the host's newest is kept). Version 1 takes any number.
+	HostSeqBounded = Feature{"host.seq-bounded", typeHost, 2}
 )
 
 // RevisionsWorkflow's versions.
@@ -179,7 +185,7 @@ var All = []Feature{
 	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
 	RolloutVersioned, RolloutReload,
-	HostVersioned,
+	HostVersioned, HostSeqBounded,
 	RevisionsVersioned,
 	JobVersioned, JobRunsAwait,
 }
