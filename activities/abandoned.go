@@ -9,13 +9,14 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // A start whose attempt the server gave up on stops what it started.
 //
 // A start or restart runs on its host while the server times its attempt
-// (heartbeat and start-to-close timeouts). A host frozen (SIGSTOP, a VM
-// paused, a swap storm) in the last moments of a start comes back with
+// (heartbeat and start-to-close timeouts). A host frozen (SIGSTOP, a swap
+// storm) in the last moments of a start comes back with
 // the process started and its attempt timed out: the server refuses the
 // completion (NotFound), so the workflow never hears of the instance. It
 // has moved on meanwhile (a retry, or a move to another host), and the
@@ -24,7 +25,8 @@ import (
 // web-1 in flight on host b as b froze.
 //
 // Now an action that ran at least its heartbeat timeout (a freeze looks
-// like that: the monotonic clock runs on while a process is stopped) asks
+// like that: the monotonic clock runs on while a process is stopped; not
+// while the machine is suspended, which this does not cover) asks
 // the server, by a heartbeat of its own, whether its attempt is still
 // known before it reports; one the server no longer knows stops the
 // instance it started and fails. An action that completes after its
@@ -33,10 +35,15 @@ import (
 // on this host has stopped it already (process: one process per
 // service), and whatever that attempt started is not touched.
 
-// startsAnInstance says whether the activity named name leaves an
-// instance running when it succeeds (what abandon stops).
-func startsAnInstance(name string) bool {
-	return name == StartName || name == RestartName
+// abandons says whether the action named name, of node n, stops what it
+// started when the server gave its attempt up: a process service's start
+// or restart (its instance names that process alone). Not an http
+// worker's (its stop is the service's own stop request, whatever the
+// instance: a retry on another worker process may have started the
+// service the workflow now owns), nor a job's run (a later attempt of a
+// version 1 run takes the same process).
+func abandons(name string, n spec.Node) bool {
+	return (name == StartName || name == RestartName) && n.Kind == spec.KindProcess && !n.IsJob()
 }
 
 // attemptGone says whether the server no longer knows this attempt: asked

@@ -35,6 +35,14 @@ func startIn(t *testing.T, f *fixture, name string, req ActionRequest, hb time.D
 	return env.GetWorkflowError()
 }
 
+// asProcess makes req a process service's, served by the fixture's probe
+// (over the stub driver, which reads req's stub block for its delay).
+func asProcess(f *fixture, req ActionRequest) ActionRequest {
+	f.acts.Drivers[spec.KindProcess] = f.probe
+	req.Spec.Kind = spec.KindProcess
+	return req
+}
+
 // actions are the driver's calls so far, in order.
 func actions(f *fixture) []string {
 	var out []string
@@ -63,7 +71,7 @@ func TestAbandoned_AStartWhoseAttemptTimedOutWhileItRanStopsItsInstance(t *testi
 			asked++
 			return serviceerror.NewNotFound("activity already timed out")
 		}
-		req := stubReq(&spec.Stub{Delay: spec.Duration(1200 * time.Millisecond), CrashAfter: spec.Duration(time.Hour)})
+		req := asProcess(f, stubReq(&spec.Stub{Delay: spec.Duration(1200 * time.Millisecond), CrashAfter: spec.Duration(time.Hour)}))
 		err := startIn(t, f, name, req, time.Second)
 		require.Error(t, err, name)
 		require.Contains(t, err.Error(), "no longer knows this attempt", name)
@@ -84,7 +92,7 @@ func TestAbandoned_OnlyASlowActionAsksAndAKnownOneGoesOn(t *testing.T) {
 		f := newFixture(t)
 		asked := 0
 		f.acts.Heartbeat = func(context.Context, []byte, ...any) error { asked++; return nil }
-		req := stubReq(&spec.Stub{Delay: spec.Duration(tc.delay), CrashAfter: spec.Duration(time.Hour)})
+		req := asProcess(f, stubReq(&spec.Stub{Delay: spec.Duration(tc.delay), CrashAfter: spec.Duration(time.Hour)}))
 		require.NoError(t, startIn(t, f, StartName, req, time.Second))
 		require.Equal(t, tc.asks, asked, "delay %s", tc.delay)
 		require.Equal(t, []string{"start"}, actions(f), "no stop")
@@ -99,9 +107,41 @@ func TestAbandoned_ACompletionRefusedAsUnknownStopsTheInstance(t *testing.T) {
 		return serviceerror.NewNotFound("activity already timed out")
 	}
 	env := f.activityEnv()
-	_, err := env.ExecuteActivity(StartName, reportingReq())
+	_, err := env.ExecuteActivity(StartName, asProcess(f, reportingReq()))
 	require.ErrorIs(t, err, activity.ErrResultPending)
 	WaitReports(f.acts)
 	require.Equal(t, []string{"start", "stop"}, actions(f))
 	require.True(t, strings.HasPrefix(f.probe.requests()[1].Instance, "stub/3/"), "the stop names the instance it started")
+}
+
+// Only a process service's start is stopped so: an http worker's stop is
+// its service's own stop request whatever the instance (a retry on another
+// worker process may have started what the workflow owns), and a job's
+// run is taken by its next attempt.
+func TestAbandoned_OnlyAProcessServicesStart(t *testing.T) {
+	job := spec.Node{Kind: spec.KindProcess, Job: &spec.Job{Every: spec.Dur(time.Minute)}}
+	for _, tc := range []struct {
+		name string
+		n    spec.Node
+		want bool
+	}{
+		{StartName, spec.Node{Kind: spec.KindProcess}, true},
+		{RestartName, spec.Node{Kind: spec.KindProcess}, true},
+		{StopName, spec.Node{Kind: spec.KindProcess}, false},
+		{StartName, spec.Node{Kind: spec.KindHTTP}, false},
+		{StartName, spec.Node{Kind: spec.KindStub}, false},
+		{StartName, job, false},
+		{RunJobName, job, false},
+	} {
+		require.Equal(t, tc.want, abandons(tc.name, tc.n), "%s of %s (job %t)", tc.name, tc.n.Kind, tc.n.IsJob())
+	}
+	f := newFixture(t)
+	asked := 0
+	f.acts.Heartbeat = func(context.Context, []byte, ...any) error {
+		asked++
+		return serviceerror.NewNotFound("activity already timed out")
+	}
+	req := stubReq(&spec.Stub{Delay: spec.Duration(1200 * time.Millisecond), CrashAfter: spec.Duration(time.Hour)})
+	require.NoError(t, startIn(t, f, StartName, req, time.Second), "a stub's start is not asked about")
+	require.Zero(t, asked)
 }

@@ -364,7 +364,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	}
 	res, err := do(d, dreq)
 	res.Attempt = attempt
-	if err == nil && res.Instance != "" && startsAnInstance(info.ActivityType.Name) {
+	if err == nil && res.Instance != "" && abandons(info.ActivityType.Name, req.Spec) {
 		// An attempt the server gave up on while it ran (its host froze)
 		// leaves no process that no workflow owns (abandoned.go).
 		if a.attemptGone(ctx, time.Since(began)) {
@@ -381,7 +381,7 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 			stop()
 			a.observe(ctx, req.Spec.Kind, began, nil)
 			var gone func()
-			if res.Instance != "" && startsAnInstance(info.ActivityType.Name) {
+			if res.Instance != "" && abandons(info.ActivityType.Name, req.Spec) {
 				gone = func() { a.abandon(d, dreq, res.Instance) }
 			}
 			a.completeAfterReport(info.TaskToken, info.HeartbeatTimeout, time.Since(began), req.OnSuccess, res, gone)

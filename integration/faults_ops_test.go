@@ -188,39 +188,57 @@ func updateUnderFault(t *testing.T, addr, name, argBase string, fault func()) {
 
 // The worker process is killed (-9) while an apply of 200 workers (four
 // supervisors of 50, each action taking 200 ms) is under way: a new worker
-// takes over, all 200 come up, none restarted, no node's workflow task
-// failing, and the tree has one revision.
+// takes over (applyUnderFault).
 func TestFault_WorkerKilledDuringAnApplyOf200(t *testing.T) {
 	needServer(t)
-	const name = "it-fault-200"
-	r := starter(t, "apply", "-f", writeSpec(t, fleetSpec(name, 4, 50, "{delay: 200ms}")))
+	applyUnderFault(t, address, "it-fault-200", func() { replaceMainWorker(t, "worker-fault-200") })
+}
+
+// The dev server stops and starts again (on its database file) while an
+// apply of 200 workers is under way; the worker process reconnects
+// (applyUnderFault).
+func TestFault_ServerRestartedDuringAnApplyOf200(t *testing.T) {
+	needServer(t)
+	srv := newFileServer(t, "server-fault-200.log")
+	w, err := startWorkerAt("worker-fault-srv-200", srv.addr)
+	require.NoError(t, err)
+	t.Cleanup(w.stop) // after the tree's delete (cleanups run last first)
+	applyUnderFault(t, srv.addr, "it-fault-srv-200", srv.restart)
+}
+
+// applyUnderFault applies, on the server at addr, a tree of 200 stub
+// workers (four supervisors of 50, each action taking 200 ms) and strikes
+// fault once some and not all are up. Afterwards: all 200 come up, none
+// restarted, no node's workflow task failing, and the tree has one
+// revision.
+func applyUnderFault(t *testing.T, addr, name string, fault func()) {
+	t.Helper()
+	at := func(timeout time.Duration, a ...string) result { return runAt(t, starterBin, addr, timeout, a...) }
+	r := at(time.Minute, "apply", "-f", writeSpec(t, fleetSpec(name, 4, 50, "{delay: 200ms}")))
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() { // 200 stops of 200 ms, in reverse order: more than cli's 2 minutes on a loaded machine
-		r := runAt(t, starterBin, address, 6*time.Minute, "delete", name, "--timeout", "5m")
+		r := at(6*time.Minute, "delete", name, "--timeout", "5m")
 		require.Equal(t, 0, r.code, r.stderr)
 	})
 	eventually(t, 2*time.Minute, func() (bool, string) {
-		st, err := tryStatus(t, name)
+		st, err := statusAt(t, addr, name)
 		if err != nil {
 			return false, err.Error()
 		}
 		at, total := st.AtDesired()
 		return at >= 20 && at < 200, fmt.Sprintf("%d of %d at desired", at, total)
 	})
-	mainWorker.kill()
-	w, err := startWorker("worker-fault-200")
-	require.NoError(t, err)
-	mainWorker = w
+	fault()
 
+	var st workflows.Status
 	eventually(t, 4*time.Minute, func() (bool, string) {
-		st, err := tryStatus(t, name)
-		if err != nil {
+		var err error
+		if st, err = statusAt(t, addr, name); err != nil {
 			return false, err.Error()
 		}
 		at, total := st.AtDesired()
 		return at == 200 && total == 200, fmt.Sprintf("%d of %d at desired", at, total)
 	})
-	st := status(t, name)
 	require.Empty(t, st.TaskFailingNodes())
 	leaves := st.Leaves()
 	require.Len(t, leaves, 200)
@@ -230,7 +248,7 @@ func TestFault_WorkerKilledDuringAnApplyOf200(t *testing.T) {
 		require.Equal(t, "running", leaf.State, p)
 		require.Zero(t, leaf.Restarts, "%s: nothing restarted", p)
 	}
-	require.Len(t, revisions(t, name), 1, "one apply, one revision")
+	require.Len(t, revisionsAt(t, addr, name), 1, "one apply, one revision")
 }
 
 // fileServer is a dev server of a test's own, on a database file: it can
@@ -292,24 +310,40 @@ func (s *fileServer) restart() {
 }
 
 // The dev server stops and starts again (on its database file) while a
-// rollout restarts six process services two at a time: the rollout goes
-// on and ends with every target restarted once, and every service runs
-// in one process its worker owns.
+// rollout restarts six process services two at a time (rolloutUnderFault).
 func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 	needServer(t)
 	srv := newFileServer(t, "server-fault-rollout.log")
 	w, err := startWorkerAt("worker-fault-srv-rollout", srv.addr)
 	require.NoError(t, err)
 	t.Cleanup(w.stop)
-	const name, n = "it-fault-srv-rollout", 6
+	rolloutUnderFault(t, srv.addr, "it-fault-srv-rollout", "4444", srv.restart)
+}
+
+// The worker process is killed (-9) while a rollout restarts six process
+// services two at a time: a new worker takes over (rolloutUnderFault).
+func TestFault_WorkerKilledDuringARollout(t *testing.T) {
+	needServer(t)
+	run := faultRun()
+	rolloutUnderFault(t, address, "it-fault-rollout"+run, "4545"+run, func() { replaceMainWorker(t, "worker-fault-rollout") })
+}
+
+// rolloutUnderFault applies, on the server at addr, six process services
+// (`sleep ARGBASE.N`), restarts them by a rollout two at a time, and
+// strikes fault once two are restarted. Afterwards: the rollout ends with
+// every target restarted once, and every service runs in one process its
+// worker owns.
+func rolloutUnderFault(t *testing.T, addr, name, argBase string, fault func()) {
+	t.Helper()
+	const n = 6
 	args := make([]string, n)
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\nchildren:\n", name)
 	for i := range args {
-		args[i] = fmt.Sprintf("4444.%d", i)
+		args[i] = fmt.Sprintf("%s.%d", argBase, i)
 		fmt.Fprintf(&b, "  - {name: w%d, kind: process, process: {command: sleep, args: [\"%s\"], startSeconds: 1s}}\n", i, args[i])
 	}
-	at := func(a ...string) result { return starter(t, append([]string{"--address", srv.addr}, a...)...) }
+	at := func(a ...string) result { return starter(t, append([]string{"--address", addr}, a...)...) }
 	r := at("apply", "-f", writeSpec(t, b.String()), "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() {
@@ -322,7 +356,7 @@ func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, starterBin, "--address", srv.addr, "rollout", "restart", name, "--chunk", "2", "-o", "json")
+	cmd := exec.CommandContext(ctx, starterBin, "--address", addr, "rollout", "restart", name, "--chunk", "2", "-o", "json")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
@@ -337,13 +371,13 @@ func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 		}
 		return restarted >= 2, fmt.Sprintf("%d restarted", restarted)
 	})
-	srv.restart()
+	fault()
 
 	// The starter's own wait may have failed with the server away: the
 	// rollout's workflow is what is asked.
 	<-done
 	eventually(t, 3*time.Minute, func() (bool, string) {
-		q := cli(t, temporal, "workflow", "query", "--address", srv.addr, "--workflow-id", "rollout:"+name, "--name", "status", "-o", "json")
+		q := cli(t, temporal, "workflow", "query", "--address", addr, "--workflow-id", "rollout:"+name, "--name", "status", "-o", "json")
 		var res struct {
 			QueryResult []workflows.RolloutStatus `json:"queryResult"`
 		}
@@ -353,9 +387,9 @@ func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 		st := res.QueryResult[0]
 		return st.State == "completed" && st.Succeeded == n, fmt.Sprintf("%s: %d succeeded, %+v", st.State, st.Succeeded, st.Counts)
 	})
-	untilOneProcessEach(t, 2*time.Minute, func() string { return oneProcessEach(t, srv.addr, name, args) })
+	untilOneProcessEach(t, 2*time.Minute, func() string { return oneProcessEach(t, addr, name, args) })
 	for i := range args {
-		st, err := statusAt(t, srv.addr, fmt.Sprintf("%s/w%d", name, i))
+		st, err := statusAt(t, addr, fmt.Sprintf("%s/w%d", name, i))
 		require.NoError(t, err)
 		require.Equal(t, 1, st.ManualRestarts, "w%d restarted once", i)
 		require.Zero(t, st.Restarts, "w%d: no crash", i)
@@ -486,16 +520,16 @@ func faultRun() string {
 	return ""
 }
 
-// fleetOnTwoHosts applies, on the shared server, a fleet of n process
+// fleetOnTwoHosts applies, on the server at addr, a fleet of n process
 // instances (`sleep ARGBASE.N`) over two host workers of the test's own,
 // rescheduled after 3 s, moved one at a time: the host workers, the
 // instances' paths and args.
-func fleetOnTwoHosts(t *testing.T, name, argBase string, n int) (map[string]*workerProc, []string, []string) {
+func fleetOnTwoHosts(t *testing.T, addr, name, argBase string, n int) (map[string]*workerProc, []string, []string) {
 	t.Helper()
 	hosts := []string{name + "-a", name + "-b"}
 	ws := map[string]*workerProc{}
 	for _, h := range hosts {
-		w, err := startWorker("worker-"+h, "--host", h)
+		w, err := startWorkerAt("worker-"+h, addr, "--host", h)
 		require.NoError(t, err)
 		ws[h] = w
 		t.Cleanup(func() { ws[h].stop() })
@@ -504,7 +538,7 @@ func fleetOnTwoHosts(t *testing.T, name, argBase string, n int) (map[string]*wor
 	for i := range args {
 		args[i], paths[i] = fmt.Sprintf("%s.%d", argBase, i), fmt.Sprintf("%s/web-%d", name, i)
 	}
-	r := starter(t, "apply", "-f", writeSpec(t, fmt.Sprintf(`name: %s
+	r := starter(t, "--address", addr, "apply", "-f", writeSpec(t, fmt.Sprintf(`name: %s
 hosts: [%s]
 reschedule: {after: 3s}
 update: {maxParallel: 1}
@@ -517,8 +551,11 @@ children:
     process: {command: sleep, args: ["%s.{{ .Instance }}"], startSeconds: 500ms, unreachableAfter: 2s}
 `, name, strings.Join(hosts, ", "), n, argBase)), "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	t.Cleanup(func() { deleteTree(t, name) })
-	require.Empty(t, oneProcessEachAt(t, address, paths, args))
+	t.Cleanup(func() {
+		r := starter(t, "--address", addr, "delete", name)
+		require.Equal(t, 0, r.code, r.stderr)
+	})
+	require.Empty(t, oneProcessEachAt(t, addr, paths, args))
 	return ws, paths, args
 }
 
@@ -542,10 +579,10 @@ func onHost(st workflows.Status, host string) int {
 	return n
 }
 
-// allOff says whether all n workers of tree name are at their desired
-// state and none is placed on host (and if not, why).
-func allOff(t *testing.T, name, host string, n int) (bool, string) {
-	st, err := tryStatus(t, name)
+// allOff says whether all n workers of tree name, on the server at addr,
+// are at their desired state and none is placed on host (and if not, why).
+func allOff(t *testing.T, addr, name, host string, n int) (bool, string) {
+	st, err := statusAt(t, addr, name)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -554,44 +591,87 @@ func allOff(t *testing.T, name, host string, n int) (bool, string) {
 }
 
 // The worker process that runs the workflows is killed (-9) while a
-// host's instances fail over: the host's worker was killed (its processes
-// run on), and the main worker dies before reschedule.after has passed.
-// A new main worker carries the failover out; the host's worker, back,
-// stops the copies it left; each instance runs once, owned.
+// host's instances fail over (failoverUnderFault).
 func TestFault_WorkerKilledDuringAFailover(t *testing.T) {
 	needServer(t)
-	const n = 4
 	run := faultRun()
-	name := "it-fault-fo" + run
-	ws, paths, args := fleetOnTwoHosts(t, name, "4949"+run, n)
+	failoverUnderFault(t, address, "it-fault-fo"+run, "4949"+run, func() { replaceMainWorker(t, "worker-fault-fo") })
+}
+
+// The dev server stops and starts again (on its database file) while a
+// host's instances fail over; the worker processes reconnect
+// (failoverUnderFault).
+func TestFault_ServerRestartedDuringAFailover(t *testing.T) {
+	needServer(t)
+	srv := newFileServer(t, "server-fault-fo.log")
+	w, err := startWorkerAt("worker-fault-srv-fo", srv.addr)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	run := faultRun()
+	failoverUnderFault(t, srv.addr, "it-fault-srv-fo"+run, "5151"+run, srv.restart)
+}
+
+// failoverUnderFault runs, on the server at addr, a fleet of four process
+// instances over two hosts, kills one host's worker (its processes run
+// on), and strikes fault before reschedule.after has passed. The
+// failover is carried out; the host's worker, back, stops the copies it
+// left; each instance runs once, owned.
+func failoverUnderFault(t *testing.T, addr, name, argBase string, fault func()) {
+	t.Helper()
+	const n = 4
+	ws, paths, args := fleetOnTwoHosts(t, addr, name, argBase, n)
 	lost := name + "-a"
-	require.NotZero(t, onHost(status(t, name), lost))
+	st, err := statusAt(t, addr, name)
+	require.NoError(t, err)
+	require.NotZero(t, onHost(st, lost))
 	ws[lost].kill()
-	replaceMainWorker(t, "worker-fault-fo")
-	eventually(t, 2*time.Minute, func() (bool, string) { return allOff(t, name, lost, n) })
-	w, err := startWorker("worker-"+lost+"-2", "--host", lost)
+	fault()
+	eventually(t, 2*time.Minute, func() (bool, string) { return allOff(t, addr, name, lost, n) })
+	w, err := startWorkerAt("worker-"+lost+"-2", addr, "--host", lost)
 	require.NoError(t, err)
 	ws[lost] = w
-	untilOneProcessEach(t, 2*time.Minute, func() string { return oneProcessEachAt(t, address, paths, args) })
+	untilOneProcessEach(t, 2*time.Minute, func() string { return oneProcessEachAt(t, addr, paths, args) })
 }
 
 // The worker process that runs the workflows is killed (-9) while a drain
-// moves a host's instances one at a time: a new one carries the drain
-// out; each instance runs once, owned, none left on the drained host.
+// moves a host's instances one at a time (drainUnderFault).
 func TestFault_WorkerKilledDuringADrain(t *testing.T) {
 	needServer(t)
-	const n = 4
 	run := faultRun()
-	name := "it-fault-drain" + run
-	_, paths, args := fleetOnTwoHosts(t, name, "5050"+run, n)
+	drainUnderFault(t, address, "it-fault-drain"+run, "5050"+run, func() { replaceMainWorker(t, "worker-fault-drain") })
+}
+
+// The dev server stops and starts again (on its database file) while a
+// drain moves a host's instances one at a time (drainUnderFault).
+func TestFault_ServerRestartedDuringADrain(t *testing.T) {
+	needServer(t)
+	srv := newFileServer(t, "server-fault-drain.log")
+	w, err := startWorkerAt("worker-fault-srv-drain", srv.addr)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	run := faultRun()
+	drainUnderFault(t, srv.addr, "it-fault-srv-drain"+run, "5252"+run, srv.restart)
+}
+
+// drainUnderFault runs, on the server at addr, a fleet of four process
+// instances over two hosts, drains one, and strikes fault once the first
+// instance has moved. The drain is carried out: each instance runs once,
+// owned, none left on the drained host.
+func drainUnderFault(t *testing.T, addr, name, argBase string, fault func()) {
+	t.Helper()
+	const n = 4
+	_, paths, args := fleetOnTwoHosts(t, addr, name, argBase, n)
+	at := func(a ...string) result { return starter(t, append([]string{"--address", addr}, a...)...) }
 	drained := name + "-a"
-	before := onHost(status(t, name), drained)
+	st, err := statusAt(t, addr, name)
+	require.NoError(t, err)
+	before := onHost(st, drained)
 	require.NotZero(t, before)
-	r := starter(t, "drain", drained)
+	r := at("drain", drained)
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	t.Cleanup(func() { starter(t, "undrain", drained) })
+	t.Cleanup(func() { at("undrain", drained) })
 	eventually(t, time.Minute, func() (bool, string) {
-		st, err := tryStatus(t, name)
+		st, err := statusAt(t, addr, name)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -599,18 +679,18 @@ func TestFault_WorkerKilledDuringADrain(t *testing.T) {
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("status at the failure:\n%s", starter(t, "status", name, "-o", "json", "--usage=false").stdout)
-			t.Logf("hosts:\n%s", starter(t, "hosts", "-o", "json").stdout)
+			t.Logf("status at the failure:\n%s", at("status", name, "-o", "json", "--usage=false").stdout)
+			t.Logf("hosts:\n%s", at("hosts", "-o", "json").stdout)
 		}
 	})
-	replaceMainWorker(t, "worker-fault-drain")
-	r = starter(t, "drain", drained, "--wait", "--timeout", "2m")
+	fault()
+	r = at("drain", drained, "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	eventually(t, 2*time.Minute, func() (bool, string) {
-		if ok, why := allOff(t, name, drained, n); !ok {
+		if ok, why := allOff(t, addr, name, drained, n); !ok {
 			return false, why
 		}
-		if bad := oneProcessEachAt(t, address, paths, args); bad != "" {
+		if bad := oneProcessEachAt(t, addr, paths, args); bad != "" {
 			return false, bad
 		}
 		return true, ""

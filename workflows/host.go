@@ -109,6 +109,9 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 	} else {
 		h.carry = hostcore.New(workflow.Now(ctx))
 	}
+	if n := h.seqBound(); n != 0 {
+		h.carry.ForgetFutureSeqs(n) // carried from a run that took any number
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryHost, func() (HostView, error) { return h.carry.View(in.Name), nil }); err != nil {
 		return err
 	}
@@ -262,12 +265,17 @@ func (h *hostRun) rejectSignal(signal string, err error) {
 	count(h.ctx, MetricRejectedSignals, map[string]string{"signal": signal})
 }
 
-func (h *hostRun) subscribeOne(s HostSubscription) {
-	var notAfter int64
-	if versions.HostSeqBounded.In(h.version) {
-		notAfter = workflow.Now(h.ctx).Add(hostcore.SeqSkew).UnixNano()
+// seqBound is the highest subscription number this run takes (0: any;
+// versions.HostSeqBounded).
+func (h *hostRun) seqBound() int64 {
+	if !versions.HostSeqBounded.In(h.version) {
+		return 0
 	}
-	tellNew, err := h.carry.Subscribe(s, notAfter)
+	return workflow.Now(h.ctx).Add(hostcore.SeqSkew).UnixNano()
+}
+
+func (h *hostRun) subscribeOne(s HostSubscription) {
+	tellNew, err := h.carry.Subscribe(s, h.seqBound())
 	if err != nil {
 		workflow.GetLogger(h.ctx).Warn("host: rejected subscription", "host", h.name, "error", err.Error())
 		count(h.ctx, MetricRejectedSignals, map[string]string{"signal": SignalHostSubscribe})

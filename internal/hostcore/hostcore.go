@@ -245,8 +245,21 @@ func (s *State) Subscribe(sub Subscription, notAfter int64) (tellNew bool, err e
 
 // SeqSkew is how far past the host's time a subscription's number may be
 // (Subscribe): a supervisor's task and the host's are both timed by the
-// server, the supervisor's first.
-const SeqSkew = time.Minute
+// server, the supervisor's first; the rest is room for the clocks of the
+// server's nodes to differ.
+const SeqSkew = 10 * time.Minute
+
+// ForgetFutureSeqs clears the number of every subscription held that is
+// numbered past notAfter (one a run before versions.HostSeqBounded took
+// from a forged signal): the next real subscription of its supervisor
+// replaces it.
+func (s *State) ForgetFutureSeqs(notAfter int64) {
+	for i := range s.Subscribers {
+		if s.Subscribers[i].Seq > notAfter {
+			s.Subscribers[i].Seq = 0
+		}
+	}
+}
 
 // Forget drops a subscriber that a signal could not reach (its workflow
 // is gone: a deleted tree).

@@ -2,6 +2,7 @@ package hostcore
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +156,20 @@ func TestDrainAndView(t *testing.T) {
 	st, since = s.Shown()
 	require.Equal(t, Up, st)
 	require.Equal(t, t0.Add(-time.Hour), since)
+}
+
+// An entry a run of host version 1 took from a forged number has its
+// number cleared once a bounded run carries it: the next real
+// subscription replaces it.
+func TestForgetFutureSeqs(t *testing.T) {
+	now := time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC)
+	s := New(now)
+	_, err := s.Subscribe(Subscription{Supervisor: "t/a", Movable: 9, Seq: math.MaxInt64}, 0)
+	require.NoError(t, err)
+	_, err = s.Subscribe(Subscription{Supervisor: "t/b", Movable: 1, Seq: now.UnixNano()}, 0)
+	require.NoError(t, err)
+	s.ForgetFutureSeqs(now.Add(SeqSkew).UnixNano())
+	_, err = s.Subscribe(Subscription{Supervisor: "t/a", Movable: 2, Seq: now.UnixNano()}, now.Add(SeqSkew).UnixNano())
+	require.NoError(t, err)
+	require.Equal(t, 3, s.View("h").Services, "t/a's real 2 and t/b's 1")
 }

@@ -151,7 +151,8 @@ var (
 	// hostcore.SeqSkew ahead) is refused: numbered by time since
 	// supervisor version 10, a real one never is, and one sent by hand
 	// with a huge number held its supervisor's entry against every later
-	// real one (the host's newest is kept). Version 1 takes any number.
+	// real one (the host's newest is kept); an entry carried from version 1
+	// numbered so has its number cleared. Version 1 takes any number.
 	HostSeqBounded = Feature{"host.seq-bounded", typeHost, 2}
 )
 
