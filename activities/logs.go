@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/steward-sh/steward/internal/admission"
+	"sync/atomic"
 	"time"
+
+	"github.com/steward-sh/steward/internal/admission"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -63,7 +65,25 @@ type Logs struct {
 	Trusted []ed25519.PublicKey
 	// Poll is how often a follow read looks for new output (default 100ms).
 	Poll time.Duration
+
+	// following counts the follow reads waiting now (at most
+	// MaxFollowsAtOnce).
+	following atomic.Int32
 }
+
+// Follow reads are bounded. A read runs in one of the host's action slots
+// (--pool-size), beside the starts, stops and observes of its services,
+// and a LogsWorkflow can be started by anyone who may start workflows in
+// the namespace: unbounded, ten follow reads of a log that does not exist,
+// each waiting ten years, held every slot of a host, and nothing of its
+// services was started, stopped or observed again until its worker
+// restarted. A read waits MaxFollowWait at most (`starter logs -f` asks
+// 500 ms a read), and at most MaxFollowsAtOnce wait at once; one more is
+// answered at once, with nothing new.
+const (
+	MaxFollowWait    = 30 * time.Second
+	MaxFollowsAtOnce = 4
+)
 
 // ReadLog reads a log (see ReadLogRequest): a signed read is checked and
 // its answer sealed (authorizeRead, sealAnswer).
@@ -129,7 +149,12 @@ func (l *Logs) readLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, 
 	if poll <= 0 {
 		poll = 100 * time.Millisecond
 	}
-	deadline := time.Now().Add(req.Wait)
+	wait := min(max(req.Wait, 0), MaxFollowWait)
+	if l.following.Add(1) > MaxFollowsAtOnce {
+		wait = 0 // one look, no wait: the slots are the services'
+	}
+	defer l.following.Add(-1)
+	deadline := time.Now().Add(wait)
 	for {
 		data, next, err := process.ReadLogFrom(l.Dir, req.WorkflowID, req.From)
 		if err == nil && len(data) > 0 {

@@ -67,3 +67,20 @@ func TestReadLogReadsTheLegacyLogOfAnOlderWorkersService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "started again\n", string(res.Data), "its own log once it exists")
 }
+
+// The defect: follow reads started by hand (LogsWorkflow), each waiting
+// years on a log that does not exist, held every action slot of a host.
+// A read waits MaxFollowWait at most, and one beyond MaxFollowsAtOnce
+// waiting answers at once: the slots stay the services'.
+func TestReadLog_FollowsBeyondTheBoundAnswerAtOnce(t *testing.T) {
+	l := &Logs{Dir: t.TempDir(), Poll: 10 * time.Millisecond}
+	for range MaxFollowsAtOnce {
+		l.following.Add(1) // as many follows as allowed wait now
+	}
+	began := time.Now()
+	res, err := l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "nope/x", Follow: true, Wait: 10 * 365 * 24 * time.Hour})
+	require.NoError(t, err)
+	require.Empty(t, res.Data)
+	require.Less(t, time.Since(began), MaxFollowWait, "answered without waiting")
+	require.EqualValues(t, MaxFollowsAtOnce, l.following.Load(), "its count given back")
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/admission"
+	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -419,6 +420,40 @@ children:
 			l.noLeak("evil-http")
 		}},
 	}
+	cases = append(cases, attackCase{"a forged revision is signed anew by the operator's revert", func(t *testing.T, l *attackLab) {
+		// The attacker records a spec of its own in atk's revisions log as
+		// the revision before the current: the operator's `starter revert
+		// --sign-key` would sign it (a kept spec is whatever was recorded).
+		evil := spec.Node{Name: "atk", Children: []spec.Node{{Name: "svc", Kind: spec.KindProcess,
+			Process: map[string]any{"command": "/bin/sh", "args": []any{"-c", "id > " + l.proof}, "host": "atk-signed"}}}}
+		body, err := spec.Compress(evil)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var rows []revisionRow
+		r := l.starter("revisions", "atk", "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))
+		require.GreaterOrEqual(t, len(rows), 2)
+		rev := rows[len(rows)-1].Revision
+		for i, r := range []int64{rev - 1, rev} {
+			req := fmt.Sprintf("forged-%d-%d", time.Now().UnixNano(), i)
+			require.NoError(t, l.c.SignalWorkflow(ctx, workflows.RevisionsID("atk"), "", workflows.SignalRecord, workflows.RevisionRecord{
+				Record: revision.Record{Request: req, Digest: spec.Digest(evil), Message: "known good", User: "alice"}, Spec: body}))
+			require.NoError(t, l.c.SignalWorkflow(ctx, workflows.RevisionsID("atk"), "", workflows.SignalTaken, revision.Taken{Request: req, Revision: r, Changed: true}))
+		}
+		eventually(t, time.Minute, func() (bool, string) {
+			r := l.starter("revisions", "atk", "--show", fmt.Sprint(rev-1))
+			return r.code == 0 && strings.Contains(r.stdout, l.proof), r.stdout + r.stderr
+		})
+		r = l.starter("revert", "atk", "--sign-key", l.key)
+		require.NotEqual(t, 0, r.code, r.stdout)
+		require.Contains(t, r.stderr, "is not signed by this key as it is")
+		require.Contains(t, r.stderr, "atk/svc carries no signature of key")
+		_, err = os.Stat(l.proof)
+		require.True(t, os.IsNotExist(err), "the attacker's command never ran")
+		require.Contains(t, l.specOf("atk/svc").Process["command"], "sleep", "atk/svc runs the operator's spec")
+	}})
 	cases = append(cases, readAttacks(l)...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

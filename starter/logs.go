@@ -96,6 +96,7 @@ it never enters the history of the service's own workflow.`,
 				req = activities.ReadLogRequest{WorkflowID: logOf, Follow: true, From: next, Wait: followWait}
 			}
 			for {
+				began := time.Now()
 				res, err := readLog(ctx, c, g.namespace, host, req, rd)
 				if ctx.Err() != nil {
 					return nil // interrupted: the normal end of a follow (or of a read)
@@ -108,6 +109,16 @@ it never enters the history of the service's own workflow.`,
 				}
 				if !follow {
 					return nil
+				}
+				if len(res.Data) == 0 {
+					// Nothing new sooner than the wait asked: the host
+					// answered at once (its follows are all taken). The
+					// rest of the wait here, not another read at once.
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(followWait - time.Since(began)):
+					}
 				}
 				req = activities.ReadLogRequest{WorkflowID: logOf, Follow: true, From: res.Next, Wait: followWait}
 			}

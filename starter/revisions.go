@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/buildinfo"
 	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
@@ -141,6 +143,7 @@ func applying(st workflows.Status) bool {
 
 func revisionsCmd(g *globals) *cobra.Command {
 	var output string
+	var show int64
 	cmd := &cobra.Command{
 		Use:   "revisions NAME",
 		Short: "List the revisions of the tree NAME: what each apply changed, when, by whom, and how its rollout ended",
@@ -162,6 +165,9 @@ func revisionsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if show != 0 {
+				return showKept(ctx, cmd.OutOrStdout(), c, a[0], l, show)
+			}
 			l = judgeLatest(ctx, c, a[0], l)
 			if len(l.Pending) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d apply(s) recorded that the tree has not taken (yet: its root may be busy, or of an older version until `starter upgrade`)\n", len(l.Pending))
@@ -170,7 +176,21 @@ func revisionsCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (a list of {revision, time, digest, message, user, host, outcome, reason})")
+	cmd.Flags().Int64Var(&show, "show", 0, "print the spec kept for this revision (JSON, which starter apply -f reads) instead of the list: what `starter revert --to N` would apply")
 	return cmd
+}
+
+// showKept prints the spec kept for revision n of tree root, as JSON.
+func showKept(ctx context.Context, w io.Writer, c client.Client, root string, l revision.Log, n int64) error {
+	e := l.Find(n)
+	if e == nil {
+		return badInput("revision %d is not kept", n)
+	}
+	node, err := keptSpec(ctx, c, root, *e)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, node) // JSON is YAML: `starter apply -f` reads it as it is
 }
 
 func printRevisions(w io.Writer, l revision.Log, output string) error {
@@ -228,7 +248,13 @@ func revertCmd(g *globals) *cobra.Command {
 			}
 			if signKeyFile(signKey) != "" {
 				// Signed again now: a host refuses the kept signatures'
-				// revisions once it has run two newer ones.
+				// revisions once it has run two newer ones. Only what this
+				// key signed before: a kept spec is whatever was last
+				// recorded for its revision, and anyone who may signal the
+				// tree's revisions log can record one.
+				if err := keptSignedBy(node, signKey, target.Revision); err != nil {
+					return err
+				}
 				if node, err = signSpec(ctx, c, node, signKey); err != nil {
 					return err
 				}
@@ -244,6 +270,19 @@ func revertCmd(g *globals) *cobra.Command {
 	signKeyFlag(cmd, &signKey, "sign the revision again with this private key (a host with --trusted-keys runs a kept signature only while it is one of the two newest it has run)")
 	o.flags(cmd, "wait until every worker is at its desired state (or the update fails), showing progress")
 	return cmd
+}
+
+// keptSignedBy refuses to sign anew a kept spec that the key at file did
+// not sign as it is (admission.SignedBy).
+func keptSignedBy(n spec.Node, file string, revision int64) error {
+	key, err := admission.LoadPrivateKey(signKeyFile(file))
+	if err != nil {
+		return badInput("--sign-key: %v", err)
+	}
+	if err := admission.SignedBy(key.Public().(ed25519.PublicKey), n); err != nil {
+		return failure("the spec kept for revision %d is not signed by this key as it is (%v): a kept spec may have been recorded by anyone who can signal the namespace, so a revert signs only what this key signed before. Read it (starter revisions %s --show %d > FILE) and apply it from its file with --sign-key", revision, err, n.Name, revision)
+	}
+	return nil
 }
 
 // revertTarget is the entry a revert applies: revision to, or the newest

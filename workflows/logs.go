@@ -34,7 +34,7 @@ func LogsWorkflow(ctx workflow.Context, req LogsRequest) (activities.ReadLogResu
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              HostTaskQueue(req.Host),
 		ScheduleToStartTimeout: LogHostWait,
-		StartToCloseTimeout:    req.Read.Wait + 10*time.Second,
+		StartToCloseTimeout:    min(max(req.Read.Wait, 0), activities.MaxFollowWait) + 10*time.Second, // the read waits no longer
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:                "read the log of " + req.Read.WorkflowID,
 	})

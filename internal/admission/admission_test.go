@@ -770,6 +770,44 @@ children:
 	require.NotEqual(t, two.Children[0].Signature, three.Children[0].Signature)
 }
 
+// A tree read back from the namespace is signed anew by `starter revert`
+// only if this key signed each of its workers as they are: one a namespace
+// writer wrote (unsigned, changed after signing, or signed by another
+// key) is named.
+func TestSignedBy_EachWorkerSignedByThisKeyAsItIs(t *testing.T) {
+	_, priv, pub := keys(t)
+	tree, err := spec.Parse([]byte(`name: shop
+children:
+  - {name: api, kind: process, process: {command: /usr/bin/sleep, args: ["1"]}}
+  - name: g
+    children:
+      - {name: web, kind: process, instances: 2, process: {command: /usr/bin/sleep, args: ["{{ .Instance }}"]}}
+`))
+	require.NoError(t, err)
+	require.ErrorContains(t, SignedBy(pub, tree), "shop/api carries no signature of key")
+	signed, err := SignTree(priv, tree, 4, nil)
+	require.NoError(t, err)
+	require.NoError(t, SignedBy(pub, signed))
+
+	changed := signed
+	changed.Children = slices.Clone(signed.Children)
+	changed.Children[0].Process = map[string]any{"command": "/usr/bin/curl", "args": []any{"evil"}}
+	require.ErrorContains(t, SignedBy(pub, changed), "shop/api", "changed after it was signed")
+
+	fleet := signed
+	fleet.Children = slices.Clone(signed.Children)
+	g := fleet.Children[1]
+	g.Children = slices.Clone(g.Children)
+	g.Children[0].Instances = 5
+	fleet.Children[1] = g
+	require.ErrorContains(t, SignedBy(pub, fleet), "shop/g/web", "more instances than signed")
+
+	_, otherPriv, _ := keys(t)
+	other, err := SignTree(otherPriv, tree, 4, nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, SignedBy(pub, other), "shop/api", "another key's")
+}
+
 func TestPolicy_AllowLists(t *testing.T) {
 	root := t.TempDir()
 	secrets := filepath.Join(root, "secrets")

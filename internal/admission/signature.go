@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -521,34 +522,11 @@ func (s signer) node(prefix string, n, effective spec.Node, parent *spec.Node) (
 		path = prefix + "/" + n.Name
 	}
 	if !n.IsSupervisor() {
-		template := effective
-		if parent != nil {
-			template = spec.InheritFleet(*parent, template) // as Expand hands it down
+		msg, instances, err := message(path, n, effective, parent)
+		if err != nil {
+			return n, err
 		}
-		if n.Instances > 0 || len(template.Hosts) > 0 {
-			if _, ps := spec.Render(template, ""); len(ps) > 0 {
-				return n, fmt.Errorf("%s: %v", path, ps)
-			}
-			// The count is signed beside the template: an instance's
-			// worker holds it cleared (Expand).
-			msg := func(rev int64) ([]byte, error) { return FleetMessageV2(path, rev, n.Instances, template) }
-			if kept := s.keep(path, n.Instances, msg); kept != "" {
-				n.Signature = kept
-				return n, nil
-			}
-			m, err := msg(s.revision)
-			if err != nil {
-				return n, fmt.Errorf("%s: %w", path, err)
-			}
-			n.Signature = s.sign(n.Instances, m)
-			return n, nil
-		}
-		rendered, ps := spec.Render(effective, "")
-		if len(ps) > 0 {
-			return n, fmt.Errorf("%s: %v", path, ps)
-		}
-		msg := func(rev int64) ([]byte, error) { return MessageV2(path, rev, rendered) }
-		if kept := s.keep(path, 0, msg); kept != "" {
+		if kept := s.keep(path, instances, msg); kept != "" {
 			n.Signature = kept
 			return n, nil
 		}
@@ -556,7 +534,7 @@ func (s signer) node(prefix string, n, effective spec.Node, parent *spec.Node) (
 		if err != nil {
 			return n, fmt.Errorf("%s: %w", path, err)
 		}
-		n.Signature = s.sign(0, m)
+		n.Signature = s.sign(instances, m)
 		return n, nil
 	}
 	kids := make([]spec.Node, len(n.Children))
@@ -569,4 +547,61 @@ func (s signer) node(prefix string, n, effective spec.Node, parent *spec.Node) (
 	}
 	n.Children = kids
 	return n, nil
+}
+
+// message is what the worker n at path is signed over, at a revision, and
+// the instance count signed with it: a fleet's worker (instances, or
+// hosts) as its template (FleetMessageV2; the count is signed beside the
+// template: an instance's worker holds it cleared, Expand), any other as
+// its host receives it, its templates rendered (MessageV2).
+func message(path string, n, effective spec.Node, parent *spec.Node) (func(revision int64) ([]byte, error), int, error) {
+	template := effective
+	if parent != nil {
+		template = spec.InheritFleet(*parent, template) // as Expand hands it down
+	}
+	if n.Instances > 0 || len(template.Hosts) > 0 {
+		if _, ps := spec.Render(template, ""); len(ps) > 0 {
+			return nil, 0, fmt.Errorf("%s: %v", path, ps)
+		}
+		return func(rev int64) ([]byte, error) { return FleetMessageV2(path, rev, n.Instances, template) }, n.Instances, nil
+	}
+	rendered, ps := spec.Render(effective, "")
+	if len(ps) > 0 {
+		return nil, 0, fmt.Errorf("%s: %v", path, ps)
+	}
+	return func(rev int64) ([]byte, error) { return MessageV2(path, rev, rendered) }, 0, nil
+}
+
+// SignedBy says whether every worker of the tree root carries a version 2
+// signature by pub that covers it as SignTree signs it (nil), or names the
+// first that does not. A tree read back from the namespace (a revision's
+// kept spec, which anyone who may signal its revisions log can write) is
+// signed anew only if it was signed by this key before: `starter revert`.
+func SignedBy(pub ed25519.PublicKey, root spec.Node) error {
+	s := signer{pub: pub, revision: math.MaxInt64, previous: map[string]string{}}
+	collectSignatures(s.previous, "", root)
+	return s.check("", root, spec.Effective(root), nil)
+}
+
+func (s signer) check(prefix string, n, effective spec.Node, parent *spec.Node) error {
+	path := n.Name
+	if prefix != "" {
+		path = prefix + "/" + n.Name
+	}
+	if !n.IsSupervisor() {
+		msg, instances, err := message(path, n, effective, parent)
+		if err != nil {
+			return err
+		}
+		if s.keep(path, instances, msg) == "" {
+			return fmt.Errorf("%s carries no signature of key %s that covers it", path, KeyID(s.pub))
+		}
+		return nil
+	}
+	for i, c := range n.Children {
+		if err := s.check(path, c, effective.Children[i], &effective); err != nil {
+			return err
+		}
+	}
+	return nil
 }
