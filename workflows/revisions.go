@@ -1,6 +1,9 @@
 package workflows
 
 import (
+	"bytes"
+	"fmt"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -8,6 +11,7 @@ import (
 	"github.com/steward-sh/steward/internal/buildinfo"
 	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // A tree's revisions (internal/revision) live beside the tree, never in
@@ -97,7 +101,11 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 			var o revision.OutcomeReport
 			switch {
 			case records.ReceiveAsync(&r):
-				if err := r.Check(len(r.Spec), spec.MaxTreeBytes); err != nil {
+				err := r.Check(len(r.Spec), spec.MaxTreeBytes)
+				if err == nil && versions.RevisionsBounded.In(in.Version) {
+					err = boundedRecord(r, workflow.GetInfo(ctx).GetCurrentHistorySize())
+				}
+				if err != nil {
 					// Not an apply's: its request would name no workflow,
 					// or the log would outgrow what a continue-as-new
 					// carries. Dropped, and said.
@@ -142,6 +150,26 @@ func RevisionsWorkflow(ctx workflow.Context, in RevisionsInput) error {
 		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, RevisionsWorkflow, RevisionsInput{Root: in.Root, Log: log, Version: RevisionsVersion})
+}
+
+// MaxRevisionsRunBytes is the history a run of a tree's revisions takes
+// records into (versions.RevisionsBounded): a record's spec is in its
+// signal and its holder's input, and the server ends a run whose history
+// passes 50 MiB (with the log it carries). A run continues as new after
+// each batch, so only a flood of records reaches it.
+const MaxRevisionsRunBytes = 24 << 20
+
+// boundedRecord says why a record is refused (nil: taken), by a run whose
+// history is historyBytes: its spec is not gzip (what spec.Compress
+// writes), or the run holds MaxRevisionsRunBytes already.
+func boundedRecord(r RevisionRecord, historyBytes int) error {
+	if len(r.Spec) > 0 && !bytes.HasPrefix(r.Spec, []byte{0x1f, 0x8b}) {
+		return fmt.Errorf("record %.100q: its spec is not gzip-compressed JSON", r.Request)
+	}
+	if historyBytes > MaxRevisionsRunBytes {
+		return fmt.Errorf("record %.100q: this run's history holds %s already (records are taken up to %s a run)", r.Request, spec.FormatSize(int64(historyBytes)), spec.FormatSize(MaxRevisionsRunBytes))
+	}
+	return nil
 }
 
 // startHolder starts the holder of a record's spec; its future is ready

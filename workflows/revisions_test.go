@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/revision"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // revisionsEnv is a test environment for RevisionsWorkflow whose holders
@@ -178,4 +180,31 @@ func TestRevisions_ForgedRecordsAreRejected(t *testing.T) {
 	require.Len(t, next.Log.Entries, 1)
 	require.Equal(t, revision.Failed, next.Log.Entries[0].Outcome)
 	require.Len(t, next.Log.Entries[0].Reason, revision.MaxReason+len("…"))
+}
+
+// A record whose spec is not gzip was taken and held (its bytes in the
+// signal and in its holder's input): a flood of them grew a run past the
+// server's history limit. From version 2 it is refused; version 1 took it.
+func TestRevisions_ARecordWhoseSpecIsNotGzipIsRefused(t *testing.T) {
+	junk := bytes.Repeat([]byte{0xAB}, 4096)
+	for _, version := range []int{versions.RevisionsBounded.Since - 1, versions.RevisionsBounded.Since} {
+		e := newRevisionsEnv(t)
+		next := runRevisions(t, e, RevisionsInput{Root: "shop", Version: version},
+			[2]any{SignalRecord, RevisionRecord{Record: revision.Record{Request: "r1", Digest: "d1"}, Spec: junk}})
+		if versions.RevisionsBounded.In(version) {
+			require.Empty(t, next.Log.Pending, "version %d: refused", version)
+		} else {
+			require.Len(t, next.Log.Pending, 1, "version %d: taken", version)
+		}
+		require.Equal(t, versions.Revisions, next.Version, "continued as the newest version")
+	}
+}
+
+func TestBoundedRecord(t *testing.T) {
+	gz, err := spec.Compress(spec.Node{Name: "shop"})
+	require.NoError(t, err)
+	require.NoError(t, boundedRecord(RevisionRecord{Spec: gz}, 1<<20))
+	require.NoError(t, boundedRecord(RevisionRecord{}, 1<<20), "no spec kept")
+	require.ErrorContains(t, boundedRecord(RevisionRecord{Spec: []byte("{}")}, 0), "not gzip")
+	require.ErrorContains(t, boundedRecord(RevisionRecord{Spec: gz}, MaxRevisionsRunBytes+1), "history holds")
 }

@@ -99,6 +99,11 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 		return RolloutStatus{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown rollout op %q (restart, stop or start)", in.Op), "InvalidRollout", nil)
 	}
 	checkVersion("RolloutWorkflow", in.Version, RolloutVersion)
+	// Bounds no rollout of steward's starter meets, whatever its version
+	// says (a rollout started by hand picks its own): refused at once.
+	if err := rolloutcore.CheckInput(in.Targets, in.ChunkTimeout, in.Carry); err != nil {
+		return RolloutStatus{}, temporal.NewNonRetryableApplicationError("invalid rollout: "+err.Error(), "InvalidRollout", nil)
+	}
 	if in.Chunk <= 0 {
 		in.Chunk = DefaultRolloutChunk
 	}

@@ -174,6 +174,26 @@ func TestRollout_AChunkThatFailsFailsItsTargets(t *testing.T) {
 	require.Contains(t, st.Targets[0].Error, "no control queue")
 }
 
+// A rollout started by hand with a carry at target -1 failed its task for
+// good (an index out of range); now it ends at once, refused, as does one
+// whose chunks would each hold a control slot for years.
+func TestRollout_AForgedInputIsRefusedNotPanicked(t *testing.T) {
+	for _, in := range []RolloutInput{
+		{Path: "x", Op: RolloutRestart, Targets: []string{"a"}, Carry: &RolloutCarry{Targets: []RolloutTarget{{Path: "a", Status: TargetPending}}, Next: -1}},
+		{Path: "x", Op: RolloutRestart, Targets: []string{"sink"}, Chunk: 1, ChunkTimeout: 10 * 365 * 24 * time.Hour},
+	} {
+		env := newEnv(t)
+		env.RegisterWorkflow(RolloutWorkflow)
+		env.ExecuteWorkflow(RolloutWorkflow, in)
+		require.True(t, env.IsWorkflowCompleted())
+		err := env.GetWorkflowError()
+		require.ErrorContains(t, err, "invalid rollout")
+		var app *temporal.ApplicationError
+		require.ErrorAs(t, err, &app)
+		require.True(t, app.NonRetryable())
+	}
+}
+
 // workerUpdate sends the worker under test the rollout update at d and
 // returns where its answer will be.
 func workerUpdate(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration, op string) *activities.RolloutOutcome {

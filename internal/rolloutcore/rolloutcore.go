@@ -14,7 +14,10 @@ package rolloutcore
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Target statuses.
@@ -47,6 +50,47 @@ type State struct {
 	Next            int       `json:"next"`
 	CancelRequested bool      `json:"cancelRequested,omitempty"`
 	StartedAt       time.Time `json:"startedAt"`
+}
+
+// Bounds of a rollout's input, far above what steward's starter sends (a
+// tree's workers are bounded by its spec's size: docs/spec.md, "Limits";
+// the starter sends no chunk timeout, the default is an hour). A rollout
+// started by hand beyond them is refused: each target of a chunk is a
+// goroutine of the activity that asks it, and a chunk holds a slot of the
+// control queue for its timeout.
+const (
+	MaxTargets      = 100_000
+	MaxChunkTimeout = 24 * time.Hour
+)
+
+// CheckInput says why a rollout's input is refused (nil: taken): too many
+// targets, a target's path empty or too long, a chunk timeout over
+// MaxChunkTimeout, or a carried state that is not a rollout's (a position
+// outside its targets, an unknown status).
+func CheckInput(targets []string, chunkTimeout time.Duration, carry *State) error {
+	if len(targets) > MaxTargets {
+		return fmt.Errorf("%d targets (at most %d)", len(targets), MaxTargets)
+	}
+	for _, p := range targets {
+		if p == "" || len(p) > spec.MaxPathLength {
+			return fmt.Errorf("a target's path of %d characters (1 to %d)", len(p), spec.MaxPathLength)
+		}
+	}
+	if chunkTimeout > MaxChunkTimeout {
+		return fmt.Errorf("a chunk timeout of %s (at most %s)", chunkTimeout, MaxChunkTimeout)
+	}
+	if carry == nil {
+		return nil
+	}
+	if len(carry.Targets) > MaxTargets || carry.Next < 0 || carry.Next > len(carry.Targets) {
+		return fmt.Errorf("a carried state at target %d of %d (at most %d targets)", carry.Next, len(carry.Targets), MaxTargets)
+	}
+	for _, t := range carry.Targets {
+		if !slices.Contains(statuses, t.Status) || len(t.Path) > spec.MaxPathLength {
+			return fmt.Errorf("a carried target of status %.40q and a path of %d characters", t.Status, len(t.Path))
+		}
+	}
+	return nil
 }
 
 // New is a rollout over paths, begun at now: every target pending.

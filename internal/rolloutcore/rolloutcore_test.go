@@ -1,9 +1,11 @@
 package rolloutcore
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/stretchr/testify/require"
 )
 
@@ -95,4 +97,29 @@ func TestFinish(t *testing.T) {
 	s := New(nil, t0)
 	from, to := s.TakeChunk(0, t0)
 	require.Equal(t, [2]int{0, 0}, [2]int{from, to})
+}
+
+// A rollout started by hand beyond what steward's starter sends is
+// refused: its carry once indexed its targets at -1 (its workflow's task
+// failed for good), and its chunk timeout held a control slot for years.
+func TestCheckInput(t *testing.T) {
+	require.NoError(t, CheckInput([]string{"t/a", "t/b"}, 0, nil))
+	require.NoError(t, CheckInput(nil, time.Hour, &State{Targets: []Target{{Path: "t/a", Status: Succeeded}}, Next: 1}))
+	for name, tc := range map[string]struct {
+		targets []string
+		timeout time.Duration
+		carry   *State
+		err     string
+	}{
+		"too many":      {targets: make([]string, MaxTargets+1), err: "targets (at most 100000)"},
+		"empty path":    {targets: []string{""}, err: "a target's path of 0 characters"},
+		"long path":     {targets: []string{strings.Repeat("p", spec.MaxPathLength+1)}, err: "a target's path of"},
+		"years":         {timeout: 10 * 365 * 24 * time.Hour, err: "a chunk timeout of"},
+		"next below":    {carry: &State{Targets: []Target{{Path: "a", Status: Pending}}, Next: -1}, err: "a carried state at target -1 of 1"},
+		"next past":     {carry: &State{Targets: []Target{{Path: "a", Status: Pending}}, Next: 2}, err: "at target 2 of 1"},
+		"odd status":    {carry: &State{Targets: []Target{{Path: "a", Status: "exploded"}}}, err: `status "exploded"`},
+		"carry too big": {carry: &State{Targets: make([]Target, MaxTargets+1)}, err: "at most 100000 targets"},
+	} {
+		require.ErrorContains(t, CheckInput(tc.targets, tc.timeout, tc.carry), tc.err, name)
+	}
 }

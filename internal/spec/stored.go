@@ -37,15 +37,23 @@ func Compress(n Node) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Decompress reads back what Compress wrote.
+// MaxKeptBytes bounds what Decompress expands: a kept spec is a tree of at
+// most MaxTreeBytes as its JSON, and anyone who may signal a tree's
+// revisions can record one (a megabyte of gzip expands to a gigabyte).
+const MaxKeptBytes = 4 * MaxTreeBytes
+
+// Decompress reads back what Compress wrote (at most MaxKeptBytes of JSON).
 func Decompress(b []byte) (Node, error) {
 	z, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return Node{}, fmt.Errorf("a kept spec: %w", err)
 	}
-	raw, err := io.ReadAll(z)
+	raw, err := io.ReadAll(io.LimitReader(z, MaxKeptBytes+1))
 	if err != nil {
 		return Node{}, fmt.Errorf("a kept spec: %w", err)
+	}
+	if len(raw) > MaxKeptBytes {
+		return Node{}, fmt.Errorf("a kept spec of more than %s expanded: not a tree's (at most %s)", FormatSize(MaxKeptBytes), FormatSize(MaxTreeBytes))
 	}
 	var n Node
 	if err := json.Unmarshal(raw, &n); err != nil {

@@ -34,7 +34,7 @@ const (
 	Worker     = 6
 	Rollout    = 2
 	Host       = 2
-	Revisions  = 1
+	Revisions  = 2
 	Job        = 2
 )
 
@@ -162,6 +162,12 @@ var (
 	// (RevisionsInput.Version), checked at start and written at every
 	// continue-as-new; version 0 runs the same code.
 	RevisionsVersioned = Feature{"revisions.versioned", typeRevisions, 1}
+	// 2: a record whose spec is not gzip is refused, and so is every record
+	// once the run's history holds MaxRevisionsRunBytes: twenty forged
+	// records of 1.5 MiB in one run (each in its signal and its holder's
+	// input) grew its history past the server's limit, and the server
+	// terminated it with the tree's log. Version 1 took them.
+	RevisionsBounded = Feature{"revisions.bounded", typeRevisions, 2}
 )
 
 // JobWorkflow's versions.
@@ -187,6 +193,6 @@ var All = []Feature{
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded,
-	RevisionsVersioned,
+	RevisionsVersioned, RevisionsBounded,
 	JobVersioned, JobRunsAwait,
 }
