@@ -384,7 +384,7 @@ func (j *jobRun) report(ended bool) {
 		return
 	}
 	j.lastReported = &st
-	j.carry.ReportSeq++
+	j.carry.ReportSeq = nextSeq(j.carry.ReportSeq, versions.JobReportSeqByTime.In(j.in.Version), j.ctx)
 	ctx := j.ctx
 	if ended {
 		ctx, _ = workflow.NewDisconnectedContext(j.ctx)

@@ -400,3 +400,29 @@ func TestJob_UpgradedToRunsThatAwaitPutsItsScheduleAgain(t *testing.T) {
 	v3, _ := putsOf(again.Version, again.Carry)
 	require.Empty(t, v3, "a continue-as-new at the same version puts nothing")
 }
+
+// From job code version 3 a job's reports are numbered past the time they
+// are made, as a worker's; version 2 numbers from 1.
+func TestVersions_JobReportsNumberedByTime(t *testing.T) {
+	for _, version := range []int{versions.JobReportSeqByTime.Since - 1, versions.JobReportSeqByTime.Since} {
+		env := newEnv(t)
+		env.RegisterWorkflow(JobWorkflow)
+		env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(nil)
+		env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil)
+		reps := recordReports(env, "p")
+		began := env.Now()
+		endAt(env, time.Minute)
+		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "p/backup", Parent: "p", Spec: periodicJob("backup"), Generation: 1, Version: version})
+		reps.mu.Lock()
+		got := reps.got
+		reps.mu.Unlock()
+		require.NotEmpty(t, got, "version %d", version)
+		for _, r := range got {
+			if versions.JobReportSeqByTime.In(version) {
+				require.GreaterOrEqual(t, r.Seq, began.UnixNano(), "version %d: by time", version)
+			} else {
+				require.Less(t, r.Seq, int64(100), "version %d: counted from 1", version)
+			}
+		}
+	}
+}

@@ -98,7 +98,7 @@ func TestMetrics_SupervisorGaugesCountersAndPropagation(t *testing.T) {
 	at(env, 2*time.Minute, func() { crashChild(env, "root/sub/x") }) // over the intensity: sub gives up
 	at(env, 3*time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: changed}) })
 	at(env, 4*time.Minute, func() {
-		env.SignalWorkflow(SignalChild, ChildReport{Seq: 1 << 40, Status: Status{Path: "root/z", Kind: "stub", State: "unknown", Desired: "running", Children: []Status{}}})
+		env.SignalWorkflow(SignalChild, ChildReport{Seq: env.Now().UnixNano() + 1<<20, Status: Status{Path: "root/z", Kind: "stub", State: "unknown", Desired: "running", Children: []Status{}}})
 	})
 	endAt(env, 5*time.Minute)
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1})

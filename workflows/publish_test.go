@@ -14,6 +14,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // reports records what a workflow signals its parent, with the workflow
@@ -290,4 +291,32 @@ func TestJournal_AnActionsEndDatesTheStateItBrings(t *testing.T) {
 	}
 	require.NotNil(t, running, "journal: %+v", journal)
 	require.True(t, running.Time.Equal(done), "running since the start's end (%s), not its task (%s)", done, running.Time)
+}
+
+// From worker code version 7 a worker's reports are numbered past the
+// time they are made (its supervisor refuses one numbered past its own
+// time: a forged huge number no longer pins its record); version 6
+// numbers from 1.
+func TestVersions_WorkerReportsNumberedByTime(t *testing.T) {
+	for _, version := range []int{versions.WorkerReportSeqByTime.Since - 1, versions.WorkerReportSeqByTime.Since} {
+		env := newEnv(t)
+		reps := recordReports(env, "p")
+		began := env.Now()
+		endAt(env, time.Minute)
+		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Parent: "p", Spec: stubNode("w", nil), Generation: 1, Version: version})
+		reps.mu.Lock()
+		got := reps.got
+		reps.mu.Unlock()
+		require.NotEmpty(t, got, "version %d", version)
+		last := int64(0)
+		for _, r := range got {
+			require.Greater(t, r.Seq, last, "version %d: increasing", version)
+			last = r.Seq
+			if versions.WorkerReportSeqByTime.In(version) {
+				require.GreaterOrEqual(t, r.Seq, began.UnixNano(), "version %d: by time", version)
+			} else {
+				require.Less(t, r.Seq, int64(100), "version %d: counted from 1", version)
+			}
+		}
+	}
 }

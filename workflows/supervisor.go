@@ -141,6 +141,16 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 		}
 		s.full = in.Spec
 		s.carry = *in.Carry
+		if versions.SupReportSeqBounded.In(in.Version) {
+			// A record a run of version 10 let a forged number pin: the
+			// child's next report is taken again.
+			notAfter := workflow.Now(ctx).Add(supervise.SeqSkew).UnixNano()
+			for i := range s.carry.Children {
+				if s.carry.Children[i].ReportSeq > notAfter {
+					s.carry.Children[i].ReportSeq = 0
+				}
+			}
+		}
 	}
 	s.lastState = s.ownState()
 	if state, kind := searchAttributesSet(ctx, in.Path); kind == spec.KindSupervisor {

@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 func (s *supervisorRun) onChild(raw converter.RawValue) {
@@ -74,9 +76,13 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if rec.Path != path || rec.Lifecycle == supervise.Deferred {
 			continue
 		}
+		var notAfter int64
+		if versions.SupReportSeqBounded.In(s.in.Version) {
+			notAfter = workflow.Now(s.ctx).Add(supervise.SeqSkew).UnixNano()
+		}
 		take, intake, terminated := supervise.Take(rec.Lifecycle,
 			supervise.Intake{Run: rec.Run, Seq: rec.ReportSeq, SeenTerminations: rec.SeenTerminations},
-			supervise.Report{Run: r.Run, Seq: r.Seq, Ended: r.Ended, Terminations: r.Status.Terminations})
+			supervise.Report{Run: r.Run, Seq: r.Seq, Ended: r.Ended, Terminations: r.Status.Terminations}, notAfter)
 		if !take {
 			return
 		}

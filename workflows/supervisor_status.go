@@ -129,7 +129,7 @@ func (s *supervisorRun) report(ended bool) {
 		return
 	}
 	s.lastReported = b
-	s.carry.ReportSeq++
+	s.carry.ReportSeq = nextSeq(s.carry.ReportSeq, versions.SupReportSeqBounded.In(s.in.Version), s.ctx)
 	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild,
 		ChildReport{Seq: s.carry.ReportSeq, Run: workflow.GetInfo(s.ctx).FirstRunID, Status: st, Ended: ended})
 	s.out.add(f)

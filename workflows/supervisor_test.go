@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 func tree(name string, children ...spec.Node) spec.Node {
@@ -212,8 +214,8 @@ func TestSupervisor_ChildRemovedAndReaddedStartsAfterTheOldRunEnds(t *testing.T)
 func TestSupervisor_OutOfOrderReportsDoNotRegressAChildsStatus(t *testing.T) {
 	env := newEnv(t)
 	var st Status
-	report := func(seq int64, state string) ChildReport {
-		return ChildReport{Seq: seq, Status: Status{Path: "root/a", Kind: "stub", State: state, Desired: "running", Children: []Status{}}}
+	report := func(seq int64, state string) ChildReport { // newer than the child's own (numbered by time)
+		return ChildReport{Seq: env.Now().UnixNano() + seq, Status: Status{Path: "root/a", Kind: "stub", State: state, Desired: "running", Children: []Status{}}}
 	}
 	at(env, time.Minute, func() {
 		env.SignalWorkflow(SignalChild, report(1000, "running"))
@@ -231,8 +233,8 @@ func TestSupervisor_OutOfOrderReportsDoNotRegressAChildsStatus(t *testing.T) {
 func TestSupervisor_AppliesEveryReportOfABatch(t *testing.T) {
 	env := newEnv(t)
 	var st Status
-	report := func(path string, seq int64, state string) ChildReport {
-		return ChildReport{Seq: seq, Status: Status{Path: path, Kind: "stub", State: state, Desired: "running", Children: []Status{}}}
+	report := func(path string, seq int64, state string) ChildReport { // newer than the children's own (numbered by time)
+		return ChildReport{Seq: env.Now().UnixNano() + seq, Status: Status{Path: path, Kind: "stub", State: state, Desired: "running", Children: []Status{}}}
 	}
 	at(env, time.Minute, func() {
 		env.SignalWorkflow(SignalChild, report("root/a", 1000, "running"))
@@ -246,4 +248,31 @@ func TestSupervisor_AppliesEveryReportOfABatch(t *testing.T) {
 	require.Equal(t, "running", childNamed(t, st, "root/a").State, "the stale report in the batch is ignored")
 	require.Equal(t, "unknown", childNamed(t, st, "root/b").State)
 	require.Equal(t, "backoff", childNamed(t, st, "root/c").State)
+}
+
+// The defect: a report sent by hand (no run named, a huge number) was
+// taken, and every real report of the child after it was older: the
+// supervisor's record of it stayed as forged. From supervisor version 11
+// (children numbering their reports by time) a report numbered past the
+// supervisor's time is refused; version 10 took it and stayed pinned.
+func TestSupervisor_AReportNumberedPastItsTimeIsRefused(t *testing.T) {
+	for _, version := range []int{versions.SupReportSeqBounded.Since - 1, versions.SupReportSeqBounded.Since} {
+		env := newEnv(t)
+		mockActions(env) // instances named by path: crashChild's
+		var st Status
+		at(env, time.Minute, func() {
+			env.SignalWorkflow(SignalChild, ChildReport{Seq: math.MaxInt64, Status: Status{Path: "root/a", Kind: "stub", State: "failed", Desired: "running", Children: []Status{}}})
+		})
+		at(env, 90*time.Second, func() { crashChild(env, "root/a") })
+		at(env, 3*time.Minute, func() { st = queryOwn(t, env) })
+		endAt(env, 4*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: version})
+		a := childNamed(t, st, "root/a")
+		if versions.SupReportSeqBounded.In(version) {
+			require.Equal(t, "running", a.State, "version %d: the forged report refused, the real ones taken", version)
+			require.Equal(t, 1, a.Terminations, "version %d: the crash after it heard", version)
+		} else {
+			require.Equal(t, "failed", a.State, "version %d: pinned by the forged report", version)
+		}
+	}
 }

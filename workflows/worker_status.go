@@ -195,11 +195,12 @@ func (w *workerRun) report(ended bool) {
 
 // reserveSuccessSeq numbers an action's success report.
 func (w *workerRun) reserveSuccessSeq() int64 {
+	byTime := versions.WorkerReportSeqByTime.In(w.in.Version)
 	if !versions.WorkerReportOrder.In(w.in.Version) {
-		w.carry.ReportSeq++
+		w.carry.ReportSeq = nextSeq(w.carry.ReportSeq, byTime, w.ctx)
 		return w.carry.ReportSeq
 	}
-	w.carry.ReportSeq += 2
+	w.carry.ReportSeq = nextSeq(w.carry.ReportSeq, byTime, w.ctx) + 1
 	w.seqFree, w.seqFreeAt = w.carry.ReportSeq-1, workflow.GetInfo(w.ctx).GetCurrentHistoryLength()
 	return w.carry.ReportSeq
 }
@@ -213,8 +214,20 @@ func (w *workerRun) nextReportSeq() int64 {
 			return free
 		}
 	}
-	w.carry.ReportSeq++
+	w.carry.ReportSeq = nextSeq(w.carry.ReportSeq, versions.WorkerReportSeqByTime.In(w.in.Version), w.ctx)
 	return w.carry.ReportSeq
+}
+
+// nextSeq is the number of a report to a supervisor after last: one more,
+// and, byTime, at least the time in ns (WorkerReportSeqByTime,
+// JobReportSeqByTime, SupReportSeqBounded). Numbered by time, a report
+// forged with a huge number is one the supervisor refuses, and the real
+// ones after it are still newer than whatever it took before.
+func nextSeq(last int64, byTime bool, ctx workflow.Context) int64 {
+	if byTime {
+		return max(last+1, workflow.Now(ctx).UnixNano())
+	}
+	return last + 1
 }
 
 // sameReportOf is treestatus.SameReport for a run of version: from

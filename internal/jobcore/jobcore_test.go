@@ -1,6 +1,7 @@
 package jobcore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestNext_APeriodicJobPutsItsScheduleOncePerChange(t *testing.T) {
 	j, rec := newJob(periodic(), versions.Job)
 	require.Equal(t, PutSchedule, j.Next())
 	require.True(t, rec.Scheduled)
-	require.Equal(t, "1/running/v2", rec.PutFor)
+	require.Equal(t, fmt.Sprintf("1/running/v%d", versions.Job), rec.PutFor)
 	require.Equal(t, None, j.Next(), "one at a time")
 	j.PutDone("")
 	require.Equal(t, None, j.Next(), "as the spec says already")
@@ -92,7 +93,7 @@ func TestWantPut_ByVersion(t *testing.T) {
 	j, _ := newJob(periodic(), 1)
 	require.Equal(t, "1/running", j.WantPut(), "version 1: no code version in it")
 	j.Version = versions.JobRunsAwait.Since
-	require.Equal(t, "1/running/v2", j.WantPut())
+	require.Equal(t, fmt.Sprintf("1/running/v%d", versions.JobRunsAwait.Since), j.WantPut())
 }
 
 // A periodic job made a once job deletes its schedule first, then runs.

@@ -1,5 +1,7 @@
 package supervise
 
+import "time"
+
 // Which report of a child a supervisor takes, and what it learns from it:
 // decided here, the record updated by the supervisor workflow.
 //
@@ -38,16 +40,29 @@ type Report struct {
 	Terminations int
 }
 
+// SeqSkew is how far past the supervisor's time a child's report may be
+// numbered (Take's notAfter): a child numbers its reports by its own time,
+// which the server's clock gives both; the rest is room for its nodes'
+// clocks to differ.
+const SeqSkew = 10 * time.Minute
+
 // Take decides on report r of a child in lifecycle l whose record holds
 // in: whether the report is the child's to take, the record's intake after
 // it, and how many new terminations it tells (to count against the
 // intensity; an end report's are not: the child ends on purpose).
-func Take(l Lifecycle, in Intake, r Report) (take bool, out Intake, terminated int) {
+//
+// notAfter, when not 0, is the highest number taken (the supervisor's
+// time in ns plus SeqSkew: versions.SupReportSeqBounded): children number
+// their reports by time, so a report numbered past it was sent by hand,
+// and taken it would hold the record against every real report after it.
+func Take(l Lifecycle, in Intake, r Report, notAfter int64) (take bool, out Intake, terminated int) {
 	switch {
 	case r.Run != "" && in.Run != "" && r.Run != in.Run:
 		return false, in, 0 // another run of this path
 	case l == Closed:
 		return false, in, 0
+	case notAfter != 0 && r.Seq > notAfter:
+		return false, in, 0 // numbered past the supervisor's time: not a child's
 	case r.Seq > 0 && r.Seq <= in.Seq && !r.Ended:
 		return false, in, 0 // overtaken by a newer report
 	}

@@ -1,7 +1,9 @@
 package supervise
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -29,9 +31,32 @@ func TestTake(t *testing.T) {
 			Report{Run: "r7", Seq: 1, Terminations: 5}, true, Intake{"r7", 1, 5}, 0},
 		{"a new run of the child: its count begins again", Live, held, Report{Run: "r1", Seq: 6, Terminations: 0}, true, Intake{"r1", 6, 0}, 0},
 	} {
-		take, out, n := Take(c.l, c.in, c.r)
+		take, out, n := Take(c.l, c.in, c.r, 0)
 		require.Equal(t, c.take, take, c.name)
 		require.Equal(t, c.out, out, c.name)
 		require.Equal(t, c.terminated, n, c.name)
 	}
+}
+
+// The defect: a report sent by hand with the child's run and a huge number
+// was taken, and every real report after it was older: the supervisor
+// never heard of the child again. From SupReportSeqBounded children number
+// their reports by time and a report numbered past the supervisor's time
+// is refused (an end report too); the real ones go on being taken.
+func TestTake_AReportNumberedPastTheSupervisorsTimeIsRefused(t *testing.T) {
+	now := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+	bound := now.Add(SeqSkew).UnixNano()
+	held := Intake{Run: "r1", Seq: now.Add(-time.Minute).UnixNano(), SeenTerminations: 2}
+	for _, ended := range []bool{false, true} {
+		take, out, _ := Take(Live, held, Report{Run: "r1", Seq: math.MaxInt64, Ended: ended, Terminations: 2}, bound)
+		require.False(t, take, "ended %t", ended)
+		require.Equal(t, held, out)
+	}
+	take, out, _ := Take(Live, held, Report{Run: "r1", Seq: now.UnixNano(), Terminations: 2}, bound)
+	require.True(t, take, "the child's next, numbered by its time")
+	require.Equal(t, now.UnixNano(), out.Seq)
+	take, _, _ = Take(Live, Intake{Run: "r1", Seq: 41}, Report{Run: "r1", Seq: 42}, bound)
+	require.True(t, take, "a child of an older version numbers from 1: in bounds")
+	take, _, _ = Take(Live, held, Report{Run: "r1", Seq: math.MaxInt64}, 0)
+	require.True(t, take, "unbounded (version 10): taken")
 }

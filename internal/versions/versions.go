@@ -30,12 +30,12 @@ const (
 	typeRevisions  = "RevisionsWorkflow"
 	typeJob        = "JobWorkflow"
 
-	Supervisor = 10
-	Worker     = 6
+	Supervisor = 11
+	Worker     = 7
 	Rollout    = 2
 	Host       = 2
 	Revisions  = 2
-	Job        = 2
+	Job        = 3
 )
 
 // SupervisorWorkflow's versions.
@@ -103,6 +103,13 @@ var (
 	// hosts ignored it (a drain found them drained with its services on
 	// them; found by the fault tests run twice, TestFault_WorkerKilledDuringADrain).
 	SupHostSeqByTime = Feature{"supervisor.host-seq-by-time", typeSupervisor, 10}
+	// 11: its reports to its parent are numbered past the time they are
+	// sent (in ns), and a child's report numbered past its own time (more
+	// than supervise.SeqSkew ahead) is refused: a report sent by hand with
+	// a huge number held the child's record against every real report
+	// after it (each taken only if newer), so the supervisor never heard
+	// of the child again. Version 10 numbers from 1 and takes any number.
+	SupReportSeqBounded = Feature{"supervisor.report-seq-bounded", typeSupervisor, 11}
 )
 
 // WorkerWorkflow's versions.
@@ -131,6 +138,10 @@ var (
 	WorkerMoves = Feature{"worker.moves", typeWorker, 5}
 	// 6: takes its spec by the `spec` Update too; version 5 refuses it.
 	WorkerSpecUpdate = Feature{"worker.spec-update", typeWorker, 6}
+	// 7: its reports are numbered past the time they are made (in ns; its
+	// supervisor refuses one numbered past its own time:
+	// SupReportSeqBounded); version 6 numbers from 1.
+	WorkerReportSeqByTime = Feature{"worker.report-seq-by-time", typeWorker, 7}
 )
 
 // RolloutWorkflow's versions.
@@ -183,16 +194,19 @@ var (
 	// its runs say so. Version 1's runs start in one activity, await the
 	// exit signal and upsert a memo.
 	JobRunsAwait = Feature{"job.runs-await", typeJob, 2}
+	// 3: its reports are numbered past the time they are made (in ns), as
+	// a worker's (WorkerReportSeqByTime); version 2 numbers from 1.
+	JobReportSeqByTime = Feature{"job.report-seq-by-time", typeJob, 3}
 )
 
 // All lists every table, for the tests that hold them together.
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime,
-	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded,
 	RevisionsVersioned, RevisionsBounded,
-	JobVersioned, JobRunsAwait,
+	JobVersioned, JobRunsAwait, JobReportSeqByTime,
 }
