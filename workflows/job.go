@@ -390,7 +390,7 @@ func (j *jobRun) report(ended bool) {
 		ctx, _ = workflow.NewDisconnectedContext(j.ctx)
 	}
 	f := workflow.SignalExternalWorkflow(ctx, j.in.Parent, "", SignalChild,
-		ChildReport{Seq: j.carry.ReportSeq, Run: workflow.GetInfo(j.ctx).FirstRunID, Status: treestatus.Narrow(st), Ended: ended})
+		ChildReport{Seq: j.carry.ReportSeq, Run: reportRun(j.ctx), Status: treestatus.Narrow(st), Ended: ended})
 	if ended {
 		_ = f.Get(ctx, nil)
 	}

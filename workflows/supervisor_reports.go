@@ -58,6 +58,15 @@ func (s *supervisorRun) applyBounded(r ChildReport) {
 	s.apply(r)
 }
 
+// reportGuard is what this run holds its children's reports to
+// (supervise.Guard; versions.SupReportSeqBounded).
+func (s *supervisorRun) reportGuard() supervise.Guard {
+	if !versions.SupReportSeqBounded.In(s.in.Version) {
+		return supervise.Guard{}
+	}
+	return supervise.Guard{NotAfter: workflow.Now(s.ctx).Add(supervise.SeqSkew).UnixNano(), Strict: true, EndAsked: s.shuttingDown}
+}
+
 // apply records a child's report. A report of another run of the path (a
 // removed one still stopping, a closed one) is not the child's; the end of
 // a removed run releases a re-added child of the same path.
@@ -76,13 +85,9 @@ func (s *supervisorRun) apply(r ChildReport) {
 		if rec.Path != path || rec.Lifecycle == supervise.Deferred {
 			continue
 		}
-		var notAfter int64
-		if versions.SupReportSeqBounded.In(s.in.Version) {
-			notAfter = workflow.Now(s.ctx).Add(supervise.SeqSkew).UnixNano()
-		}
 		take, intake, terminated := supervise.Take(rec.Lifecycle,
 			supervise.Intake{Run: rec.Run, Seq: rec.ReportSeq, SeenTerminations: rec.SeenTerminations},
-			supervise.Report{Run: r.Run, Seq: r.Seq, Ended: r.Ended, Terminations: r.Status.Terminations}, notAfter)
+			supervise.Report{Run: r.Run, Seq: r.Seq, Ended: r.Ended, Terminations: r.Status.Terminations}, s.reportGuard())
 		if !take {
 			return
 		}

@@ -131,7 +131,7 @@ func (s *supervisorRun) report(ended bool) {
 	s.lastReported = b
 	s.carry.ReportSeq = nextSeq(s.carry.ReportSeq, versions.SupReportSeqBounded.In(s.in.Version), s.ctx)
 	f := workflow.SignalExternalWorkflow(s.ctx, s.in.Parent, "", SignalChild,
-		ChildReport{Seq: s.carry.ReportSeq, Run: workflow.GetInfo(s.ctx).FirstRunID, Status: st, Ended: ended})
+		ChildReport{Seq: s.carry.ReportSeq, Run: reportRun(s.ctx), Status: st, Ended: ended})
 	s.out.add(f)
 	if ended {
 		_ = f.Get(s.ctx, nil) // see workerRun.report

@@ -246,7 +246,7 @@ func (w *workerRun) successReport(a tick.Action) *activities.SuccessReport {
 	}
 	seq := w.reserveSuccessSeq()
 	return &activities.SuccessReport{Parent: w.in.Parent, Report: ChildReport{
-		Seq: seq, Run: workflow.GetInfo(w.ctx).FirstRunID, Status: treestatus.Narrow(st)}}
+		Seq: seq, Run: reportRun(w.ctx), Status: treestatus.Narrow(st)}}
 }
 
 func activityName(a tick.Action) string {

@@ -174,7 +174,7 @@ func (w *workerRun) report(ended bool) {
 	// Fire and forget: a parent that is gone must not stall the worker. The
 	// last report is awaited: a signal initiated by a workflow that closes
 	// in the same task may never be delivered.
-	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.nextReportSeq(), Run: workflow.GetInfo(w.ctx).FirstRunID, Status: st, Ended: ended})
+	f := workflow.SignalExternalWorkflow(ctx, w.in.Parent, "", SignalChild, ChildReport{Seq: w.nextReportSeq(), Run: reportRun(w.ctx), Status: st, Ended: ended})
 	w.out.add(f)
 	if ended {
 		_ = f.Get(ctx, nil)
@@ -234,4 +234,16 @@ func nextSeq(last int64, byTime bool, ctx workflow.Context) int64 {
 // worker code version 5, where the worker runs counts too (fleet.md).
 func sameReportOf(version int, a, b Status) bool {
 	return treestatus.SameReport(a, b, versions.WorkerReportOrder.In(version))
+}
+
+// reportRun names the run a report comes from: the first run of the
+// workflow's chain (stable across continue-as-new), which the supervisor
+// knows the child by. (The SDK's test environment sets no first run; its
+// run is the one its supervisor started there.)
+func reportRun(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	if info.FirstRunID != "" {
+		return info.FirstRunID
+	}
+	return info.WorkflowExecution.RunID
 }

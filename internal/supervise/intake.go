@@ -41,28 +41,47 @@ type Report struct {
 }
 
 // SeqSkew is how far past the supervisor's time a child's report may be
-// numbered (Take's notAfter): a child numbers its reports by its own time,
+// numbered (Guard.NotAfter): a child numbers its reports by its own time,
 // which the server's clock gives both; the rest is room for its nodes'
 // clocks to differ.
 const SeqSkew = 10 * time.Minute
 
+// Guard is what a supervisor of versions.SupReportSeqBounded on holds a
+// child's reports to; its zero value holds them to nothing (version 10).
+// A report comes by signal, and anyone who may signal the supervisor can
+// send one: each rule keeps a forged report from taking the child's record
+// for good.
+type Guard struct {
+	// NotAfter is the highest number taken (the supervisor's time in ns
+	// plus SeqSkew): children number their reports by time, so a report
+	// numbered past it was sent by hand, and taken it would hold the
+	// record against every real report after it.
+	NotAfter int64
+	// Strict: once the record knows the child's run, a report must name
+	// it; and an end report is taken only while EndAsked (the supervisor
+	// asked the child to end: its shutdown). A forged end report, naming
+	// no run, made a live child's record Ended, and nothing made it live
+	// again: its supervisor no longer restarted, stopped or started it.
+	Strict, EndAsked bool
+}
+
 // Take decides on report r of a child in lifecycle l whose record holds
 // in: whether the report is the child's to take, the record's intake after
 // it, and how many new terminations it tells (to count against the
-// intensity; an end report's are not: the child ends on purpose).
-//
-// notAfter, when not 0, is the highest number taken (the supervisor's
-// time in ns plus SeqSkew: versions.SupReportSeqBounded): children number
-// their reports by time, so a report numbered past it was sent by hand,
-// and taken it would hold the record against every real report after it.
-func Take(l Lifecycle, in Intake, r Report, notAfter int64) (take bool, out Intake, terminated int) {
+// intensity; an end report's are not: the child ends on purpose). g holds
+// the report to the supervisor's guard.
+func Take(l Lifecycle, in Intake, r Report, g Guard) (take bool, out Intake, terminated int) {
 	switch {
 	case r.Run != "" && in.Run != "" && r.Run != in.Run:
 		return false, in, 0 // another run of this path
 	case l == Closed:
 		return false, in, 0
-	case notAfter != 0 && r.Seq > notAfter:
+	case g.NotAfter != 0 && r.Seq > g.NotAfter:
 		return false, in, 0 // numbered past the supervisor's time: not a child's
+	case g.Strict && in.Run != "" && r.Run == "":
+		return false, in, 0 // names no run: not the child's
+	case g.Strict && r.Ended && !g.EndAsked:
+		return false, in, 0 // an end nobody asked for: not the child's
 	case r.Seq > 0 && r.Seq <= in.Seq && !r.Ended:
 		return false, in, 0 // overtaken by a newer report
 	}

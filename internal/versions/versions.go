@@ -108,7 +108,10 @@ var (
 	// than supervise.SeqSkew ahead) is refused: a report sent by hand with
 	// a huge number held the child's record against every real report
 	// after it (each taken only if newer), so the supervisor never heard
-	// of the child again. Version 10 numbers from 1 and takes any number.
+	// of the child again. Once a child's run is known, a report must name
+	// it, and an end report is taken only during the supervisor's own
+	// shutdown: a forged end report made a live child's record ended for
+	// good. Version 10 numbers from 1 and takes any of them.
 	SupReportSeqBounded = Feature{"supervisor.report-seq-bounded", typeSupervisor, 11}
 )
 
