@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -1327,6 +1328,7 @@ func runHostScript(t *testing.T, script []byte) *fuzzHarness {
 		r.check()
 		h.end()
 	}, end+time.Minute)
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: HostID("h1")})
 	h.execute(HostWorkflow, HostInput{Name: "h1"})
 	h.checkEnd()
 	return h

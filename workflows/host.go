@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -103,6 +104,13 @@ type HostCarry = hostcore.State
 // HostWorkflow is one host's record, liveness and drain (see above).
 func HostWorkflow(ctx workflow.Context, in HostInput) error {
 	checkVersion("HostWorkflow", in.Version, HostVersion)
+	// A run whose name is not its ID's (started by hand as host:a, named
+	// b) leased b's queue and told a's subscribers of b, and a's workers
+	// never replaced it: it ends at once, whatever version it says (its
+	// starter picks that; a real host's name is always its ID's).
+	if id := workflow.GetInfo(ctx).WorkflowExecution.ID; id != HostID(in.Name) {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("host workflow %s named %.100q: a host's workflow is %s", id, in.Name, HostID(in.Name)), "InvalidHost", nil)
+	}
 	h := &hostRun{ctx: ctx, name: in.Name, version: in.Version}
 	if in.Carry != nil {
 		h.carry = *in.Carry

@@ -13,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	failurepb "go.temporal.io/api/failure/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/versions"
@@ -69,7 +71,7 @@ func TestHost_LeaseDrainAndSubscribers(t *testing.T) {
 	at(env, 5*time.Minute, func() { env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: false}) })
 	at(env, 5*time.Minute+time.Second, func() { undrained = view() })
 	endAt(env, 6*time.Minute)
-	env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "a"})
+	runHost(env, HostInput{Name: "a"})
 
 	require.Equal(t, HostUp, up.State)
 	require.Equal(t, "b1", up.Build)
@@ -164,7 +166,7 @@ func TestHost_ForgedSubscriptionsAreRejected(t *testing.T) {
 		require.NoError(t, v.Get(&hv))
 	})
 	endAt(env, 2*time.Minute)
-	env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "a"})
+	runHost(env, HostInput{Name: "a"})
 	require.Equal(t, []string{"root/g"}, hv.Subscribers)
 	require.Equal(t, 2, hv.Services)
 	require.Equal(t, 1, told)
@@ -193,11 +195,28 @@ func TestHost_ASubscriptionNumberedPastTheHostsTimeIsRefused(t *testing.T) {
 			require.NoError(t, v.Get(&hv))
 		})
 		endAt(env, 2*time.Minute)
-		env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "a", Version: version})
+		runHost(env, HostInput{Name: "a", Version: version})
 		if versions.HostSeqBounded.In(version) {
 			require.Equal(t, 2, hv.Services, "version %d: the real subscription holds", version)
 		} else {
 			require.Equal(t, 50, hv.Services, "version %d: the forged one held", version)
 		}
 	}
+}
+
+// runHost runs the host workflow of in under its ID (host:NAME).
+func runHost(env *testsuite.TestWorkflowEnvironment, in HostInput) {
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: HostID(in.Name)})
+	env.ExecuteWorkflow(HostWorkflow, in)
+}
+
+// A host's workflow started by hand under a host's ID with another name
+// leased that other host's queue and told this one's subscribers of it;
+// the real host's workers never replaced it. It ends at once.
+func TestHost_ANameNotItsIDsEndsAtOnce(t *testing.T) {
+	env := newEnv(t)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: HostID("web1")})
+	env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "web2", Version: versions.Host})
+	require.True(t, env.IsWorkflowCompleted())
+	require.ErrorContains(t, env.GetWorkflowError(), "host workflow host:web1 named \"web2\"")
 }

@@ -243,7 +243,10 @@ func (s *supervisorRun) lastHanded(old spec.Node) func(name string) (spec.Node, 
 // before: the supervisor's own level until now). It reports
 // whether the root counted a new one.
 func (s *supervisorRun) countRevision(u spec.Update, before spec.Node, plan supervise.Reconciled) bool {
-	if u.Revision > 0 {
+	if u.Revision > 0 && (s.in.Parent != "" || !versions.SupReportSeqBounded.In(s.in.Version)) {
+		// (A root counts its own from version 11: a revision sent to it,
+		// by hand, of MaxInt64 wrapped its count, and its revisions log
+		// dropped every apply after it.)
 		s.carry.Revision = u.Revision
 		return false
 	}

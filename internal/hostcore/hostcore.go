@@ -235,6 +235,9 @@ func (s *State) Subscribe(sub Subscription, notAfter int64) (tellNew bool, err e
 	if err := s.Check(sub); err != nil {
 		return false, err
 	}
+	if notAfter != 0 && sub.Seq <= 0 {
+		return false, fmt.Errorf("subscriber %s: a subscription without a number: not a supervisor's (each numbers its own)", sub.Supervisor)
+	}
 	if notAfter != 0 && sub.Seq > notAfter {
 		return false, fmt.Errorf("subscriber %s: a subscription numbered %d, past the host's time (at most %d): not a supervisor's", sub.Supervisor, sub.Seq, notAfter)
 	}

@@ -67,9 +67,12 @@ type Job struct {
 	Path       string
 	Spec       spec.Node
 	Generation int64
-	// Version is its workflow's code version (what its runs run).
-	Version int
-	Rec     *Record
+	// Version is its workflow's code version (what its runs run);
+	// OnceExact: a once job runs for a generation that is not the one it
+	// last ran for (versions.JobOnceExact; before: one above it).
+	Version   int
+	OnceExact bool
+	Rec       *Record
 	// Putting: a put or delete of its schedule is in flight (Deleting: a
 	// delete); OnceRunning: a once job's run is in flight, for OnceGen.
 	Putting, Deleting bool
@@ -143,11 +146,20 @@ func (j *Job) Next() Command {
 		j.Putting, j.Deleting = true, true
 		return DeleteSchedule
 	}
-	if !j.OnceRunning && j.Rec.Desired == spec.DesiredRunning && j.Rec.Ran < j.Generation {
+	if !j.OnceRunning && j.Rec.Desired == spec.DesiredRunning && !j.ranFor(j.Generation) {
 		j.OnceRunning, j.OnceGen = true, j.Generation
 		return RunOnce
 	}
 	return None
+}
+
+// ranFor says whether a once job's last run was for generation g: the
+// one it last ran for (OnceExact), or (before) any up to it.
+func (j *Job) ranFor(g int64) bool {
+	if j.OnceExact {
+		return j.Rec.Ran == g
+	}
+	return j.Rec.Ran >= g
 }
 
 // PutDone takes the end of the put or delete in flight: errText is its
@@ -233,7 +245,11 @@ func (j *Job) TakeRun(run treestatus.JobRun) (out treestatus.JobRun, ok bool, er
 // meanwhile runs next). It returns the run to note.
 func (j *Job) OnceEnded(run treestatus.JobRun, errText string, now time.Time) treestatus.JobRun {
 	j.OnceRunning = false
-	j.Rec.Ran = max(j.Rec.Ran, j.OnceGen)
+	if j.OnceExact {
+		j.Rec.Ran = j.OnceGen
+	} else {
+		j.Rec.Ran = max(j.Rec.Ran, j.OnceGen)
+	}
 	if run.ID == "" {
 		run = treestatus.JobRun{ID: fmt.Sprintf("%sg%d", spec.JobRunPrefix(j.Path), j.OnceGen), Outcome: treestatus.RunFailed,
 			Generation: j.OnceGen, EndedAt: now, Reason: errText}
@@ -288,7 +304,7 @@ func (j *Job) State() (state, reason string, completed bool) {
 	case last != nil && last.Outcome != treestatus.RunSucceeded:
 		return "failed", fmt.Sprintf("its last run %s: %s", last.Outcome, last.Reason), false
 	case !j.Spec.Job.Periodic():
-		if last != nil && j.Rec.Ran >= j.Generation {
+		if last != nil && j.ranFor(j.Generation) {
 			return "stopped", "its run succeeded", true
 		}
 		return "starting", "its run is due", false

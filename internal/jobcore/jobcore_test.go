@@ -267,3 +267,27 @@ func TestSameReport(t *testing.T) {
 	b.SuperviseSeq = 3
 	require.False(t, SameReport(a, b))
 }
+
+// The defect: a spec sent by hand with a huge generation ran once and left
+// the once job completed for every real generation after it, all below.
+// With OnceExact (job version 3) a generation other than the one it last
+// ran for runs; before, only one above it did.
+func TestNext_AOnceJobPinnedByAHugeGenerationRunsAgain(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		j, rec := newJob(once(), versions.Job)
+		j.OnceExact = exact
+		require.NoError(t, j.TakeSpec(once(), 9_000_000_000_000_000_000, t0))
+		require.Equal(t, RunOnce, j.Next())
+		j.Note(j.OnceEnded(run("g9e18", treestatus.RunSucceeded), "", t0), t0)
+		require.NoError(t, j.TakeSpec(once(), 2, t0), "the supervisor's next apply")
+		_, _, completed := j.State()
+		if exact {
+			require.Equal(t, RunOnce, j.Next(), "its generation runs")
+			require.False(t, completed)
+		} else {
+			require.Equal(t, None, j.Next(), "version 2: pinned")
+			require.True(t, completed)
+			require.EqualValues(t, 9_000_000_000_000_000_000, rec.Ran)
+		}
+	}
+}

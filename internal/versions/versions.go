@@ -111,7 +111,9 @@ var (
 	// of the child again. Once a child's run is known, a report must name
 	// it, and an end report is taken only during the supervisor's own
 	// shutdown: a forged end report made a live child's record ended for
-	// good. Version 10 numbers from 1 and takes any of them.
+	// good. A root counts its revisions itself: one sent to it (MaxInt64,
+	// by hand) wrapped its count. Version 10 numbers from 1 and takes any
+	// of them.
 	SupReportSeqBounded = Feature{"supervisor.report-seq-bounded", typeSupervisor, 11}
 )
 
@@ -200,6 +202,11 @@ var (
 	// 3: its reports are numbered past the time they are made (in ns), as
 	// a worker's (WorkerReportSeqByTime); version 2 numbers from 1.
 	JobReportSeqByTime = Feature{"job.report-seq-by-time", typeJob, 3}
+	// 3: a once job runs when its generation is not the one it last ran
+	// for (version 2: below it): a spec sent by hand with a huge
+	// generation ran once and left the job "completed" for every real
+	// generation after it, which were all below.
+	JobOnceExact = Feature{"job.once-exact", typeJob, 3}
 )
 
 // All lists every table, for the tests that hold them together.
@@ -211,5 +218,5 @@ var All = []Feature{
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded,
 	RevisionsVersioned, RevisionsBounded,
-	JobVersioned, JobRunsAwait, JobReportSeqByTime,
+	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact,
 }
