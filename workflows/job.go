@@ -16,6 +16,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/jobcore"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/internal/versions"
 )
@@ -79,6 +80,9 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	j := &jobRun{ctx: ctx, in: in, log: workflow.GetLogger(ctx)}
 	if in.Carry != nil {
 		j.carry = *in.Carry
+		if n := supervise.NotAfter(versions.JobReportSeqByTime.In(in.Version), workflow.Now(ctx)); n != 0 && j.carry.SuperviseSeq > n {
+			j.carry.SuperviseSeq = 0 // pinned by a forged request under a version before
+		}
 	} else {
 		j.carry.Record = jobcore.New(in.Spec, workflow.Now(ctx))
 	}
@@ -357,7 +361,8 @@ func (j *jobRun) onSupervise(raw converter.RawValue) {
 		j.reject(SignalSupervise, err)
 		return
 	}
-	j.carry.SuperviseSeq = max(j.carry.SuperviseSeq, r.Seq)
+	j.carry.SuperviseSeq = supervise.Acknowledged(j.carry.SuperviseSeq, r.Seq,
+		supervise.NotAfter(versions.JobReportSeqByTime.In(j.in.Version), workflow.Now(j.ctx)))
 }
 
 func (j *jobRun) reject(signal string, err error) {

@@ -89,6 +89,7 @@ func (s *supervisorRun) decide(snap supervise.Snapshot) {
 	snap.Memory = s.carry.Memory
 	snap.Config = s.config()
 	snap.Children = s.children()
+	snap.SeqByTime = versions.SupReportSeqBounded.In(s.in.Version)
 	if f := s.stepSignal; f != nil && f.IsReady() && f.Get(s.ctx, nil) != nil {
 		snap.Undeliverable = s.stepSeq
 	}

@@ -150,6 +150,9 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 					s.carry.Children[i].ReportSeq = 0
 				}
 			}
+			if s.carry.Memory.SuperviseSeq > notAfter {
+				s.carry.Memory.SuperviseSeq = 0 // and its acknowledgement of its parent's requests
+			}
 		}
 	}
 	s.lastState = s.ownState()

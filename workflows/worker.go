@@ -10,6 +10,7 @@ import (
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/placement"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/versions"
 )
@@ -174,6 +175,9 @@ func newWorkerRun(ctx workflow.Context, in WorkerInput) (*workerRun, error) {
 	w.node = spec.Rendered(in.Spec)
 	if in.Carry != nil {
 		w.carry = *in.Carry
+		if n := supervise.NotAfter(versions.WorkerReportSeqByTime.In(in.Version), workflow.Now(ctx)); n != 0 && w.carry.SuperviseSeq > n {
+			w.carry.SuperviseSeq = 0 // pinned by a forged request under a version before
+		}
 	} else {
 		w.carry = WorkerCarry{Desired: tick.Desired(w.node.Desired), Memory: tick.Memory{State: tick.Stopped, Reason: "created"}, Since: workflow.Now(ctx)}
 	}

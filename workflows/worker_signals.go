@@ -166,9 +166,8 @@ func (w *workerRun) onSupervise(raw converter.RawValue) {
 		w.reject(SignalSupervise, err)
 		return
 	}
-	if r.Seq > w.carry.SuperviseSeq {
-		w.carry.SuperviseSeq = r.Seq
-	}
+	w.carry.SuperviseSeq = supervise.Acknowledged(w.carry.SuperviseSeq, r.Seq,
+		supervise.NotAfter(versions.WorkerReportSeqByTime.In(w.in.Version), workflow.Now(w.ctx)))
 	if r.Op == supervise.RequestStop {
 		if f := w.flight; f != nil && !f.cancelled && tick.ShouldCancel(f.action, tick.WantStopped) {
 			f.cancelled = true

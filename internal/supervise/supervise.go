@@ -183,6 +183,32 @@ type Snapshot struct {
 	// Undeliverable is the seq of a supervise request that could not be
 	// delivered (the child's workflow is not running): 0 if none.
 	Undeliverable int64
+	// SeqByTime (versions.SupReportSeqBounded): the supervise requests it
+	// sends are numbered past Now (in ns), and one it takes from its
+	// parent numbered past Now plus SeqSkew is not taken as acknowledged
+	// (it is carried out still). A request sent by hand with a huge
+	// number pinned what a child acknowledges: every later request counted
+	// as answered before the child had carried it out.
+	SeqByTime bool
+}
+
+// NotAfter is the highest supervise request number taken at now
+// (Snapshot.SeqByTime; 0: any).
+func NotAfter(byTime bool, now time.Time) int64 {
+	if !byTime {
+		return 0
+	}
+	return now.Add(SeqSkew).UnixNano()
+}
+
+// Acknowledged is a child's (or this supervisor's) acknowledgement after
+// a supervise request numbered seq: the highest number taken, seq only if
+// it is not past notAfter (NotAfter).
+func Acknowledged(held, seq, notAfter int64) int64 {
+	if seq > held && (notAfter == 0 || seq <= notAfter) {
+		return seq
+	}
+	return held
 }
 
 // CommandKind is what a command asks of the workflow.
@@ -510,6 +536,9 @@ func (d *decider) step(p *Plan, name, req string, done func(Child) bool) bool {
 	}
 	if p.Sent == 0 {
 		d.m.SentSeq++
+		if d.s.SeqByTime {
+			d.m.SentSeq = max(d.m.SentSeq, d.s.Now.UnixNano())
+		}
 		p.Sent = d.m.SentSeq
 		p.Deadline = d.s.Now.Add(StepWait)
 		d.emit(Command{Kind: Send, Child: name, Request: req, Seq: p.Sent, Reason: p.Reason})
@@ -560,9 +589,7 @@ func (d *decider) wake() {
 
 // supervised carries out the parent's stop or restart of this subtree.
 func (d *decider) supervised(r Request) {
-	if r.Seq > d.m.SuperviseSeq {
-		d.m.SuperviseSeq = r.Seq
-	}
+	d.m.SuperviseSeq = Acknowledged(d.m.SuperviseSeq, r.Seq, NotAfter(d.s.SeqByTime, d.s.Now))
 	d.m.Failed = false
 	d.m.CooldownUntil = time.Time{}
 	if r.Op == RequestStop {

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -275,4 +276,30 @@ func TestBadInputIsIgnored(t *testing.T) {
 	}
 	m, _ := Next(Snapshot{Kind: Wake, Now: t0, Desired: "running", Memory: Memory{Plan: &Plan{Op: OpRestart, Phase: PhaseStarting, Start: []string{"gone"}}}, Config: cfg(spec.OneForAll)})
 	require.Nil(t, m.Plan, "a plan over children that are gone finishes")
+}
+
+// The defect: a supervise request sent by hand with a huge number pinned
+// what its receiver acknowledges, and every later request counted as
+// answered before it was carried out. With SeqByTime, requests are
+// numbered by time and one numbered past Now plus SeqSkew is carried out
+// but not acknowledged.
+func TestAcknowledged_ARequestNumberedPastTheTimeIsNot(t *testing.T) {
+	now := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+	bound := NotAfter(true, now)
+	require.Zero(t, NotAfter(false, now))
+	require.EqualValues(t, 7, Acknowledged(5, 7, 0))
+	require.EqualValues(t, 7, Acknowledged(7, 5, 0), "older: kept")
+	require.EqualValues(t, math.MaxInt64, Acknowledged(5, math.MaxInt64, 0), "unbounded: pinned")
+	require.EqualValues(t, 5, Acknowledged(5, math.MaxInt64, bound), "bounded: not acknowledged")
+	require.EqualValues(t, now.UnixNano(), Acknowledged(5, now.UnixNano(), bound))
+
+	m, cmds := Next(Snapshot{Kind: Supervised, Request: Request{Op: RequestStop, Seq: math.MaxInt64}, Now: now, SeqByTime: true,
+		Desired: "running", Config: Config{Strategy: "one_for_all"}, Children: []Child{{Name: "a", State: "running", Desired: "running"}}})
+	require.Zero(t, m.SuperviseSeq, "carried out, not acknowledged")
+	require.NotNil(t, m.Plan, "the stop is carried out")
+	for _, c := range cmds {
+		if c.Kind == Send {
+			require.GreaterOrEqual(t, c.Seq, now.UnixNano(), "its own requests numbered by time")
+		}
+	}
 }

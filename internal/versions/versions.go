@@ -111,7 +111,10 @@ var (
 	// of the child again. Once a child's run is known, a report must name
 	// it, and an end report is taken only during the supervisor's own
 	// shutdown: a forged end report made a live child's record ended for
-	// good. A root counts its revisions itself: one sent to it (MaxInt64,
+	// good. Its supervise requests are numbered by time too, and a request
+	// from its parent numbered past its time is carried out but not
+	// acknowledged (a forged huge number counted every later request as
+	// answered at once). A root counts its revisions itself: one sent to it (MaxInt64,
 	// by hand) wrapped its count. Version 10 numbers from 1 and takes any
 	// of them.
 	SupReportSeqBounded = Feature{"supervisor.report-seq-bounded", typeSupervisor, 11}
