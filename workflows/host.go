@@ -114,6 +114,9 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 	h := &hostRun{ctx: ctx, name: in.Name, version: in.Version}
 	if in.Carry != nil {
 		h.carry = *in.Carry
+		if n := h.carry.Sane(); n > 0 { // (a real host's carry never has any)
+			workflow.GetLogger(ctx).Warn("host: subscribers dropped from its carry", "host", in.Name, "dropped", n)
+		}
 	} else {
 		h.carry = hostcore.New(workflow.Now(ctx))
 	}

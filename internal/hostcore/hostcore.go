@@ -197,6 +197,17 @@ const MaxSubscribers = 1000
 // list is longer than a supervisor's children, or a new one would pass
 // MaxSubscribers.
 func (s *State) Check(sub Subscription) error {
+	if err := s.checkOne(sub); err != nil {
+		return err
+	}
+	if !s.subscribed(sub.Supervisor) && !sub.Gone && len(s.Subscribers) >= MaxSubscribers {
+		return fmt.Errorf("subscriber %s: the host has %d subscribers already (at most %d)", sub.Supervisor, len(s.Subscribers), MaxSubscribers)
+	}
+	return nil
+}
+
+// checkOne is what Check asks of a subscription by itself.
+func (s *State) checkOne(sub Subscription) error {
 	if err := spec.CheckPath(sub.Supervisor); err != nil {
 		return fmt.Errorf("subscriber: %w", err)
 	}
@@ -207,9 +218,6 @@ func (s *State) Check(sub Subscription) error {
 		if len(p) > spec.MaxPathLength {
 			return fmt.Errorf("subscriber %s: a pinned worker's name of %d characters", sub.Supervisor, len(p))
 		}
-	}
-	if !s.subscribed(sub.Supervisor) && !sub.Gone && len(s.Subscribers) >= MaxSubscribers {
-		return fmt.Errorf("subscriber %s: the host has %d subscribers already (at most %d)", sub.Supervisor, len(s.Subscribers), MaxSubscribers)
 	}
 	return nil
 }
@@ -251,6 +259,24 @@ func (s *State) Subscribe(sub Subscription, notAfter int64) (tellNew bool, err e
 // server, the supervisor's first; the rest is room for the clocks of the
 // server's nodes to differ.
 const SeqSkew = 10 * time.Minute
+
+// Sane keeps of a carried state only the subscribers a host takes (Check,
+// at most MaxSubscribers), and says how many it dropped: a host's
+// workflow started by hand with a carry of thousands told each of them at
+// every change, more signals than one task may send, and its task failed
+// for good.
+func (s *State) Sane() (dropped int) {
+	kept := make([]Subscription, 0, min(len(s.Subscribers), MaxSubscribers))
+	for _, sub := range s.Subscribers {
+		if len(kept) >= MaxSubscribers || sub.Supervisor == "" || s.checkOne(sub) != nil {
+			dropped++
+			continue
+		}
+		kept = append(kept, sub)
+	}
+	s.Subscribers = kept
+	return dropped
+}
 
 // ForgetFutureSeqs clears the number of every subscription held that is
 // numbered past notAfter (one a run before versions.HostSeqBounded took

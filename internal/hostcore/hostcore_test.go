@@ -173,3 +173,17 @@ func TestForgetFutureSeqs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, s.View("h").Services, "t/a's real 2 and t/b's 1")
 }
+
+// A host's workflow started by hand with a carry of thousands of
+// subscribers told each at every change, more signals than one task may
+// send: a carried state keeps only what a host takes.
+func TestSane_ACarryKeepsWhatAHostTakes(t *testing.T) {
+	s := New(time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC))
+	for i := range MaxSubscribers + 500 {
+		s.Subscribers = append(s.Subscribers, Subscription{Supervisor: fmt.Sprintf("t/s%05d", i), Movable: 1})
+	}
+	s.Subscribers = append(s.Subscribers, Subscription{Supervisor: "t/../x"}, Subscription{})
+	require.Equal(t, 502, s.Sane())
+	require.Len(t, s.Subscribers, MaxSubscribers)
+	require.Zero(t, s.Sane(), "a sane carry is kept as it is")
+}
