@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -453,6 +455,48 @@ children:
 		_, err = os.Stat(l.proof)
 		require.True(t, os.IsNotExist(err), "the attacker's command never ran")
 		require.Contains(t, l.specOf("atk/svc").Process["command"], "sleep", "atk/svc runs the operator's spec")
+	}})
+	cases = append(cases, attackCase{"forged child reports pin or end a supervisor's record of its child", func(t *testing.T, l *attackLab) {
+		// What the supervisor (atkp) keeps of its child, as its own status
+		// query answers from its record.
+		record := func() workflows.Status {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v, err := l.c.QueryWorkflow(ctx, "atkp", "", workflows.QueryStatus)
+			require.NoError(t, err)
+			var st workflows.Status
+			require.NoError(t, v.Get(&st))
+			for _, c := range st.Children {
+				if c.Path == "atkp/svc" {
+					return c
+				}
+			}
+			t.Fatalf("no record of atkp/svc in %+v", st)
+			return workflows.Status{}
+		}
+		before := record()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		forged := workflows.Status{Path: "atkp/svc", Kind: spec.KindProcess, State: "failed", Desired: "running", Reason: "forged"}
+		// A huge number (it held the record against every real report
+		// after it), and an end naming no run (it ended the record).
+		require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Seq: math.MaxInt64, Status: forged}))
+		require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Seq: time.Now().UnixNano(), Ended: true, Status: forged}))
+		// The child's next real report is taken: its process killed, the
+		// record counts the end.
+		require.NoError(t, syscall.Kill(pidOf(t, l.status("atkp/svc").Instance), syscall.SIGKILL))
+		eventually(t, time.Minute, func() (bool, string) {
+			rec := record()
+			return rec.State == "running" && rec.Terminations > before.Terminations, fmt.Sprintf("%+v", rec)
+		})
+		// The supervisor still acts on its child: its operator restart
+		// reaches it.
+		r := l.starter("restart", "atkp")
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		eventually(t, time.Minute, func() (bool, string) {
+			rec := record()
+			return rec.State == "running" && rec.Restarts > before.Restarts, fmt.Sprintf("%+v", rec)
+		})
 	}})
 	cases = append(cases, readAttacks(l)...)
 	for _, c := range cases {
