@@ -123,6 +123,12 @@ type options struct {
 	soakDuration, soakSample time.Duration
 	soakPace                 float64
 	logDir, dbPath           string
+	// restartCmd restarts a server of -address (the soak's server fault;
+	// "": none); dbDir is where that server's database keeps its files
+	// (its size sampled; "": not); serverPidFile holds that
+	// server's PID (its RSS sampled; read again after each restart).
+	restartCmd, dbDir string
+	serverPidFile     string
 }
 
 func main() {
@@ -150,6 +156,9 @@ func main() {
 	flag.DurationVar(&o.soakSample, "soak-sample", time.Minute, "how often the soak samples its figures")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "more flags for every steward worker the bench starts, space-separated (an A/B run of a worker setting: -worker-args '--sticky-timeout 5s')")
+	flag.StringVar(&o.restartCmd, "restart-cmd", "", "with -address: a shell command that restarts the server (the soak's server restarts: 'scripts/cluster.sh down && scripts/cluster.sh up')")
+	flag.StringVar(&o.serverPidFile, "server-pid-file", "", "with -address: a file holding the server's PID, read at each soak sample for its RSS (a cluster's: <cluster dir>/server.pid)")
+	flag.StringVar(&o.dbDir, "db-dir", "", "with -address: the directory of the server's database, whose size the soak samples (a cluster's: <cluster dir>/pgdata)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -220,6 +229,16 @@ func run(o options) error {
 				server = next
 				return nil
 			}
+		}
+	}
+	if o.address != "" && o.restartCmd != "" {
+		restartServer = func() error {
+			cmd := exec.Command("sh", "-c", o.restartCmd)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("%s: %w", o.restartCmd, err)
+			}
+			return nil
 		}
 	}
 	o.addr, o.ns = addr, ns

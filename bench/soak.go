@@ -204,7 +204,7 @@ type soaker struct {
 
 func soakStep(ctx context.Context, c client.Client, o options, res Result, restartWorker, restartServer func() error, workerPid func() int, workerMetrics, stateDir string) error {
 	if restartServer == nil {
-		return errors.New("soak: the server must be the bench's own (no -address): it is restarted")
+		return errors.New("soak: the server is restarted: it must be the bench's own, or -restart-cmd must say how (with -address)")
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -722,8 +722,17 @@ func (s *soaker) sample() soakRow {
 		// its goroutines: growth there is the cache filling, not a leak.
 		r.hostsCached += maxOf(get, "temporal_sticky_cache_size")
 	}
-	r.serverRSS = rssMiB(devServerPid())
+	serverPid := devServerPid()
+	if f := s.o.serverPidFile; f != "" {
+		if b, err := os.ReadFile(f); err == nil {
+			serverPid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	r.serverRSS = rssMiB(serverPid)
 	r.dbMiB = sizeMiB(s.dbPath) + sizeMiB(s.dbPath+"-wal")
+	if s.o.dbDir != "" {
+		r.dbMiB = dirMiB(s.o.dbDir)
+	}
 	r.stateMiB = dirMiB(s.stateDir)
 	r.logsMiB = dirMiB(s.logDir)
 	began := time.Now()
