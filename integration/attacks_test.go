@@ -478,10 +478,18 @@ children:
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		forged := workflows.Status{Path: "atkp/svc", Kind: spec.KindProcess, State: "failed", Desired: "running", Reason: "forged"}
+		// The child's run, as any namespace reader sees it.
+		d, err := l.c.DescribeWorkflowExecution(ctx, "atkp/svc", "")
+		require.NoError(t, err)
+		run := d.GetWorkflowExecutionInfo().GetFirstRunId()
+		require.NotEmpty(t, run)
 		// A huge number (it held the record against every real report
-		// after it), and an end naming no run (it ended the record).
-		require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Seq: math.MaxInt64, Status: forged}))
-		require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Seq: time.Now().UnixNano(), Ended: true, Status: forged}))
+		// after it), an end nobody asked for (it ended the record for
+		// good), each naming the child's run, and both naming none.
+		for _, r := range []string{run, ""} {
+			require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Run: r, Seq: math.MaxInt64, Status: forged}))
+			require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Run: r, Seq: time.Now().UnixNano(), Ended: true, Status: forged}))
+		}
 		// The child's next real report is taken: its process killed, the
 		// record counts the end.
 		require.NoError(t, syscall.Kill(pidOf(t, l.status("atkp/svc").Instance), syscall.SIGKILL))
@@ -496,6 +504,10 @@ children:
 		eventually(t, time.Minute, func() (bool, string) {
 			rec := record()
 			return rec.State == "running" && rec.Restarts > before.Restarts, fmt.Sprintf("%+v", rec)
+		})
+		eventually(t, time.Minute, func() (bool, string) {
+			st := l.status("atkp/svc")
+			return st.State == "running", st.State
 		})
 	}})
 	cases = append(cases, readAttacks(l)...)

@@ -40,8 +40,10 @@ type Record struct {
 	LastRun  *treestatus.JobRun `json:"lastRun,omitempty"`
 	Runs     int                `json:"runs,omitempty"`
 	Failures int                `json:"failures,omitempty"`
-	// Ran is the generation a once job last ran for (its run ended).
-	Ran int64 `json:"ran,omitempty"`
+	// Ran is the generation a once job last ran for (its run ended), and
+	// RanDigest the digest of the spec it ran (OnceExact).
+	Ran       int64  `json:"ran,omitempty"`
+	RanDigest string `json:"ranDigest,omitempty"`
 	// Troubled: its last run did not succeed (jobRecovered is due at the
 	// next that does).
 	Troubled bool `json:"troubled,omitempty"`
@@ -78,6 +80,7 @@ type Job struct {
 	Putting, Deleting bool
 	OnceRunning       bool
 	OnceGen           int64
+	onceDigest        string // the spec the run in flight runs
 }
 
 // New is the record of a job that begins now.
@@ -147,19 +150,27 @@ func (j *Job) Next() Command {
 		return DeleteSchedule
 	}
 	if !j.OnceRunning && j.Rec.Desired == spec.DesiredRunning && !j.ranFor(j.Generation) {
-		j.OnceRunning, j.OnceGen = true, j.Generation
+		j.OnceRunning, j.OnceGen, j.onceDigest = true, j.Generation, spec.Digest(j.Spec)
 		return RunOnce
 	}
 	return None
 }
 
-// ranFor says whether a once job's last run was for generation g: the
-// one it last ran for (OnceExact), or (before) any up to it.
+// ranFor says whether a once job has run for generation g. Before
+// OnceExact: any generation up to the one it last ran for. With it: that
+// one, or one below it only while its spec is the one it ran. A spec sent
+// by hand with a huge generation and the job's own spec ran once and left
+// it completed for every real generation after it (all below): now the
+// next real one whose spec changed runs; and a supervisor that adopts the
+// job with a lower generation and the same spec (a closed child supervisor
+// started anew) does not run it again.
 func (j *Job) ranFor(g int64) bool {
-	if j.OnceExact {
-		return j.Rec.Ran == g
+	if !j.OnceExact {
+		return j.Rec.Ran >= g
 	}
-	return j.Rec.Ran >= g
+	// (A run recorded before OnceExact kept no digest: taken as the same
+	// spec, so that no once job, a migration say, runs again by surprise.)
+	return j.Rec.Ran == g || (j.Rec.Ran > g && (j.Rec.RanDigest == "" || j.Rec.RanDigest == spec.Digest(j.Spec)))
 }
 
 // PutDone takes the end of the put or delete in flight: errText is its
@@ -246,7 +257,7 @@ func (j *Job) TakeRun(run treestatus.JobRun) (out treestatus.JobRun, ok bool, er
 func (j *Job) OnceEnded(run treestatus.JobRun, errText string, now time.Time) treestatus.JobRun {
 	j.OnceRunning = false
 	if j.OnceExact {
-		j.Rec.Ran = j.OnceGen
+		j.Rec.Ran, j.Rec.RanDigest = j.OnceGen, j.onceDigest
 	} else {
 		j.Rec.Ran = max(j.Rec.Ran, j.OnceGen)
 	}

@@ -279,15 +279,35 @@ func TestNext_AOnceJobPinnedByAHugeGenerationRunsAgain(t *testing.T) {
 		require.NoError(t, j.TakeSpec(once(), 9_000_000_000_000_000_000, t0))
 		require.Equal(t, RunOnce, j.Next())
 		j.Note(j.OnceEnded(run("g9e18", treestatus.RunSucceeded), "", t0), t0)
-		require.NoError(t, j.TakeSpec(once(), 2, t0), "the supervisor's next apply")
+		require.NoError(t, j.TakeSpec(once(), 2, t0), "adopted again at a lower generation, its spec the same")
 		_, _, completed := j.State()
 		if exact {
+			require.Equal(t, None, j.Next(), "the same spec: not run again")
+			require.True(t, completed)
+			changed := once()
+			changed.Process = map[string]any{"command": "/bin/echo"}
+			require.NoError(t, j.TakeSpec(changed, 3, t0), "the next real apply, which changes it")
 			require.Equal(t, RunOnce, j.Next(), "its generation runs")
-			require.False(t, completed)
+			j.Note(j.OnceEnded(run("g3", treestatus.RunSucceeded), "", t0), t0)
+			require.EqualValues(t, 3, rec.Ran, "unpinned")
+			require.NoError(t, j.TakeSpec(changed, 4, t0))
+			require.Equal(t, RunOnce, j.Next(), "and a newer generation runs as before")
 		} else {
 			require.Equal(t, None, j.Next(), "version 2: pinned")
 			require.True(t, completed)
 			require.EqualValues(t, 9_000_000_000_000_000_000, rec.Ran)
 		}
 	}
+}
+
+// A run recorded before OnceExact kept no digest: a lower generation is
+// taken as run (no once job runs again by surprise).
+func TestNext_ARunRecordedBeforeOnceExactIsNotRunAgain(t *testing.T) {
+	j, rec := newJob(once(), versions.Job)
+	j.OnceExact = true
+	rec.Ran = 7 // carried from job version 2
+	require.NoError(t, j.TakeSpec(once(), 5, t0))
+	require.Equal(t, None, j.Next())
+	require.NoError(t, j.TakeSpec(once(), 8, t0))
+	require.Equal(t, RunOnce, j.Next(), "a newer generation runs")
 }

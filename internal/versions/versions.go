@@ -205,10 +205,11 @@ var (
 	// 3: its reports are numbered past the time they are made (in ns), as
 	// a worker's (WorkerReportSeqByTime); version 2 numbers from 1.
 	JobReportSeqByTime = Feature{"job.report-seq-by-time", typeJob, 3}
-	// 3: a once job runs when its generation is not the one it last ran
-	// for (version 2: below it): a spec sent by hand with a huge
-	// generation ran once and left the job "completed" for every real
-	// generation after it, which were all below.
+	// 3: a once job runs for a generation above the one it last ran for,
+	// or below it once its spec changed (version 2: above it only): a spec
+	// sent by hand with a huge generation ran once and left the job
+	// "completed" for every real generation after it, which were all
+	// below.
 	JobOnceExact = Feature{"job.once-exact", typeJob, 3}
 )
 
