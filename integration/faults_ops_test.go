@@ -113,10 +113,7 @@ func TestFault_WorkerKilledDuringARollingUpdate(t *testing.T) {
 // process reconnects (updateUnderFault).
 func TestFault_ServerRestartedDuringARollingUpdate(t *testing.T) {
 	needServer(t)
-	srv := newFileServer(t, "server-fault-upd.log")
-	w, err := startWorkerAt("worker-fault-srv-upd", srv.addr)
-	require.NoError(t, err)
-	t.Cleanup(w.stop) // after the tree's delete (cleanups run last first)
+	srv := fileServerWithWorker(t, "upd")
 	updateUnderFault(t, srv.addr, "it-fault-srv-upd", "4343", srv.restart)
 }
 
@@ -199,10 +196,7 @@ func TestFault_WorkerKilledDuringAnApplyOf200(t *testing.T) {
 // (applyUnderFault).
 func TestFault_ServerRestartedDuringAnApplyOf200(t *testing.T) {
 	needServer(t)
-	srv := newFileServer(t, "server-fault-200.log")
-	w, err := startWorkerAt("worker-fault-srv-200", srv.addr)
-	require.NoError(t, err)
-	t.Cleanup(w.stop) // after the tree's delete (cleanups run last first)
+	srv := fileServerWithWorker(t, "200")
 	applyUnderFault(t, srv.addr, "it-fault-srv-200", srv.restart)
 }
 
@@ -304,6 +298,18 @@ func (s *fileServer) stop() {
 	}
 }
 
+// fileServerWithWorker is a file server of the test's own (its log
+// server-fault-NAME.log) with a worker process on it (worker-fault-srv-
+// NAME), stopped after the test's trees are deleted (cleanups run last
+// first).
+func fileServerWithWorker(t *testing.T, name string) *fileServer {
+	srv := newFileServer(t, "server-fault-"+name+".log")
+	w, err := startWorkerAt("worker-fault-srv-"+name, srv.addr)
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	return srv
+}
+
 func (s *fileServer) restart() {
 	s.stop()
 	s.start()
@@ -313,10 +319,7 @@ func (s *fileServer) restart() {
 // rollout restarts six process services two at a time (rolloutUnderFault).
 func TestFault_ServerRestartedDuringARollout(t *testing.T) {
 	needServer(t)
-	srv := newFileServer(t, "server-fault-rollout.log")
-	w, err := startWorkerAt("worker-fault-srv-rollout", srv.addr)
-	require.NoError(t, err)
-	t.Cleanup(w.stop)
+	srv := fileServerWithWorker(t, "rollout")
 	rolloutUnderFault(t, srv.addr, "it-fault-srv-rollout", "4444", srv.restart)
 }
 
@@ -603,10 +606,7 @@ func TestFault_WorkerKilledDuringAFailover(t *testing.T) {
 // (failoverUnderFault).
 func TestFault_ServerRestartedDuringAFailover(t *testing.T) {
 	needServer(t)
-	srv := newFileServer(t, "server-fault-fo.log")
-	w, err := startWorkerAt("worker-fault-srv-fo", srv.addr)
-	require.NoError(t, err)
-	t.Cleanup(w.stop)
+	srv := fileServerWithWorker(t, "fo")
 	run := faultRun()
 	failoverUnderFault(t, srv.addr, "it-fault-srv-fo"+run, "5151"+run, srv.restart)
 }
@@ -645,10 +645,7 @@ func TestFault_WorkerKilledDuringADrain(t *testing.T) {
 // drain moves a host's instances one at a time (drainUnderFault).
 func TestFault_ServerRestartedDuringADrain(t *testing.T) {
 	needServer(t)
-	srv := newFileServer(t, "server-fault-drain.log")
-	w, err := startWorkerAt("worker-fault-srv-drain", srv.addr)
-	require.NoError(t, err)
-	t.Cleanup(w.stop)
+	srv := fileServerWithWorker(t, "drain")
 	run := faultRun()
 	drainUnderFault(t, srv.addr, "it-fault-srv-drain"+run, "5252"+run, srv.restart)
 }
