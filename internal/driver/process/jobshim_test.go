@@ -134,7 +134,9 @@ func TestJobRunAwaitedIsNotPushed(t *testing.T) {
 func TestJobEndedWhileNoWorkerRanIsKnownToTheNextOnesAdopt(t *testing.T) {
 	d, _, _ := shimDriver(t)
 	d.KeepOnClose = true // as a worker's: its processes outlive it
-	r := jobReq("t/backup/run-1", map[string]any{"command": "sh", "args": []string{"-c", "sleep 0.3; exit 7"}})
+	// (Long enough that the driver is closed before it ends, on a loaded
+	// machine too: ended before, its end was pushed and its record gone.)
+	r := jobReq("t/backup/run-1", map[string]any{"command": "sh", "args": []string{"-c", "sleep 2; exit 7"}})
 	id, err := d.Start(context.Background(), r)
 	require.NoError(t, err)
 	d.Close() // the worker gone: the process runs on, its record stays
