@@ -652,6 +652,11 @@ func (s *soaker) check() {
 	}
 	walk(st)
 	_, answered := notAtDesired(st)
+	// A supervisor's record of a worker lags its worker (a manual restart
+	// is not reported alone: its count rides along with the next report),
+	// so a process the records do not name is asked of its worker itself
+	// before it is suspected (the 2-hour soak counted two such as orphans).
+	procs = s.ownedByTheirWorker(procs, owned)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -689,6 +694,26 @@ func (s *soaker) check() {
 			delete(s.suspects, pid)
 		}
 	}
+}
+
+// ownedByTheirWorker marks owned each process of procs that the records
+// do not name but its worker's own status does (asked of the worker).
+func (s *soaker) ownedByTheirWorker(procs map[string][]int, owned map[int]bool) map[string][]int {
+	for path, pids := range procs {
+		if !slices.ContainsFunc(pids, func(pid int) bool { return !owned[pid] }) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		st, err := query(ctx, s.c, path)
+		cancel()
+		if err != nil {
+			continue
+		}
+		if pid, err := instancePid(st.Instance); err == nil {
+			owned[pid] = true
+		}
+	}
+	return procs
 }
 
 // readFailures reads the current worker's count of failed workflow tasks.
