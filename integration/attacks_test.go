@@ -457,29 +457,41 @@ children:
 		require.Contains(t, l.specOf("atk/svc").Process["command"], "sleep", "atk/svc runs the operator's spec")
 	}})
 	cases = append(cases, attackCase{"forged child reports pin or end a supervisor's record of its child", func(t *testing.T, l *attackLab) {
-		// What the supervisor (atkp) keeps of its child, as its own status
+		// A tree of its own (the cases before leave atkp/svc under a spec
+		// its host refuses, which a restart would meet).
+		r := l.starter("apply", "-f", writeSpec(t, `
+name: atkr
+children:
+  - name: svc
+    kind: process
+    process: {command: sleep, args: ["299"], host: atk-policy, startSeconds: 200ms}
+    observe: {interval: 2s}
+`), "--wait", "--timeout", "2m")
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		t.Cleanup(func() { l.starter("delete", "atkr") })
+		// What the supervisor (atkr) keeps of its child, as its own status
 		// query answers from its record.
 		record := func() workflows.Status {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			v, err := l.c.QueryWorkflow(ctx, "atkp", "", workflows.QueryStatus)
+			v, err := l.c.QueryWorkflow(ctx, "atkr", "", workflows.QueryStatus)
 			require.NoError(t, err)
 			var st workflows.Status
 			require.NoError(t, v.Get(&st))
 			for _, c := range st.Children {
-				if c.Path == "atkp/svc" {
+				if c.Path == "atkr/svc" {
 					return c
 				}
 			}
-			t.Fatalf("no record of atkp/svc in %+v", st)
+			t.Fatalf("no record of atkr/svc in %+v", st)
 			return workflows.Status{}
 		}
 		before := record()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		forged := workflows.Status{Path: "atkp/svc", Kind: spec.KindProcess, State: "failed", Desired: "running", Reason: "forged"}
+		forged := workflows.Status{Path: "atkr/svc", Kind: spec.KindProcess, State: "failed", Desired: "running", Reason: "forged"}
 		// The child's run, as any namespace reader sees it.
-		d, err := l.c.DescribeWorkflowExecution(ctx, "atkp/svc", "")
+		d, err := l.c.DescribeWorkflowExecution(ctx, "atkr/svc", "")
 		require.NoError(t, err)
 		run := d.GetWorkflowExecutionInfo().GetFirstRunId()
 		require.NotEmpty(t, run)
@@ -487,26 +499,26 @@ children:
 		// after it), an end nobody asked for (it ended the record for
 		// good), each naming the child's run, and both naming none.
 		for _, r := range []string{run, ""} {
-			require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Run: r, Seq: math.MaxInt64, Status: forged}))
-			require.NoError(t, l.c.SignalWorkflow(ctx, "atkp", "", workflows.SignalChild, workflows.ChildReport{Run: r, Seq: time.Now().UnixNano(), Ended: true, Status: forged}))
+			require.NoError(t, l.c.SignalWorkflow(ctx, "atkr", "", workflows.SignalChild, workflows.ChildReport{Run: r, Seq: math.MaxInt64, Status: forged}))
+			require.NoError(t, l.c.SignalWorkflow(ctx, "atkr", "", workflows.SignalChild, workflows.ChildReport{Run: r, Seq: time.Now().UnixNano(), Ended: true, Status: forged}))
 		}
 		// The child's next real report is taken: its process killed, the
 		// record counts the end.
-		require.NoError(t, syscall.Kill(pidOf(t, l.status("atkp/svc").Instance), syscall.SIGKILL))
+		require.NoError(t, syscall.Kill(pidOf(t, l.status("atkr/svc").Instance), syscall.SIGKILL))
 		eventually(t, time.Minute, func() (bool, string) {
 			rec := record()
 			return rec.State == "running" && rec.Terminations > before.Terminations, fmt.Sprintf("%+v", rec)
 		})
 		// The supervisor still acts on its child: its operator restart
 		// reaches it.
-		r := l.starter("restart", "atkp")
+		r = l.starter("restart", "atkr")
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)
 		eventually(t, time.Minute, func() (bool, string) {
 			rec := record()
 			return rec.State == "running" && rec.Restarts > before.Restarts, fmt.Sprintf("%+v", rec)
 		})
 		eventually(t, time.Minute, func() (bool, string) {
-			st := l.status("atkp/svc")
+			st := l.status("atkr/svc")
 			return st.State == "running", st.State
 		})
 	}})
