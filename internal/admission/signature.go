@@ -480,11 +480,16 @@ type signer struct {
 	previous map[string]string // path: the signature it runs with
 }
 
-func collectSignatures(into map[string]string, prefix string, n spec.Node) {
-	path := n.Name
-	if prefix != "" {
-		path = prefix + "/" + n.Name
+// treePath is the path of the node name under prefix ("": a root).
+func treePath(prefix, name string) string {
+	if prefix == "" {
+		return name
 	}
+	return prefix + "/" + name
+}
+
+func collectSignatures(into map[string]string, prefix string, n spec.Node) {
+	path := treePath(prefix, n.Name)
 	if n.Signature != "" {
 		into[path] = n.Signature
 	}
@@ -517,10 +522,7 @@ func (s signer) sign(instances int, msg []byte) string {
 }
 
 func (s signer) node(prefix string, n, effective spec.Node, parent *spec.Node) (spec.Node, error) {
-	path := n.Name
-	if prefix != "" {
-		path = prefix + "/" + n.Name
-	}
+	path := treePath(prefix, n.Name)
 	if !n.IsSupervisor() {
 		msg, instances, err := message(path, n, effective, parent)
 		if err != nil {
@@ -584,10 +586,7 @@ func SignedBy(pub ed25519.PublicKey, root spec.Node) error {
 }
 
 func (s signer) check(prefix string, n, effective spec.Node, parent *spec.Node) error {
-	path := n.Name
-	if prefix != "" {
-		path = prefix + "/" + n.Name
-	}
+	path := treePath(prefix, n.Name)
 	if !n.IsSupervisor() {
 		msg, instances, err := message(path, n, effective, parent)
 		if err != nil {
