@@ -138,6 +138,16 @@ func mockHostActions(env *testsuite.TestWorkflowEnvironment) *hostActions {
 		h.log = append(h.log, "stop "+r.Instance)
 		return activities.ActionResult{Attempt: 1}, nil
 	})
+	// An observe of a host away is never taken (an unknown worker's
+	// probe); one that is taken finds the instance the mock started.
+	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.away[r.Spec.RunsOn()] {
+			return activities.ActionResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
+		return activities.ActionResult{Attempt: 1, Observed: "running"}, nil
+	}).Maybe()
 	return h
 }
 

@@ -131,6 +131,8 @@ type workerRun struct {
 	backoff       deadline // the pending automatic restart
 	observeTimer  workflow.Future
 	observeCancel workflow.CancelFunc
+	// observeEvery is how long observeTimer was armed for.
+	observeEvery time.Duration
 
 	lastState    tick.State
 	lastReported *Status

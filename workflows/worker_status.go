@@ -46,11 +46,22 @@ func (w *workerRun) afterEvent() {
 	// Observe timer: only while running (or probing an unreachable host).
 	// It is kept through an action (one that fires meanwhile is dropped):
 	// most actions end where they began, in running.
+	// From version 8 an unknown worker probes within
+	// tick.UnknownProbeEvery: the timer its running state left armed (an
+	// observe interval can be an hour) is armed again, shorter.
 	if m.State == tick.Running || m.State == tick.Unknown {
+		every := w.node.Observe.Interval.D()
+		if versions.WorkerUnknownProbe.In(w.in.Version) {
+			every = tick.ObserveEvery(m.State, every)
+			if w.observeTimer != nil && w.flight == nil && every < w.observeEvery {
+				w.observeCancel()
+				w.observeTimer = nil
+			}
+		}
 		if w.observeTimer == nil && w.flight == nil {
 			tctx, cancel := workflow.WithCancel(w.ctx)
-			w.observeTimer = workflow.NewTimer(tctx, w.node.Observe.Interval.D())
-			w.observeCancel = cancel
+			w.observeTimer = workflow.NewTimer(tctx, every)
+			w.observeCancel, w.observeEvery = cancel, every
 		}
 	} else if w.observeTimer != nil && w.flight == nil {
 		w.observeCancel()

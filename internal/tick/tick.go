@@ -880,3 +880,19 @@ func HashKey(s string) uint64 {
 	}
 	return h
 }
+
+// UnknownProbeEvery bounds how long a worker whose host is unreachable
+// waits between probes: an observe interval can be an hour, and a host that
+// was only slow to take one action (a load spike past unreachableAfter) is
+// back long before that.
+const UnknownProbeEvery = 30 * time.Second
+
+// ObserveEvery is how long the observe timer of a worker in state st runs:
+// the spec's interval, or UnknownProbeEvery while the host is unknown when
+// that is sooner.
+func ObserveEvery(st State, interval time.Duration) time.Duration {
+	if st == Unknown && (interval <= 0 || interval > UnknownProbeEvery) {
+		return UnknownProbeEvery
+	}
+	return interval
+}

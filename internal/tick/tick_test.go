@@ -1416,3 +1416,21 @@ func withInstance(m Memory) Memory {
 	m.RunningSince = now.Add(-10 * time.Second)
 	return m
 }
+
+// An unknown worker probes within UnknownProbeEvery whatever its observe
+// interval; every other state keeps the spec's interval.
+func TestObserveEvery_AnUnknownHostIsProbedWithin30s(t *testing.T) {
+	for _, c := range []struct {
+		st       State
+		interval time.Duration
+		want     time.Duration
+	}{
+		{Unknown, time.Hour, UnknownProbeEvery},
+		{Unknown, 0, UnknownProbeEvery},
+		{Unknown, 5 * time.Second, 5 * time.Second},
+		{Running, time.Hour, time.Hour},
+		{Running, 5 * time.Second, 5 * time.Second},
+	} {
+		require.Equal(t, c.want, ObserveEvery(c.st, c.interval), "%s every %s", c.st, c.interval)
+	}
+}

@@ -31,7 +31,7 @@ const (
 	typeJob        = "JobWorkflow"
 
 	Supervisor = 11
-	Worker     = 7
+	Worker     = 8
 	Rollout    = 2
 	Host       = 2
 	Revisions  = 2
@@ -150,6 +150,12 @@ var (
 	// supervisor refuses one numbered past its own time:
 	// SupReportSeqBounded); version 6 numbers from 1.
 	WorkerReportSeqByTime = Feature{"worker.report-seq-by-time", typeWorker, 7}
+	// 8: a worker that goes unknown probes its host within
+	// tick.UnknownProbeEvery (the observe timer of its running state is
+	// re-armed shorter); version 7 probes at its observe interval, an hour
+	// for some services (found by the PostgreSQL soak: two workers stayed
+	// unknown for ten minutes, their host up all along).
+	WorkerUnknownProbe = Feature{"worker.unknown-probe", typeWorker, 8}
 )
 
 // RolloutWorkflow's versions.
@@ -218,7 +224,7 @@ var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
 	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded,
-	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded,
 	RevisionsVersioned, RevisionsBounded,
