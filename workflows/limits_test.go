@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/hostcore"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Regression tests of the issue "No input wedges a tree": a spec over a
@@ -259,4 +260,59 @@ func TestSupervisor_ForgedHostStatesAreBounded(t *testing.T) {
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: SupervisorVersion})
 	require.Equal(t, 6, st.RejectedSignals, "the long name, and the five past the bound")
 	require.Equal(t, "running", st.Children[0].State)
+}
+
+// Regression (attack review; docs/security.md's known gap): a spec sent by
+// hand with a generation near 2^63 was taken, and the next generation a
+// supervisor sent (the one past its child's report) wrapped negative. From
+// supervisor 12 and worker 8 a generation past spec.MaxGeneration is
+// refused, in a spec and in a child's report; the versions before take it.
+func TestGeneration_OneSentByHandNear2To63IsRefused(t *testing.T) {
+	const huge = 1<<63 - 1
+	supervisor := func(version int) Status {
+		env := newEnv(t)
+		var st Status
+		at(env, time.Minute, func() {
+			env.SignalWorkflow(SignalSpec, spec.Update{Generation: huge, Spec: tree("root", stubNode("a", nil))})
+		})
+		at(env, 2*time.Minute, func() { st = query(t, env) })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: version})
+		return st
+	}
+	st := supervisor(SupervisorVersion)
+	require.Equal(t, 1, st.RejectedSignals, "%+v", st)
+	require.EqualValues(t, 1, st.Generation)
+	old := supervisor(versions.SupGenerationBounded.Since - 1)
+	require.EqualValues(t, huge, old.Generation, "version 11 takes it")
+
+	worker := func(version int) Status {
+		env := newEnv(t)
+		var st Status
+		at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: huge, Spec: stubNode("w", nil)}) })
+		at(env, 2*time.Minute, func() { st = query(t, env) })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "t/w", Spec: stubNode("w", nil), Generation: 1, Version: version})
+		return st
+	}
+	st = worker(WorkerVersion)
+	require.Equal(t, 1, st.RejectedSignals, "%+v", st)
+	require.EqualValues(t, 1, st.Generation)
+	old = worker(versions.WorkerGenerationBounded.Since - 1)
+	require.EqualValues(t, huge, old.Generation, "version 7 takes it")
+}
+
+// The same for a child's report: a supervisor of version 12 refuses one
+// whose generation is past spec.MaxGeneration; its record keeps the real one.
+func TestGeneration_AReportNear2To63IsRefused(t *testing.T) {
+	env := newEnv(t)
+	var st Status
+	at(env, time.Minute, func() {
+		env.SignalWorkflow(SignalChild, ChildReport{Seq: env.Now().UnixNano(), Status: Status{Path: "root/a", Kind: "stub", State: "running", Desired: "running", Generation: 1<<63 - 1}})
+	})
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: SupervisorVersion})
+	require.Equal(t, 1, st.RejectedSignals, "%+v", st)
+	require.EqualValues(t, 1, st.Children[0].Generation)
 }

@@ -51,6 +51,10 @@ func (s *supervisorRun) applyBounded(r ChildReport) {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q says desired %.20q (running or stopped)", r.Status.Path, d))
 		return
 	}
+	if err := spec.CheckGeneration(r.Status.Generation); err != nil && versions.SupGenerationBounded.In(s.in.Version) {
+		s.reject(SignalChild, fmt.Errorf("the report of %.100q: %w", r.Status.Path, err))
+		return
+	}
 	if n := spec.EncodedSize(treestatus.Narrow(r.Status)); n > maxReportBytes {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q is %d bytes (a child's is at most %d)", r.Status.Path, n, maxReportBytes))
 		return

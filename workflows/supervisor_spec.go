@@ -31,7 +31,7 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		r := s.in.Spec.Resolved()
 		held := supervise.SpecHeld{Path: s.in.Path, Name: s.in.Spec.Name, Generation: s.in.Generation,
 			Desired: r.Desired, Strategy: r.Strategy, Limits: func() bool { return s.limits.holds(s.ctx) }, Now: workflow.Now(s.ctx),
-			Jobs: versions.SupJobs.In(s.in.Version)}
+			Jobs: versions.SupJobs.In(s.in.Version), GenerationBounded: versions.SupGenerationBounded.In(s.in.Version)}
 		for _, c := range s.in.Spec.Children {
 			if c.IsJob() {
 				held.JobNames = append(held.JobNames, c.Name)

@@ -113,6 +113,9 @@ func (w *workerRun) checkSpec(u spec.Update, held bool) error {
 	if ps := spec.ValidateSentWorker(held, w.in.Path, u.Spec); len(ps) > 0 {
 		return ps
 	}
+	if versions.WorkerGenerationBounded.In(w.in.Version) {
+		return spec.CheckGeneration(u.Generation)
+	}
 	return nil
 }
 

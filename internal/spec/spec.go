@@ -215,6 +215,22 @@ func ParseDuration(s string) (time.Duration, error) {
 	return v, nil
 }
 
+// MaxGeneration is the highest generation a spec may carry: far past any
+// tree's count (an apply a second for 285 million years) and exact as a
+// JSON number. A receiver that counts on from a generation sent by hand
+// near 2^63 would wrap (a supervisor sends a child the generation past
+// the one it reports).
+const MaxGeneration = 1 << 53
+
+// CheckGeneration says why generation g cannot be a spec's (nil: it can;
+// 0 asks the receiver for its own next one).
+func CheckGeneration(g int64) error {
+	if g < 0 || g > MaxGeneration {
+		return fmt.Errorf("generation %d is out of range (0 to 2^53)", g)
+	}
+	return nil
+}
+
 // Generation-stamped spec, the payload of the `spec` signal.
 type Update struct {
 	// Generation of the spec; 0 asks the receiver to use its own next one.

@@ -32,9 +32,12 @@ type SpecHeld struct {
 	// Jobs: the run starts jobs (a child with a job block, supervisor
 	// code version 9 on); Services and JobNames are its children now that
 	// are not jobs (services, supervisors) and jobs, by name.
-	Jobs     bool
-	Services []string
-	JobNames []string
+	// GenerationBounded: a spec's generation past spec.MaxGeneration is
+	// refused (supervisor code version 12 on).
+	GenerationBounded bool
+	Jobs              bool
+	Services          []string
+	JobNames          []string
 }
 
 // SpecTaken is what taking a spec changes.
@@ -65,6 +68,9 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 	}
 	if ps := spec.ValidateSent(held.Limits(), held.Path, u.Spec); len(ps) > 0 {
 		return SpecTaken{}, ps
+	}
+	if err := spec.CheckGeneration(u.Generation); held.GenerationBounded && err != nil {
+		return SpecTaken{}, err
 	}
 	if !u.Spec.IsSupervisor() {
 		return SpecTaken{}, fmt.Errorf("a supervisor's spec needs children")

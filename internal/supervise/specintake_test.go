@@ -25,6 +25,7 @@ func TestTakeSpec(t *testing.T) {
 		problem string // the error names it
 		asked   bool   // the limits were asked
 		jobs    bool   // the run starts jobs
+		bounded bool   // generations are bounded (version 12)
 	}{
 		{name: "a change that begins here: the next generation, origin now, depth 1",
 			u: spec.Update{Spec: tree("root", "", "")}, asked: true,
@@ -53,13 +54,23 @@ func TestTakeSpec(t *testing.T) {
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("a")}}}, jobs: true, asked: true, problem: "a: a service or a supervisor cannot become a job in place"},
 		{name: "a job made a service in place",
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: "nightly", Kind: spec.KindStub}}}}, jobs: true, asked: true, problem: "nightly: a job cannot become a service"},
+		{name: "a generation sent by hand near 2^63, bounded: refused (the next one would wrap)",
+			u: spec.Update{Generation: 1<<63 - 1, Spec: tree("root", "", "")}, bounded: true, asked: true, problem: "generation 9223372036854775807 is out of range"},
+		{name: "a negative generation, bounded: refused",
+			u: spec.Update{Generation: -3, Spec: tree("root", "", "")}, bounded: true, asked: true, problem: "out of range"},
+		{name: "the highest generation, bounded: taken",
+			u: spec.Update{Generation: spec.MaxGeneration, Spec: tree("root", "", "")}, bounded: true, asked: true,
+			want: SpecTaken{Generation: spec.MaxGeneration, Origin: now, Depth: 1}},
+		{name: "a generation near 2^63, unbounded (version 11): taken",
+			u: spec.Update{Generation: 1<<63 - 1, Spec: tree("root", "", "")}, asked: true,
+			want: SpecTaken{Generation: 1<<63 - 1, Origin: now, Depth: 1}},
 		{name: "a new job",
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: "a", Kind: spec.KindStub}, jobNode("backup")}}}, jobs: true, asked: true,
 			want: SpecTaken{Generation: 5, Origin: now, Depth: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, asked := held, false
-			h.Jobs, h.Services, h.JobNames = c.jobs, []string{"a"}, []string{"nightly"}
+			h.Jobs, h.Services, h.JobNames, h.GenerationBounded = c.jobs, []string{"a"}, []string{"nightly"}, c.bounded
 			h.Limits = func() bool { asked = true; return c.limits }
 			got, err := TakeSpec(h, c.u)
 			require.Equal(t, c.asked, asked, "limits asked")

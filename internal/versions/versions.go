@@ -30,7 +30,7 @@ const (
 	typeRevisions  = "RevisionsWorkflow"
 	typeJob        = "JobWorkflow"
 
-	Supervisor = 11
+	Supervisor = 12
 	Worker     = 8
 	Rollout    = 2
 	Host       = 2
@@ -118,6 +118,11 @@ var (
 	// by hand) wrapped its count. Version 10 numbers from 1 and takes any
 	// of them.
 	SupReportSeqBounded = Feature{"supervisor.report-seq-bounded", typeSupervisor, 11}
+	// 12: a spec's generation and a child's reported one are refused past
+	// spec.MaxGeneration (2^53): one sent by hand near 2^63 wrapped the
+	// generation a supervisor sends a child (the one past its report's).
+	// Version 11 takes any.
+	SupGenerationBounded = Feature{"supervisor.generation-bounded", typeSupervisor, 12}
 )
 
 // WorkerWorkflow's versions.
@@ -156,6 +161,9 @@ var (
 	// for some services (found by the PostgreSQL soak: two workers stayed
 	// unknown for ten minutes, their host up all along).
 	WorkerUnknownProbe = Feature{"worker.unknown-probe", typeWorker, 8}
+	// 8: a spec whose generation is past spec.MaxGeneration (2^53) is
+	// refused (SupGenerationBounded); version 7 takes any.
+	WorkerGenerationBounded = Feature{"worker.generation-bounded", typeWorker, 8}
 )
 
 // RolloutWorkflow's versions.
@@ -223,8 +231,8 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded,
-	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded,
 	RevisionsVersioned, RevisionsBounded,
