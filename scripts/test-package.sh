@@ -19,6 +19,11 @@ for f in /usr/bin/steward /usr/bin/steward-worker; do [ -x "$f" ] || fail "$f no
 [ "$(stat -c %a /etc/steward/policy.yaml)" = 600 ] || fail "policy.yaml mode $(stat -c %a /etc/steward/policy.yaml)"
 [ "$(stat -c %a /var/lib/steward)" = 700 ] || fail "/var/lib/steward mode $(stat -c %a /var/lib/steward)"
 [ "$(stat -c %a /var/log/steward)" = 750 ] || fail "/var/log/steward mode $(stat -c %a /var/log/steward)"
+# systemd sets a StateDirectory's and a LogsDirectory's mode at each start
+# (0755 unless the unit says): the unit must keep the package's.
+unit=$(systemctl cat steward-worker 2>/dev/null || cat /lib/systemd/system/steward-worker.service /usr/lib/systemd/system/steward-worker.service 2>/dev/null)
+grep -qx 'StateDirectoryMode=0700' <<<"$unit" || fail "the unit does not keep /var/lib/steward at 0700 (StateDirectoryMode)"
+grep -qx 'LogsDirectoryMode=0750' <<<"$unit" || fail "the unit does not keep /var/log/steward at 0750 (LogsDirectoryMode)"
 /usr/bin/steward-worker --version >/dev/null || fail "steward-worker --version"
 /usr/bin/steward version >/dev/null || fail "steward version"
 dpkg-query -W -f='${Conffiles}\n' steward | grep -q /etc/steward/worker.yaml || fail "worker.yaml is not a conffile"

@@ -190,10 +190,10 @@ func (d *Driver) writeRecord(p *proc, starting, unlessOther bool) {
 	if old, _, ok := d.recordOf(p.wfID); unlessOther && ok && old.Instance != p.id {
 		return // a newer instance of the workflow is recorded
 	}
-	err := os.MkdirAll(d.StateDir, 0o755)
+	err := os.MkdirAll(d.StateDir, 0o700)
 	if err == nil {
 		tmp := path + ".tmp"
-		if err = os.WriteFile(tmp, b, 0o644); err == nil {
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
 			err = os.Rename(tmp, path)
 		}
 	}
@@ -526,12 +526,17 @@ func (d *Driver) openLog(wfID string, logs LogPolicy) (*os.File, error) {
 	if d.logDir == "" {
 		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	}
-	if err := os.MkdirAll(d.logDir, 0o755); err != nil {
+	if err := os.MkdirAll(d.logDir, 0o750); err != nil {
 		return nil, err
 	}
 	path := LogPath(d.logDir, wfID)
 	d.rotate(path, logs.over(d.hostLogs()))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// A service's output often holds tokens: readable by the worker's
+	// user and group only (a log an older worker made 0644 is narrowed).
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, logMode)
+	if err == nil {
+		_ = f.Chmod(logMode)
+	}
 	if err == nil {
 		d.markStart(path)
 	}

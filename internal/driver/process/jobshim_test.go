@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,4 +162,25 @@ func TestJobEndedWhileNoWorkerRanIsKnownToTheNextOnesAdopt(t *testing.T) {
 	require.Equal(t, id, e.Instance)
 	require.NotNil(t, e.Code)
 	require.Equal(t, 7, *e.Code)
+}
+
+// Regression (attack review): a job run that passed its timeout, or was
+// cancelled (`overlap: cancelOther`, `temporal workflow cancel`), gave up
+// its wait (Run) and asked a stop that names no instance, and the stop did
+// nothing: the run was recorded stopped while its process ran on beside
+// the schedule's next run. The stop of a job's run stops its live process.
+func TestJobRunGivenUpIsStoppedByItsStop(t *testing.T) {
+	d, _, _ := shimDriver(t)
+	r := jobReq("t/backup/run-9", map[string]any{"command": "sleep", "args": []string{"30"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := d.Run(ctx, r, false)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	live := d.live(r.WorkflowID)
+	require.Len(t, live, 1, "still running once its wait is given up")
+	pid := live[0].pid
+
+	require.NoError(t, d.Stop(context.Background(), r), "a stop naming no instance (the run's, after its timeout)")
+	require.Empty(t, d.live(r.WorkflowID), "its process is stopped")
+	require.Error(t, syscall.Kill(pid, 0), "pid %d is gone", pid)
 }

@@ -54,6 +54,12 @@ type LogPolicy struct {
 	MaxAge time.Duration `json:"maxAge,omitempty"`
 }
 
+// logMode is the mode of a service's log, its rotated copies and their
+// index: a service's output often holds tokens, so the worker's user and
+// group read it (the package's /var/log/steward is root:adm 0750), no
+// other local user.
+const logMode = 0o640
+
 // Defaults of a host's LogPolicy.
 const (
 	DefaultLogMaxBytes = 10 << 20
@@ -178,7 +184,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, logMode)
 	if err != nil {
 		return err
 	}
@@ -202,7 +208,7 @@ func compressFile(src, dst string) error {
 		return err
 	}
 	tmp := dst + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, logMode)
 	if err != nil {
 		return err
 	}
@@ -283,14 +289,14 @@ func thinIndex(path string) {
 		b.WriteByte('\n')
 	}
 	tmp := indexPath(path) + ".tmp"
-	if os.WriteFile(tmp, []byte(b.String()), 0o644) == nil {
+	if os.WriteFile(tmp, []byte(b.String()), logMode) == nil {
 		renameIfExists(tmp, indexPath(path))
 	}
 }
 
 // appendIndex appends a line to the index of the log at path.
 func appendIndex(path, line string) {
-	f, err := os.OpenFile(indexPath(path), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(indexPath(path), os.O_WRONLY|os.O_CREATE|os.O_APPEND, logMode)
 	if err != nil {
 		return
 	}

@@ -248,6 +248,14 @@ func (d *Driver) Start(ctx context.Context, r driver.Request) (string, error) {
 // context's deadline. An instance this driver does not hold is not running
 // (see the package comment), so stopping it succeeds.
 func (d *Driver) Stop(ctx context.Context, r driver.Request) error {
+	if r.Instance == "" && r.Spec.IsJob() {
+		// A job run's stop after its timeout or its cancel: the run that
+		// awaited it (Run) gave up its wait and names no instance. The
+		// run's workflow is its own (one per run), so its live process is
+		// the one to stop; a stop that did nothing here left it running
+		// beside the schedule's next run.
+		return d.stopLive(ctx, r, false)
+	}
 	p := d.held(r)
 	d.mu.Lock()
 	if p != nil {
@@ -675,6 +683,12 @@ func (d *Driver) live(wfID string) []*proc {
 // time, as for adoption: a pid that is another process's by now is never
 // signalled.
 func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
+	return d.stopLive(ctx, r, true)
+}
+
+// stopLive stops every live process of r's workflow (stopEarlier); warn:
+// it is a start's, which found one it did not expect.
+func (d *Driver) stopLive(ctx context.Context, r driver.Request, warn bool) error {
 	wfID := r.WorkflowID
 	live := d.live(wfID)
 	d.mu.Lock()
@@ -683,8 +697,10 @@ func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
 	}
 	d.mu.Unlock()
 	for _, p := range live {
-		d.log.Warn(fmt.Sprintf("process: start of %s while its instance %s still runs: stopped it first (an exit report that was not the host's?)", wfID, p.id),
-			zap.String("workflow", wfID), zap.String("instance", p.id))
+		if warn {
+			d.log.Warn(fmt.Sprintf("process: start of %s while its instance %s still runs: stopped it first (an exit report that was not the host's?)", wfID, p.id),
+				zap.String("workflow", wfID), zap.String("instance", p.id))
+		}
 		timeout := spec.DefaultStopTimeout
 		if t := r.Spec.Timeouts; t != nil && t.Stop.D() > 0 {
 			timeout = t.Stop.D()
@@ -693,7 +709,11 @@ func (d *Driver) stopEarlier(ctx context.Context, r driver.Request) error {
 		err := d.terminate(sctx, p)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("process: start of %s: its instance %s still runs: %w", wfID, p.id, err)
+			what := "stop"
+			if warn {
+				what = "start"
+			}
+			return fmt.Errorf("process: %s of %s: its instance %s still runs: %w", what, wfID, p.id, err)
 		}
 		d.forget(p)
 	}
