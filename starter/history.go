@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,7 +59,7 @@ func historyCmd(g *globals) *cobra.Command {
 				_, err = fmt.Fprintln(out, string(b))
 				return err
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			tw := tabwriter.NewWriter(terminalSafe{out}, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tFROM\tSTATE\tACTION\tREASON")
 			for _, e := range entries {
 				action := "-"
@@ -70,7 +69,7 @@ func historyCmd(g *globals) *cobra.Command {
 						action += ": " + e.Action.Error
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), orDash(e.From), e.State, action, strings.ReplaceAll(e.Reason, "\n", " "))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), orDash(e.From), e.State, action, cell(e.Reason))
 			}
 			return tw.Flush()
 		},

@@ -174,7 +174,7 @@ func printHosts(w io.Writer, hosts []hostLine, output string) error {
 	if output == "json" {
 		return writeJSON(w, rows)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{w}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOST\tSTATE\tSINCE\tSERVICES\tBUILD\tADDRESS\tBOOTED")
 	for _, r := range rows {
 		since := "-"

@@ -146,7 +146,7 @@ func printJobs(out io.Writer, rows []jobRow) {
 		fmt.Fprintln(out, "no jobs")
 		return
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{out}, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tSCHEDULE\tSTATE\tNEXT RUN\tLAST RUN\tRUNS\tFAILED\tSKIPPED")
 	for _, r := range rows {
 		next, last := "-", "-"
@@ -165,7 +165,7 @@ func printJobs(out io.Writer, rows []jobRow) {
 			}
 			last += " " + l.EndedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", r.Path, r.Schedule, r.State, next, last, r.Runs, r.Failures, r.Skipped)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", cell(r.Path), cell(r.Schedule), cell(r.State), next, cell(last), r.Runs, r.Failures, r.Skipped)
 	}
 	_ = tw.Flush()
 }
@@ -237,7 +237,7 @@ func printRuns(out io.Writer, runs []treestatus.JobRun) {
 		fmt.Fprintln(out, "no runs")
 		return
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{out}, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tOUTCOME\tEXIT\tSTARTED\tTOOK\tHOST")
 	for _, r := range runs {
 		code, took := "-", "-"
@@ -247,7 +247,7 @@ func printRuns(out io.Writer, runs []treestatus.JobRun) {
 		if !r.EndedAt.IsZero() && !r.StartedAt.IsZero() {
 			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Outcome, code, r.StartedAt.UTC().Format(time.RFC3339), took, r.Host)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.ID), cell(r.Outcome), code, r.StartedAt.UTC().Format(time.RFC3339), took, cell(r.Host))
 	}
 	_ = tw.Flush()
 }

@@ -201,14 +201,14 @@ func printRevisions(w io.Writer, l revision.Log, output string) error {
 	if output == "json" {
 		return writeJSON(w, rows)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{w}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tTIME\tOUTCOME\tDIGEST\tBY\tMESSAGE\tREASON")
 	for _, r := range rows {
 		by := r.User
 		if r.Host != "" {
 			by += "@" + r.Host
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Revision, r.Time.Local().Format(time.DateTime), r.Outcome, r.Digest, by, r.Message, r.Reason)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Revision, r.Time.Local().Format(time.DateTime), cell(string(r.Outcome)), cell(r.Digest), cell(by), cell(r.Message), cell(r.Reason))
 	}
 	return tw.Flush()
 }

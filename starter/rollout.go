@@ -220,7 +220,7 @@ func printRollout(out io.Writer, st workflows.RolloutStatus, output string) erro
 	if output == "json" {
 		return writeJSON(out, st)
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{out}, 0, 0, 2, ' ', 0)
 	shown := false
 	for _, t := range st.Targets {
 		if t.Status == workflows.TargetSucceeded {

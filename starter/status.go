@@ -307,7 +307,7 @@ func listRoots(ctx context.Context, c client.Client, namespace string) ([]string
 }
 
 func printTree(out io.Writer, sts []workflows.Status) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{out}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tKIND\tSTATE\tDESIRED\tRESTARTS\tMANUAL\tGEN\tLAST ACTION\tREASON")
 	for _, st := range sts {
 		printNode(tw, st, "", "")
@@ -357,7 +357,7 @@ func printNode(tw io.Writer, st workflows.Status, prefix, childPrefix string) {
 	if u := st.Usage; u != nil {
 		reason += fmt.Sprintf(" [cpu %.1f%%, mem %s]", u.CPUPercent, humanBytes(u.MemoryBytes))
 	}
-	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, st.Path, kind, st.State, st.Desired, restarts, manual, st.Generation, last, reason)
+	fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", prefix, cell(st.Path), cell(kind), cell(st.State), cell(st.Desired), restarts, manual, st.Generation, cell(last), cell(reason))
 	for i, c := range st.Children {
 		if i == len(st.Children)-1 {
 			printNode(tw, c, childPrefix+"└─ ", childPrefix+"   ")

@@ -270,7 +270,7 @@ func printTop(out io.Writer, rows []topRow) {
 		fmt.Fprintln(out, "no running process services with a sample yet (hosts sample every worker --usage-interval)")
 		return
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe{out}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tSTATE\tCPU%\tMEMORY\tRESTARTS\tSAMPLED")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%d\t%s\n", r.Path, r.State, r.CPUPercent, humanBytes(r.MemoryBytes), r.Restarts, r.At.Local().Format("15:04:05"))

@@ -117,9 +117,9 @@ func watchStatus(ctx context.Context, out, errOut io.Writer, collect func(contex
 						b, _ := json.Marshal(c)
 						fmt.Fprintln(out, string(b))
 					} else if c.From == "" {
-						fmt.Fprintf(out, "%s %s: %s (%s)\n", c.Time.Format(time.RFC3339), c.Path, c.State, c.Reason)
+						fmt.Fprintf(out, "%s %s: %s (%s)\n", c.Time.Format(time.RFC3339), cell(c.Path), cell(c.State), cell(c.Reason))
 					} else {
-						fmt.Fprintf(out, "%s %s: %s -> %s (%s)\n", c.Time.Format(time.RFC3339), c.Path, c.From, c.State, c.Reason)
+						fmt.Fprintf(out, "%s %s: %s -> %s (%s)\n", c.Time.Format(time.RFC3339), cell(c.Path), cell(c.From), cell(c.State), cell(c.Reason))
 					}
 				}
 			}
