@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/steward-sh/steward/internal/admission"
 	"io"
 	"maps"
 	"net/http"
@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/steward-sh/steward/internal/admission"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -113,8 +115,20 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 			secrets = append(secrets, driver.Secret{Value: headers[k], Name: "(header " + k + ")"})
 		}
 	}
-	resp, err := notifyClient.Do(req)
+	client := notifyClient
+	if g := c.Guard; g != nil && g.Policy != nil {
+		// Each redirect's hop must be a URL the policy lists, as the
+		// webhook was: followed unchecked, it reached any host, with every
+		// header but Authorization and Cookie (a secret one among them).
+		cl := *notifyClient
+		cl.CheckRedirect = g.Policy.Redirect
+		client = &cl
+	}
+	resp, err := client.Do(req)
 	if err != nil {
+		if refusal := new(admission.Refusal); errors.As(err, &refusal) {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("notify %s: %s: %s", t.Notification.Event, name, refusal.Error()), ErrRefused, nil)
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("notify %s: %s: %w", t.Notification.Event, name, ctx.Err())
 		}

@@ -285,6 +285,9 @@ func run(o options) error {
 	}
 	httpDriver := httpdrv.New(nil)
 	httpDriver.Log = zl
+	if o.guard.Policy != nil {
+		httpDriver.CheckRedirect = o.guard.Policy.Redirect // each hop a URL the policy lists
+	}
 	defer httpDriver.Close()
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{
 		spec.KindStub: stubDriver, spec.KindProcess: processDriver, spec.KindHTTP: httpDriver,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -451,6 +452,27 @@ func (p *Policy) URL(what, name, raw string) error {
 		}
 	}
 	return p.refuse("%s %s is not allowed (the policy's urls do not list it)", what, name)
+}
+
+// maxRedirects is how many redirects a request follows (net/http's own
+// limit, which a CheckRedirect of one's own replaces).
+const maxRedirects = 10
+
+// Redirect is an http.Client's CheckRedirect for a host with policy p:
+// each hop must be a URL the policy lists, as the first was (Policy.URL).
+// A request that followed a redirect unchecked reached any host, with
+// every header but Authorization and Cookie (a secret one among them). A
+// nil policy follows as net/http does.
+func (p *Policy) Redirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if p == nil {
+		return nil
+	}
+	// Named by its target's scheme and host only: the URL redirected from
+	// may be a secret (a webhook by reference), and a query may hold one.
+	return p.URL("a redirect", "to "+req.URL.Scheme+"://"+req.URL.Host, req.URL.String())
 }
 
 // urlUnder: u is at or below prefix e.

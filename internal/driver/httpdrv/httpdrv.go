@@ -181,6 +181,12 @@ type Driver struct {
 	// before the first action.
 	Log *zap.Logger
 
+	// CheckRedirect, when set, is asked of each redirect a request of the
+	// driver's own client would follow (a host's policy: each hop must be
+	// a URL it lists, as the first was); its error fails the action for
+	// good. Set it before the first action.
+	CheckRedirect func(req *http.Request, via []*http.Request) error
+
 	client *http.Client
 
 	mu       sync.Mutex
@@ -190,10 +196,33 @@ type Driver struct {
 // New returns an http driver that sends its requests with client; nil
 // gives a client of its own, with the timeouts above.
 func New(client *http.Client) *Driver {
+	d := &Driver{Log: zap.NewNop(), failures: map[string]int{}}
 	if client == nil {
 		client = defaultClient()
+		client.CheckRedirect = d.checkRedirect
 	}
-	return &Driver{Log: zap.NewNop(), client: client, failures: map[string]int{}}
+	d.client = client
+	return d
+}
+
+// redirectRefused is a redirect CheckRedirect refused.
+type redirectRefused struct{ err error }
+
+func (r *redirectRefused) Error() string { return r.err.Error() }
+func (r *redirectRefused) Unwrap() error { return r.err }
+
+// checkRedirect follows as net/http does (up to 10 redirects) what
+// CheckRedirect allows.
+func (d *Driver) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if d.CheckRedirect != nil {
+		if err := d.CheckRedirect(req, via); err != nil {
+			return &redirectRefused{err}
+		}
+	}
+	return nil
 }
 
 func defaultClient() *http.Client {
@@ -346,7 +375,11 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 	resp, err := d.client.Do(req)
 	if err != nil {
 		// net/http quotes the URL (the spec's) and never a header's value.
-		return fmt.Errorf("http: %s: %w", action, err)
+		err = fmt.Errorf("http: %s: %w", action, err)
+		if refused := new(redirectRefused); errors.As(err, &refused) {
+			return driver.Permanent(err)
+		}
+		return err
 	}
 	snippet := finish(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
