@@ -107,6 +107,9 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 	upgradeCh := workflow.GetSignalChannel(ctx, SignalUpgrade)
 	known := []string{SignalSpec, SignalDesired, SignalJobRun, SignalSupervise, SignalUpgrade}
 
+	if versions.JobNotifyBounded.In(in.Version) {
+		j.notes.limit = MaxPendingNotifications
+	}
 	j.notes.resend(ctx, j.carry.Notifications)
 	j.carry.Notifications = nil
 	j.sync()

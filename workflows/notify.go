@@ -30,14 +30,29 @@ var NotifyRetry = temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoef
 // NotifyGiveUpAfter bounds how long a notification is retried.
 const NotifyGiveUpAfter = 24 * time.Hour
 
+// MaxPendingNotifications bounds the notifications a workflow retries at
+// once (notifier.limit). Each is an activity retried for up to a day: a
+// node that flapped (or was sent exits and job runs by hand) while its
+// receiver was down piled them up without bound, each attempt a slot of
+// the control queue, until Temporal's limit of pending activities (2,000)
+// failed the workflow's task for good. Past the bound the oldest is
+// cancelled (its receiver misses it; the newest say how things are now).
+const MaxPendingNotifications = 20
+
 // notifier holds a workflow run's notifications until they are delivered.
 type notifier struct {
 	pending []pendingNote
+	// limit: at most so many pending at once (MaxPendingNotifications),
+	// from the versions that bound them (WorkerNotifyBounded,
+	// SupNotifyBounded, JobNotifyBounded); 0 holds any number.
+	limit int
 }
 
 type pendingNote struct {
-	task activities.NotificationTask
-	fut  workflow.Future
+	task      activities.NotificationTask
+	fut       workflow.Future
+	cancel    workflow.CancelFunc
+	cancelled bool
 }
 
 // transition sends the notification a transition is, if the node's webhook
@@ -62,6 +77,13 @@ func (n *notifier) announce(ctx workflow.Context, cfg *spec.Notify, seq *int64, 
 }
 
 func (n *notifier) send(ctx workflow.Context, t activities.NotificationTask) {
+	if n.limit > 0 {
+		n.keepBound(ctx)
+	}
+	cancel := func() {}
+	if n.limit > 0 {
+		ctx, cancel = workflow.WithCancel(ctx)
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              ControlQueue,
 		StartToCloseTimeout:    15 * time.Second,
@@ -69,11 +91,41 @@ func (n *notifier) send(ctx workflow.Context, t activities.NotificationTask) {
 		RetryPolicy:            &NotifyRetry,
 		Summary:                "notify " + t.Notification.Event + " of " + t.Notification.Path,
 	})
-	n.pending = append(n.pending, pendingNote{task: t, fut: workflow.ExecuteActivity(actx, activities.NotifyName, t)})
+	n.pending = append(n.pending, pendingNote{task: t, fut: workflow.ExecuteActivity(actx, activities.NotifyName, t), cancel: cancel})
 }
 
-// resend sends again what an earlier run had not delivered.
+// keepBound cancels the oldest pending notifications until one more fits
+// under the limit.
+func (n *notifier) keepBound(ctx workflow.Context) {
+	live := 0
+	for _, p := range n.pending {
+		if !p.cancelled {
+			live++
+		}
+	}
+	for i := range n.pending {
+		if live < n.limit {
+			return
+		}
+		if p := &n.pending[i]; !p.cancelled {
+			p.cancelled = true
+			p.cancel()
+			live--
+			count(ctx, MetricNotificationsDropped, nil)
+			workflow.GetLogger(ctx).Warn("notification dropped: too many undelivered", "path", p.task.Notification.Path, "event", p.task.Notification.Event, "limit", n.limit)
+		}
+	}
+}
+
+// resend sends again what an earlier run had not delivered (the newest of
+// them, past the limit).
 func (n *notifier) resend(ctx workflow.Context, tasks []activities.NotificationTask) {
+	if n.limit > 0 && len(tasks) > n.limit {
+		for range len(tasks) - n.limit {
+			count(ctx, MetricNotificationsDropped, nil)
+		}
+		tasks = tasks[len(tasks)-n.limit:]
+	}
 	for _, t := range tasks {
 		n.send(ctx, t)
 	}
@@ -84,7 +136,7 @@ func (n *notifier) resend(ctx workflow.Context, tasks []activities.NotificationT
 func (n *notifier) watch(ctx workflow.Context, logger log.Logger, sel workflow.Selector) {
 	for _, p := range n.pending {
 		sel.AddFuture(p.fut, func(f workflow.Future) {
-			if err := f.Get(ctx, nil); err != nil {
+			if err := f.Get(ctx, nil); err != nil && !temporal.IsCanceledError(err) {
 				logger.Warn("notification not delivered", "path", p.task.Notification.Path, "event", p.task.Notification.Event, "error", err.Error())
 			}
 			n.pending = slices.DeleteFunc(n.pending, func(q pendingNote) bool { return q.fut == f })
@@ -96,7 +148,7 @@ func (n *notifier) watch(ctx workflow.Context, logger log.Logger, sel workflow.S
 func (n *notifier) undelivered() []activities.NotificationTask {
 	var out []activities.NotificationTask
 	for _, p := range n.pending {
-		if !p.fut.IsReady() {
+		if !p.fut.IsReady() && !p.cancelled {
 			out = append(out, p.task)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
 	"github.com/steward-sh/steward/internal/spec"
@@ -192,4 +194,49 @@ func TestNotify_SupervisorGaveUpThenRecovered(t *testing.T) {
 	require.Contains(t, n.Reason, "gave up: more than 1 restarts")
 	require.Equal(t, "root", log.delivered[1].Notification.Path)
 	require.Equal(t, "running", log.delivered[1].Notification.State)
+}
+
+// notifyBurst sends n notifications at once through a notifier holding at
+// most limit (0: any number), with a receiver that is down, and returns how
+// many it would carry to its next run, a minute later.
+func notifyBurst(ctx workflow.Context, limit, n int) (int, error) {
+	notes := notifier{limit: limit}
+	for i := range n {
+		notes.send(ctx, activities.NotificationTask{Notification: activities.Notification{Path: "t/w", Event: spec.EventFailed}, Key: fmt.Sprintf("t/w/%d/failed", i)})
+	}
+	sel := workflow.NewSelector(ctx)
+	notes.watch(ctx, workflow.GetLogger(ctx), sel)
+	timer := workflow.NewTimer(ctx, time.Minute)
+	sel.AddFuture(timer, func(workflow.Future) {})
+	for !timer.IsReady() {
+		sel.Select(ctx)
+	}
+	return len(notes.undelivered()), nil
+}
+
+// Regression (attack review): a node's notifications were retried for a
+// day each, any number at once, so a node that flapped while its receiver
+// was down (or was sent job runs and exits by hand) piled them up past
+// Temporal's limit of 2,000 pending activities, which failed its task for
+// good. From supervisor 12, worker 8 and job 4 at most
+// MaxPendingNotifications are retried at once: the oldest are cancelled,
+// counted, and not carried.
+func TestNotify_ARunRetriesAtMostMaxPendingNotifications(t *testing.T) {
+	burst := func(limit int) (int, float64) {
+		env, rec := newEnvWithMetrics(t)
+		env.RegisterWorkflow(notifyBurst)
+		log := &notifyLog{failFirst: 1 << 30}
+		env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify).Maybe()
+		env.ExecuteWorkflow(notifyBurst, limit, 50)
+		require.NoError(t, env.GetWorkflowError())
+		var carried int
+		require.NoError(t, env.GetWorkflowResult(&carried))
+		return carried, rec.Sum(MetricNotificationsDropped, nil)
+	}
+	carried, dropped := burst(MaxPendingNotifications)
+	require.Equal(t, MaxPendingNotifications, carried, "the newest, still retried")
+	require.EqualValues(t, 50-MaxPendingNotifications, dropped)
+	carried, dropped = burst(0)
+	require.Equal(t, 50, carried, "the versions before hold any number")
+	require.Zero(t, dropped)
 }

@@ -266,6 +266,9 @@ func (s *supervisorRun) loop() error {
 
 	recordBuild(ctx, versions.SupVersioned.In(s.in.Version), s.in.Carry != nil)
 	s.upsertSearch()
+	if versions.SupNotifyBounded.In(s.in.Version) {
+		s.notes.limit = MaxPendingNotifications
+	}
 	s.notes.resend(ctx, s.carry.Notifications)
 	s.carry.Notifications = nil
 	if s.in.Carry == nil {

@@ -226,6 +226,9 @@ func (w *workerRun) loop() error {
 
 	recordBuild(ctx, versions.WorkerVersioned.In(w.in.Version), w.in.Carry != nil)
 	w.upsertSearch()
+	if versions.WorkerNotifyBounded.In(w.in.Version) {
+		w.notes.limit = MaxPendingNotifications
+	}
 	w.notes.resend(ctx, w.carry.Notifications)
 	w.carry.Notifications = nil
 	w.tick(tick.Snapshot{Event: tick.EventReconcile})

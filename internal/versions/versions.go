@@ -35,7 +35,7 @@ const (
 	Rollout    = 2
 	Host       = 2
 	Revisions  = 2
-	Job        = 3
+	Job        = 4
 )
 
 // SupervisorWorkflow's versions.
@@ -123,6 +123,12 @@ var (
 	// generation a supervisor sends a child (the one past its report's).
 	// Version 11 takes any.
 	SupGenerationBounded = Feature{"supervisor.generation-bounded", typeSupervisor, 12}
+	// 12: at most workflows.MaxPendingNotifications notifications are
+	// retried at once, the oldest cancelled past it; version 11 retried
+	// any number, up to Temporal's limit of pending activities, which then
+	// failed its task for good (a node that flapped while its receiver was
+	// down; or job runs and exits sent by hand).
+	SupNotifyBounded = Feature{"supervisor.notify-bounded", typeSupervisor, 12}
 )
 
 // WorkerWorkflow's versions.
@@ -164,6 +170,8 @@ var (
 	// 8: a spec whose generation is past spec.MaxGeneration (2^53) is
 	// refused (SupGenerationBounded); version 7 takes any.
 	WorkerGenerationBounded = Feature{"worker.generation-bounded", typeWorker, 8}
+	// 8: its notifications are bounded as a supervisor's (SupNotifyBounded).
+	WorkerNotifyBounded = Feature{"worker.notify-bounded", typeWorker, 8}
 )
 
 // RolloutWorkflow's versions.
@@ -225,16 +233,18 @@ var (
 	// "completed" for every real generation after it, which were all
 	// below.
 	JobOnceExact = Feature{"job.once-exact", typeJob, 3}
+	// 4: its notifications are bounded as a supervisor's (SupNotifyBounded).
+	JobNotifyBounded = Feature{"job.notify-bounded", typeJob, 4}
 )
 
 // All lists every table, for the tests that hold them together.
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded,
-	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded,
 	RevisionsVersioned, RevisionsBounded,
-	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact,
+	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded,
 }
