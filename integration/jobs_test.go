@@ -436,3 +436,30 @@ children:
 		return st.Job.LastRun.Outcome == treestatus.RunFailed && strings.Contains(st.Job.LastRun.Reason, "500"), fmt.Sprintf("%+v", st.Job.LastRun)
 	})
 }
+
+// Regression (attack review): a job run past its timeout was recorded
+// "timedOut ... stopped" while its process ran on, beside the schedule's
+// next run: the run's stop named no instance (its wait had given up) and
+// the driver's stop did nothing. The same for a run cancelled
+// (`overlap: cancelOther`, `temporal workflow cancel`).
+func TestJobRunPastItsTimeoutIsStopped(t *testing.T) {
+	needServer(t)
+	r := starter(t, "apply", "-f", writeSpec(t, `
+name: it-jobto
+children:
+  - {name: keep, kind: stub}
+  - name: slow
+    kind: process
+    process: {command: sleep, args: ["317"]}
+    job: {every: 24h, timeout: 3s}
+`), "--wait", "--timeout", "2m")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Cleanup(func() { starter(t, "delete", "it-jobto") })
+	r = starter(t, "jobs", "run", "it-jobto/slow", "--wait", "--timeout", "2m")
+	require.Equal(t, 1, r.code, "the run did not succeed: %s%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout+r.stderr, treestatus.RunTimedOut, r.stdout+r.stderr)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		pids := sleepsWithArg("317")
+		return len(pids) == 0, fmt.Sprintf("the run's process still runs: %v", pids)
+	})
+}
