@@ -365,6 +365,15 @@ history.timerProcessorMaxPollRPS:
 # 100 jobs due at one second would start over 3.3 s; docs/jobs.md).
 worker.schedulerNamespaceStartWorkflowRPS:
   - value: 200
+# One partition per task queue, as the dev server of `make run` and the
+# tests: each host's queue has one worker's pollers, and with the default
+# of 4 partitions an action could wait past its host's unreachableAfter
+# (10 s) on a partition no poller was on, and its worker went unknown with
+# its host up (found by the soak against this cluster; docs/cluster.md).
+matching.numTaskqueueReadPartitions:
+  - value: 1
+matching.numTaskqueueWritePartitions:
+  - value: 1
 YAML
   if [ "$UI_PORT" != off ]; then
     mkdir -p "$DIR/ui/config"
