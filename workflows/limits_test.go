@@ -316,3 +316,27 @@ func TestGeneration_AReportNear2To63IsRefused(t *testing.T) {
 	require.Equal(t, 1, st.RejectedSignals, "%+v", st)
 	require.EqualValues(t, 1, st.Children[0].Generation)
 }
+
+// Regression (attack review of the bound above): a worker sent a spec of
+// generation exactly spec.MaxGeneration took it; its supervisor then sent
+// the next apply at the one past the child's count, which the worker
+// refused as out of range, for good. A spec more than 2^32 past a node's
+// generation is refused (the bound is 2^21 signals away), and a child sent
+// a generation far ahead within that takes its supervisor's next apply.
+func TestGeneration_AChildSentAGenerationAheadTakesTheNextApply(t *testing.T) {
+	env := newEnv(t)
+	changed := stubNode("a", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
+	var st Status
+	at(env, time.Minute, func() {
+		require.NoError(t, env.SignalWorkflowByID("root/a", SignalSpec, spec.Update{Generation: spec.MaxGeneration, Spec: stubNode("a", nil)}))
+		require.NoError(t, env.SignalWorkflowByID("root/a", SignalSpec, spec.Update{Generation: 1 + spec.MaxGenerationStep, Spec: stubNode("a", nil)}))
+	})
+	at(env, 2*time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: tree("root", changed)}) })
+	at(env, 4*time.Minute, func() { st = query(t, env) })
+	endAt(env, 5*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: SupervisorVersion})
+	a := st.Children[0]
+	require.EqualValues(t, 2+spec.MaxGenerationStep, a.Generation, "the one past the child's count: %+v", a)
+	require.False(t, a.Applying, "the apply was taken: %+v; root %+v %+v", a, st.Update, st.Reason)
+	require.Equal(t, 1, a.RejectedSignals, "the spec at the bound, 2^53 past the child's: %+v", a)
+}

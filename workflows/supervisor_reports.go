@@ -51,7 +51,7 @@ func (s *supervisorRun) applyBounded(r ChildReport) {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q says desired %.20q (running or stopped)", r.Status.Path, d))
 		return
 	}
-	if err := spec.CheckGeneration(r.Status.Generation); err != nil && versions.SupGenerationBounded.In(s.in.Version) {
+	if err := spec.GenerationInRange(r.Status.Generation); err != nil && versions.SupGenerationBounded.In(s.in.Version) {
 		s.reject(SignalChild, fmt.Errorf("the report of %.100q: %w", r.Status.Path, err))
 		return
 	}

@@ -114,7 +114,7 @@ func (w *workerRun) checkSpec(u spec.Update, held bool) error {
 		return ps
 	}
 	if versions.WorkerGenerationBounded.In(w.in.Version) {
-		return spec.CheckGeneration(u.Generation)
+		return spec.CheckGeneration(w.in.Generation, u.Generation)
 	}
 	return nil
 }
@@ -128,9 +128,13 @@ func (w *workerRun) applySpec(u spec.Update) {
 	if u.Coordinated != nil {
 		w.in.Coordinated = *u.Coordinated
 	}
-	if u.Generation > 0 {
+	switch {
+	case u.Generation > 0:
 		w.in.Generation = u.Generation
-	} else {
+	case versions.WorkerGenerationBounded.In(w.in.Version) && w.in.Generation >= spec.MaxGeneration:
+		// Its count stays at the bound (its supervisor sends no more
+		// either): past it, the worker would refuse every spec after.
+	default:
 		w.in.Generation++
 	}
 	if w.node.Desired != old.Desired {

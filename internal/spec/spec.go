@@ -222,9 +222,28 @@ func ParseDuration(s string) (time.Duration, error) {
 // the one it reports).
 const MaxGeneration = 1 << 53
 
-// CheckGeneration says why generation g cannot be a spec's (nil: it can;
-// 0 asks the receiver for its own next one).
-func CheckGeneration(g int64) error {
+// MaxGenerationStep is how far past a node's generation a spec sent to it
+// may be: a node's generation follows its supervisor's, which counts its
+// applies, so a real spec is at most a few past it. A spec sent by hand
+// far ahead (taken, a worker drops every later spec as older) would need
+// 2^21 signals to reach MaxGeneration.
+const MaxGenerationStep = 1 << 32
+
+// CheckGeneration says why generation g cannot be the next spec of a node
+// at generation have (nil: it can; 0 asks the receiver for its own next
+// one).
+func CheckGeneration(have, g int64) error {
+	if err := GenerationInRange(g); err != nil {
+		return err
+	}
+	if g > have && g-have > MaxGenerationStep {
+		return fmt.Errorf("generation %d is more than 2^32 past this node's (%d)", g, have)
+	}
+	return nil
+}
+
+// GenerationInRange says why g cannot be a generation at all (a report's).
+func GenerationInRange(g int64) error {
 	if g < 0 || g > MaxGeneration {
 		return fmt.Errorf("generation %d is out of range (0 to 2^53)", g)
 	}

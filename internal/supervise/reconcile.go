@@ -137,7 +137,7 @@ func Reconcile(in ReconcileInput) Reconciled {
 				// Its own count has reached the tree's: the node goes with
 				// a newer number, so that the child counts as applying
 				// until it has taken it.
-				p.WantGeneration = c.Reported + 1
+				p.WantGeneration = nextGeneration(c.Reported)
 			}
 			switch c.Lifecycle {
 			case Deferred:

@@ -69,7 +69,7 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 	if ps := spec.ValidateSent(held.Limits(), held.Path, u.Spec); len(ps) > 0 {
 		return SpecTaken{}, ps
 	}
-	if err := spec.CheckGeneration(u.Generation); held.GenerationBounded && err != nil {
+	if err := spec.CheckGeneration(held.Generation, u.Generation); held.GenerationBounded && err != nil {
 		return SpecTaken{}, err
 	}
 	if !u.Spec.IsSupervisor() {
@@ -87,7 +87,7 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 	}
 	r := u.Spec.Resolved()
 	t := SpecTaken{
-		Generation:      held.Generation + 1,
+		Generation:      nextGeneration(held.Generation),
 		DesiredChanged:  r.Desired != held.Desired,
 		StrategyChanged: Coordinated(r.Strategy) != Coordinated(held.Strategy),
 		Origin:          u.Origin,
@@ -100,4 +100,17 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 		t.Origin, t.Depth = held.Now, 1
 	}
 	return t, nil
+}
+
+// nextGeneration is the generation after g, at most spec.MaxGeneration: a
+// child whose count was sent there by hand (a spec signal of generation
+// 2^53, which workers take) is sent that generation again, which it takes
+// (it is not older than its own), rather than one past the bound, which it
+// refuses for good; and a count near 2^63 (a run of supervisor code
+// version 11) no longer wraps negative.
+func nextGeneration(g int64) int64 {
+	if g >= spec.MaxGeneration {
+		return max(g, spec.MaxGeneration)
+	}
+	return g + 1
 }

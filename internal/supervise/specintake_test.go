@@ -58,9 +58,11 @@ func TestTakeSpec(t *testing.T) {
 			u: spec.Update{Generation: 1<<63 - 1, Spec: tree("root", "", "")}, bounded: true, asked: true, problem: "generation 9223372036854775807 is out of range"},
 		{name: "a negative generation, bounded: refused",
 			u: spec.Update{Generation: -3, Spec: tree("root", "", "")}, bounded: true, asked: true, problem: "out of range"},
-		{name: "the highest generation, bounded: taken",
-			u: spec.Update{Generation: spec.MaxGeneration, Spec: tree("root", "", "")}, bounded: true, asked: true,
-			want: SpecTaken{Generation: spec.MaxGeneration, Origin: now, Depth: 1}},
+		{name: "2^32 past its own, bounded: taken",
+			u: spec.Update{Generation: 4 + spec.MaxGenerationStep, Spec: tree("root", "", "")}, bounded: true, asked: true,
+			want: SpecTaken{Generation: 4 + spec.MaxGenerationStep, Origin: now, Depth: 1}},
+		{name: "more than 2^32 past its own, bounded: refused (a worker so far ahead drops every later spec)",
+			u: spec.Update{Generation: 5 + spec.MaxGenerationStep, Spec: tree("root", "", "")}, bounded: true, asked: true, problem: "more than 2^32 past this node's (4)"},
 		{name: "a generation near 2^63, unbounded (version 11): taken",
 			u: spec.Update{Generation: 1<<63 - 1, Spec: tree("root", "", "")}, asked: true,
 			want: SpecTaken{Generation: 1<<63 - 1, Origin: now, Depth: 1}},
@@ -86,4 +88,13 @@ func TestTakeSpec(t *testing.T) {
 
 func jobNode(name string) spec.Node {
 	return spec.Node{Name: name, Kind: spec.KindStub, Stub: &spec.Stub{ExitAfter: spec.Duration(time.Second)}, Job: &spec.Job{Every: spec.Dur(time.Minute)}}
+}
+
+// The generation after g stays within spec.MaxGeneration (a count sent
+// there by hand is sent again, not past it), and never wraps.
+func TestNextGeneration(t *testing.T) {
+	require.EqualValues(t, 5, nextGeneration(4))
+	require.EqualValues(t, spec.MaxGeneration, nextGeneration(spec.MaxGeneration-1))
+	require.EqualValues(t, spec.MaxGeneration, nextGeneration(spec.MaxGeneration))
+	require.EqualValues(t, int64(1<<63-1), nextGeneration(1<<63-1), "a count of version 11 near 2^63: no wrap")
 }

@@ -428,10 +428,10 @@ func (d *updater) send() {
 		t.Phase, t.SentAt, t.HealthyAt, t.Terminations = TargetSent, d.s.Now, time.Time{}, c.Terminations
 		t.Generation = d.s.Generation
 		if c.Generation >= t.Generation {
-			t.Generation = c.Generation + 1 // past its own count: it counts as applying until it takes it
+			t.Generation = nextGeneration(c.Generation) // past its own count: it counts as applying until it takes it
 		}
 		if sent >= t.Generation {
-			t.Generation = sent + 1
+			t.Generation = nextGeneration(sent)
 		}
 		cmd := UpdateCommand{Kind: SendNode, Child: t.Name, Digest: t.Digest, Generation: t.Generation}
 		if u.State == UpdateReverting {
