@@ -18,13 +18,13 @@ import (
 // full, its state directory unwritable. A host worker of the test's own
 // runs with the directory on a small tmpfs.
 
-// mountTmpfs mounts a tmpfs of size at dir (created), unmounted at the
-// test's end; the test is skipped where this machine does not allow it
+// mountTmpfs mounts a tmpfs of size at dir (created; mode 0755, as a
+// worker's directory must be, not tmpfs's 1777), unmounted at the test's end; the test is skipped where this machine does not allow it
 // (not root, no mount).
 func mountTmpfs(t *testing.T, dir, size string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
 	}
 	t.Cleanup(func() {

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -188,6 +189,20 @@ func main() {
 		o.stateDir = filepath.Join(os.TempDir(), "steward", "state")
 	}
 	o.stateDir = filepath.Join(o.stateDir, o.host) // one directory per host: each adopts its own
+	// The records and revisions there, and the logs, are written as this
+	// worker's user (root) and trusted when read back: no other user may
+	// change them (process.SecureDir).
+	if err := process.SecureDir(o.stateDir, 0o700); errors.As(err, new(*process.NotMadeError)) {
+		// (Unwritable: its starts go unrecorded; docs/reliability.md.)
+		fmt.Fprintln(os.Stderr, "worker: warning: --state-dir:", err)
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "worker: --state-dir:", err)
+		os.Exit(2)
+	}
+	if err := process.SecureDir(o.logDir, 0o750); err != nil {
+		fmt.Fprintln(os.Stderr, "worker: --log-dir:", err)
+		os.Exit(2)
+	}
 	guard.Host = o.host
 	if len(guard.Trusted) > 0 {
 		// The signed revisions this host has run: a replayed older one is refused.
@@ -238,9 +253,6 @@ func run(o options) error {
 		return err
 	}
 
-	if err := os.MkdirAll(o.logDir, 0o755); err != nil {
-		return fmt.Errorf("--log-dir: %w", err)
-	}
 	notifier := temporalclient.ExitNotifier(c, workflows.SignalExit)
 	stubDriver := stub.New(notifier, zl)
 	defer stubDriver.Close()

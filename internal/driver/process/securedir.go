@@ -1,0 +1,91 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// SecureDir makes dir (with mode, where it is missing) and checks that no
+// other user of the host can change what is in it: it and every directory
+// above it, as given and as its links resolve, belong to this process's
+// user or to root, and none but a sticky one (/tmp) is writable by group
+// or others; dir itself is writable by its owner only.
+//
+// A worker writes its services' logs and records there as root and trusts
+// what it reads back: a record names a process to adopt and, later, to
+// signal; the signed revisions refuse replays. In a directory another user
+// can write (the default under /tmp, made by someone else before the
+// worker's first start), that user plants a link and the worker appends a
+// service's output to /etc/sudoers, or plants a record and the worker
+// kills what it names. ssh's StrictModes checks the same of ~/.ssh.
+func SecureDir(dir string, mode os.FileMode) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	made := os.MkdirAll(abs, mode)
+	have := abs // what exists of it (all of it, unless made failed)
+	for {
+		if _, err := os.Lstat(have); err == nil || have == filepath.Dir(have) {
+			break
+		}
+		have = filepath.Dir(have)
+	}
+	real, err := filepath.EvalSymlinks(have)
+	if err != nil {
+		return err
+	}
+	uid := uint32(os.Geteuid())
+	for _, path := range []string{have, real} {
+		for p := path; ; p = filepath.Dir(p) {
+			if err := checkDir(p, p == have || p == real, uid); err != nil {
+				return fmt.Errorf("%s: %w", dir, err)
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	if made != nil {
+		return &NotMadeError{Err: made}
+	}
+	return nil
+}
+
+// NotMadeError is SecureDir's when the directory could not be made (a
+// read-only filesystem) while what exists of its path is secure: a
+// worker whose state directory cannot be written runs all the same
+// (docs/reliability.md), its starts unrecorded.
+type NotMadeError struct{ Err error }
+
+func (e *NotMadeError) Error() string { return e.Err.Error() }
+func (e *NotMadeError) Unwrap() error { return e.Err }
+
+// checkDir checks one directory of SecureDir's path; a link among them is
+// judged by the directory that holds it (checked in turn).
+func checkDir(p string, leaf bool, uid uint32) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return nil
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", p)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if st.Uid != uid && st.Uid != 0 {
+		return fmt.Errorf("%s belongs to uid %d, not to this worker's user (%d) or root: another user could change what the worker reads and writes there", p, st.Uid, uid)
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o022 != 0 && (leaf || fi.Mode()&os.ModeSticky == 0) {
+		return fmt.Errorf("%s is writable by other users (mode %#o): make it %#o or less", p, perm, perm&^0o022)
+	}
+	return nil
+}

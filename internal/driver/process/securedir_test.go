@@ -1,0 +1,46 @@
+package process
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Regression (attack review): the worker's default --log-dir and
+// --state-dir are under /tmp, where any local user could make them first
+// and plant links (a service's output appended to /etc/sudoers as root) or
+// records (a process adopted and signalled). SecureDir refuses a directory
+// another user can write, or one that belongs to another user.
+func TestSecureDir_RefusesADirectoryOthersCanWrite(t *testing.T) {
+	base := t.TempDir()
+	ok := filepath.Join(base, "state", "host-a")
+	require.NoError(t, SecureDir(ok, 0o700))
+	fi, err := os.Stat(ok)
+	require.NoError(t, err)
+	require.True(t, fi.IsDir())
+	require.Zero(t, fi.Mode().Perm()&0o077, "made private: %v", fi.Mode())
+
+	open := filepath.Join(base, "open")
+	require.NoError(t, os.Mkdir(open, 0o755))
+	require.NoError(t, os.Chmod(open, 0o777))
+	require.ErrorContains(t, SecureDir(filepath.Join(open, "logs"), 0o750), "is writable by other users")
+	require.ErrorContains(t, SecureDir(open, 0o750), "is writable by other users")
+
+	sticky := filepath.Join(base, "tmp")
+	require.NoError(t, os.Mkdir(sticky, 0o755))
+	require.NoError(t, os.Chmod(sticky, 0o777|os.ModeSticky))
+	require.NoError(t, SecureDir(filepath.Join(sticky, "steward"), 0o700), "a sticky directory above (/tmp) is fine")
+
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(filepath.Join(open, "logs"), link))
+	require.ErrorContains(t, SecureDir(link, 0o750), "is writable by other users", "judged as its link resolves too")
+
+	if os.Geteuid() == 0 {
+		theirs := filepath.Join(base, "theirs")
+		require.NoError(t, os.Mkdir(theirs, 0o755))
+		require.NoError(t, os.Chown(theirs, 65534, 65534))
+		require.ErrorContains(t, SecureDir(filepath.Join(theirs, "state"), 0o700), "belongs to uid 65534")
+	}
+}
