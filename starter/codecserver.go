@@ -114,7 +114,9 @@ func orNone(s string) string {
 
 // serveHTTP serves h on l behind the Host check until ctx ends.
 func serveHTTP(ctx context.Context, l net.Listener, check *hostcheck.Checker, h http.Handler, what string) error {
-	srv := &http.Server{Handler: check.Handler(h), ReadHeaderTimeout: 10 * time.Second}
+	// ReadTimeout bounds a request's body too (a client that trickles
+	// one holds its connection); no WriteTimeout: the console streams.
+	srv := &http.Server{Handler: check.Handler(h), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	return serveUntilDone(ctx, srv, l, what)
 }
 

@@ -3,6 +3,7 @@ package encryption
 import (
 	"bytes"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -193,4 +194,38 @@ func TestCodecServerToken(t *testing.T) {
 	for _, h := range []string{"authorization", "content-type", "x-namespace"} {
 		require.Contains(t, allowed, h)
 	}
+}
+
+// Regression (attack review): the codec server read a request's body
+// whole, unbounded (the SDK's handler), so a POST of endless bytes (from
+// any web page, where no token is set) ran it out of memory. A body past
+// MaxRequestBytes is refused, and the server reads no more of it.
+func TestCodecServer_AnEndlessBodyIsRefused(t *testing.T) {
+	c, err := Load(keyFile(t, 1))
+	require.NoError(t, err)
+	srv := httptest.NewServer(Handler(c, "", ""))
+	defer srv.Close()
+	sent := &spaces{left: 2 * MaxRequestBytes}
+	resp, err := http.Post(srv.URL+"/decode", "application/json", sent)
+	if err == nil { // (the server may close the connection before the client has sent it all)
+		defer resp.Body.Close()
+		require.NotEqual(t, http.StatusOK, resp.StatusCode)
+	}
+	require.Positive(t, sent.left, "the server stopped reading: %d of %d bytes were sent", 2*MaxRequestBytes-sent.left, 2*MaxRequestBytes)
+}
+
+// spaces reads as left spaces (a JSON body that never ends, as far as a
+// server that stops at its bound can tell).
+type spaces struct{ left int64 }
+
+func (s *spaces) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), s.left)
+	for i := range p[:n] {
+		p[i] = ' '
+	}
+	s.left -= n
+	return int(n), nil
 }

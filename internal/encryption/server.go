@@ -49,9 +49,16 @@ func Handler(c *Codec, uiOrigins, token string) http.Handler {
 			http.Error(w, "a valid token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
 			return
 		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 		codec.ServeHTTP(w, r)
 	})
 }
+
+// MaxRequestBytes bounds a request's body: the SDK's handler reads it
+// whole, so an unbounded one (a cross-site POST from any web page, where
+// no token is set) ran the server out of memory. A page of the Web UI's
+// payloads is far below it (a payload is at most Temporal's 2 MiB).
+const MaxRequestBytes = 64 << 20
 
 // bearer tells whether r carries `Authorization: Bearer token`.
 func bearer(r *http.Request, token string) bool {
