@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -157,8 +158,11 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 		h.stop()
 		for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
 		}
-		for _, n := range h.notes {
-			_ = n.fut.Get(ctx, nil)
+		for len(h.notes) > 0 { // (the owed follow their notes: settleNotes)
+			for _, n := range h.notes {
+				_ = n.fut.Get(ctx, nil)
+			}
+			h.settleNotes()
 		}
 		return workflow.NewContinueAsNewError(ctx, HostWorkflow, HostInput{Name: in.Name, Carry: &h.carry, Version: HostVersion})
 	}
@@ -179,6 +183,10 @@ type hostRun struct {
 	cancel   workflow.CancelFunc
 	leasing  bool
 	notes    []hostNote
+	// owed are the subscribers a change happened for while a note to them
+	// was in flight (versions.HostNotesBounded): each is told the state of
+	// then once that note is delivered.
+	owed []string
 }
 
 // watch starts the liveness activity the state calls for: the lease of an
@@ -286,6 +294,12 @@ func (h *hostRun) seqBound() int64 {
 }
 
 func (h *hostRun) subscribeOne(s HostSubscription) {
+	if versions.HostNotesBounded.In(h.version) {
+		if err := h.carry.CheckTotal(s); err != nil {
+			h.rejectSignal(SignalHostSubscribe, err)
+			return
+		}
+	}
 	tellNew, err := h.carry.Subscribe(s, h.seqBound())
 	if err != nil {
 		workflow.GetLogger(h.ctx).Warn("host: rejected subscription", "host", h.name, "error", err.Error())
@@ -339,6 +353,13 @@ func (h *hostRun) tellAll() {
 }
 
 func (h *hostRun) tell(to string) {
+	if versions.HostNotesBounded.In(h.version) && slices.ContainsFunc(h.notes, func(n hostNote) bool { return n.to == to && !n.fut.IsReady() }) {
+		// One note in flight per subscriber: this change follows it.
+		if !slices.Contains(h.owed, to) {
+			h.owed = append(h.owed, to)
+		}
+		return
+	}
 	st := HostState{Host: h.name, Live: h.carry.Live, Since: h.carry.Since, Draining: h.carry.Drain.Drain, Force: h.carry.Drain.Force}
 	h.notes = append(h.notes, hostNote{to: to, fut: workflow.SignalExternalWorkflow(h.ctx, to, "", SignalHost, st)})
 }
@@ -356,7 +377,16 @@ func (h *hostRun) settleNotes() {
 		if err := n.fut.Get(h.ctx, nil); errors.As(err, &gone) {
 			workflow.GetLogger(h.ctx).Info("host: subscriber gone", "host", h.name, "subscriber", n.to)
 			h.carry.Forget(n.to)
+			h.owed = slices.DeleteFunc(h.owed, func(o string) bool { return o == n.to })
 		}
 	}
 	h.notes = pending
+	// The subscribers owed a change whose note is delivered hear it now.
+	owed := h.owed
+	h.owed = nil
+	for _, to := range owed {
+		if h.carry.Subscribed(to) {
+			h.tell(to)
+		}
+	}
 }

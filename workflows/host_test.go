@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -219,4 +220,74 @@ func TestHost_ANameNotItsIDsEndsAtOnce(t *testing.T) {
 	env.ExecuteWorkflow(HostWorkflow, HostInput{Name: "web2", Version: versions.Host})
 	require.True(t, env.IsWorkflowCompleted())
 	require.ErrorContains(t, env.GetWorkflowError(), "host workflow host:web1 named \"web2\"")
+}
+
+// Regression (attack review): a host told every change to every subscriber
+// at once, so with many subscribers (started by hand) a burst of drain
+// toggles taken in one task sent a signal per toggle per subscriber, past
+// Temporal's 2,000 pending signals, which failed its task for good. From
+// host version 3 a subscriber has one note in flight: the changes behind
+// it are told once, as the state then.
+func TestHost_ABurstOfDrainsSendsEachSubscriberOneNoteInFlight(t *testing.T) {
+	burst := func(version int) (told map[string][]HostState) {
+		env := newEnv(t)
+		env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
+		env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+		told = map[string][]HostState{}
+		for _, s := range []string{"root/g", "root/h"} {
+			env.OnSignalExternalWorkflow(mock.Anything, s, mock.Anything, SignalHost, mock.Anything).Return(func(_, id, _, _ string, arg any) error {
+				told[id] = append(told[id], arg.(HostState))
+				return nil
+			})
+		}
+		at(env, 30*time.Second, func() {
+			env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 1, Seq: env.Now().UnixNano()})
+			env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/h", Movable: 1, Seq: env.Now().UnixNano()})
+		})
+		at(env, time.Minute, func() {
+			for i := range 11 { // taken in one task
+				env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: i%2 == 0})
+			}
+		})
+		endAt(env, 2*time.Minute)
+		runHost(env, HostInput{Name: "a", Version: version})
+		return told
+	}
+	told := burst(HostVersion)
+	for _, s := range []string{"root/g", "root/h"} {
+		require.LessOrEqual(t, len(told[s]), 3, "%s: told on subscribing, then one note in flight and the state after it: %+v", s, told[s])
+		require.True(t, told[s][len(told[s])-1].Draining, "%s heard the last state: draining", s)
+	}
+	old := burst(versions.HostNotesBounded.Since - 1)
+	require.GreaterOrEqual(t, len(old["root/g"]), 12, "version 2 tells every change: %d", len(old["root/g"]))
+}
+
+// The subscriptions' pinned lists are bounded in total (the host's carry
+// holds them): one that would pass hostcore.MaxPinnedBytes is refused.
+func TestHost_PinnedListsAreBoundedInTotal(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalHost, mock.Anything).Return(nil)
+	long := func(sup string) []string {
+		ps := make([]string, 1000)
+		for i := range ps {
+			ps[i] = fmt.Sprintf("%s/%0390d", sup, i)
+		}
+		return ps
+	}
+	var hv HostView
+	at(env, 30*time.Second, func() {
+		for _, s := range []string{"root/a", "root/b", "root/c"} {
+			env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: s, Pinned: long(s), Seq: env.Now().UnixNano()})
+		}
+	})
+	at(env, time.Minute, func() {
+		v, err := env.QueryWorkflow(QueryHost)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&hv))
+	})
+	endAt(env, 2*time.Minute)
+	runHost(env, HostInput{Name: "a", Version: HostVersion})
+	require.Equal(t, []string{"root/a", "root/b"}, hv.Subscribers, "the third would pass 1 MiB")
 }

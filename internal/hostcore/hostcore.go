@@ -191,6 +191,35 @@ func LastBeat(beat *time.Time, now time.Time, timeout, slack time.Duration) time
 // signals per workflow.
 const MaxSubscribers = 1000
 
+// MaxPinnedBytes bounds the pinned lists of a host's subscribers in total:
+// the host's carry holds them, and a continue-as-new carries at most 2 MiB.
+// Each list is a supervisor's workers that run nowhere else: far below
+// this for any real tree.
+const MaxPinnedBytes = 1 << 20
+
+// CheckTotal says why taking sub would pass MaxPinnedBytes (nil: it
+// would not; versions.HostNotesBounded).
+func (s *State) CheckTotal(sub Subscription) error {
+	n := pinnedBytes(sub)
+	for _, o := range s.Subscribers {
+		if o.Supervisor != sub.Supervisor {
+			n += pinnedBytes(o)
+		}
+	}
+	if n > MaxPinnedBytes {
+		return fmt.Errorf("subscriber %s: the host's subscribers would pin %d bytes of workers (at most %d)", sub.Supervisor, n, MaxPinnedBytes)
+	}
+	return nil
+}
+
+func pinnedBytes(sub Subscription) int {
+	n := 0
+	for _, p := range sub.Pinned {
+		n += len(p)
+	}
+	return n
+}
+
 // Check says why a subscription is not a supervisor's (one sent with the
 // temporal CLI may be anything): its supervisor's path names no workflow
 // steward makes (a signal to it would fail the host's task), its pinned
@@ -221,6 +250,9 @@ func (s *State) checkOne(sub Subscription) error {
 	}
 	return nil
 }
+
+// Subscribed says whether supervisor is among the host's subscribers.
+func (s *State) Subscribed(supervisor string) bool { return s.subscribed(supervisor) }
 
 func (s *State) subscribed(supervisor string) bool {
 	return slices.ContainsFunc(s.Subscribers, func(o Subscription) bool { return o.Supervisor == supervisor })

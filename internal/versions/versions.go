@@ -33,7 +33,7 @@ const (
 	Supervisor = 12
 	Worker     = 8
 	Rollout    = 2
-	Host       = 2
+	Host       = 3
 	Revisions  = 2
 	Job        = 4
 )
@@ -195,6 +195,15 @@ var (
 	// real one (the host's newest is kept); an entry carried from version 1
 	// numbered so has its number cleared. Version 1 takes any number.
 	HostSeqBounded = Feature{"host.seq-bounded", typeHost, 2}
+	// 3: a subscriber has at most one note in flight: a change while one
+	// is sent is told (the state then) once it is delivered; and the
+	// subscriptions' pinned lists are bounded in total (hostcore.MaxPinnedBytes).
+	// Version 2 told every change to every subscriber at once: with a
+	// thousand subscribers (started by hand) a few drain toggles in one
+	// task passed Temporal's 2,000 pending signals, which failed its task
+	// for good; and six subscriptions of long pinned lists passed the 2 MiB
+	// a continue-as-new carries.
+	HostNotesBounded = Feature{"host.notes-bounded", typeHost, 3}
 )
 
 // RevisionsWorkflow's versions.
@@ -244,7 +253,7 @@ var All = []Feature{
 	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded,
 	RolloutVersioned, RolloutReload,
-	HostVersioned, HostSeqBounded,
+	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
 	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded,
 }
