@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/versions"
 )
 
@@ -60,4 +62,31 @@ func TestWorker_AWorkerLeftUnknownByALoadSpikeProbesAgainWithin30s(t *testing.T)
 
 	_, old := unknownAfterALoadSpike(t, versions.WorkerUnknownProbe.Since-1)
 	require.Equal(t, "unknown", old.State, "version 7 waits its observe interval: %+v", old)
+}
+
+// Regression (the PostgreSQL soak): a hand-out whose local activity failed
+// under load sent its spec (generation 4) again by signal, which came after
+// the next hand-out's Update (generation 8, a move to another host): the
+// worker took the older spec back, undoing the move, and its supervisor
+// counted it applying for good. From worker version 8 a spec signal older
+// than the worker's generation is dropped, as an older Update is.
+func TestWorker_AnOlderSpecSignalAfterANewerUpdateIsDropped(t *testing.T) {
+	run := func(version int) Status {
+		env := newEnv(t)
+		mockActions(env)
+		older, newer := stubNode("w", nil), stubNode("w", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
+		at(env, time.Minute, func() {
+			env.UpdateWorkflow(UpdateSpec, "u8", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("rejected: %v", err) }, OnComplete: func(any, error) {},
+			}, spec.Update{Generation: 8, Spec: newer})
+		})
+		at(env, time.Minute+10*time.Second, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 4, Spec: older}) })
+		var st Status
+		at(env, 2*time.Minute, func() { st = query(t, env) })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: older, Generation: 2, Version: version})
+		return st
+	}
+	require.EqualValues(t, 8, run(WorkerVersion).Generation, "the newer spec holds")
+	require.EqualValues(t, 4, run(versions.WorkerSignalSpecOrder.Since-1).Generation, "version 7 went back")
 }

@@ -94,6 +94,14 @@ func (w *workerRun) onReload() (honoured bool) {
 
 func (w *workerRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
+	if err == nil && versions.WorkerSignalSpecOrder.In(w.in.Version) && u.Generation > 0 && u.Generation < w.in.Generation {
+		// A hand-out whose local activity failed (timed out under load,
+		// its Updates delivered all the same) sends its specs again as
+		// signals, which may come after the next hand-out's newer spec:
+		// dropped, as an older Update is (onSpecUpdate).
+		w.log.Info("spec signal older than this worker's: dropped", "path", w.in.Path, "generation", u.Generation, "has", w.in.Generation)
+		return
+	}
 	if err == nil {
 		err = w.checkSpec(u, w.limits.holds(w.ctx))
 	}

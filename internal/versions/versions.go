@@ -172,6 +172,13 @@ var (
 	WorkerGenerationBounded = Feature{"worker.generation-bounded", typeWorker, 8}
 	// 8: its notifications are bounded as a supervisor's (SupNotifyBounded).
 	WorkerNotifyBounded = Feature{"worker.notify-bounded", typeWorker, 8}
+	// 8: a spec signal older than the worker's generation is dropped, as an
+	// older spec Update is (version 6 on); version 7 applied it. A
+	// hand-out whose local activity failed under load sends its specs again
+	// by signal, which came after the next hand-out's newer Update: the
+	// worker went back to the older spec (a move undone) and its
+	// supervisor counted it applying for good (found by the PostgreSQL soak).
+	WorkerSignalSpecOrder = Feature{"worker.signal-spec-order", typeWorker, 8}
 )
 
 // RolloutWorkflow's versions.
@@ -251,7 +258,7 @@ var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
 	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded,
-	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
