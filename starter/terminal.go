@@ -65,7 +65,7 @@ func (t terminalSafe) Write(p []byte) (int, error) {
 // a forged row) becomes a space.
 func cell(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' {
+		if r == '\n' || r == '\t' {
 			return ' '
 		}
 		return r

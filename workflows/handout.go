@@ -114,6 +114,9 @@ func (s *supervisorRun) handOut() {
 			}
 		}
 		for _, d := range again {
+			if versions.SupMarksResent.In(s.in.Version) {
+				d.Update.Resent = true // (a worker drops it if a newer spec came meanwhile)
+			}
 			s.out.add(workflow.SignalExternalWorkflow(ctx, d.Path, "", SignalSpec, d.Update))
 		}
 		settle.Set(nil, nil)

@@ -156,13 +156,26 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 		// Continue as new: the liveness activity is let go (the next run
 		// asks again), signals are taken first, notes delivered.
 		h.stop()
-		for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
-		}
-		for len(h.notes) > 0 { // (the owed follow their notes: settleNotes)
+		if versions.HostNotesBounded.In(h.version) {
+			// Signals that come while the notes are awaited are taken too,
+			// and the changes owed follow their notes (settleNotes).
+			for {
+				for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
+				}
+				if len(h.notes) == 0 {
+					break
+				}
+				for _, n := range h.notes {
+					_ = n.fut.Get(ctx, nil)
+				}
+				h.settleNotes()
+			}
+		} else {
+			for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
+			}
 			for _, n := range h.notes {
 				_ = n.fut.Get(ctx, nil)
 			}
-			h.settleNotes()
 		}
 		return workflow.NewContinueAsNewError(ctx, HostWorkflow, HostInput{Name: in.Name, Carry: &h.carry, Version: HostVersion})
 	}

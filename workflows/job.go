@@ -87,7 +87,7 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		j.carry.Record = jobcore.New(in.Spec, workflow.Now(ctx))
 	}
 	j.core = jobcore.Job{Path: in.Path, Spec: in.Spec, Generation: in.Generation, Version: in.Version, Rec: &j.carry.Record,
-		OnceExact: versions.JobOnceExact.In(in.Version)}
+		OnceExact: versions.JobOnceExact.In(in.Version), GenerationBounded: versions.JobGenerationBounded.In(in.Version)}
 	if err := jobcore.Check(in.Path, in.Spec); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid job spec:\n"+err.Error(), "InvalidSpec", nil)
 	}

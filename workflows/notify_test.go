@@ -199,7 +199,7 @@ func TestNotify_SupervisorGaveUpThenRecovered(t *testing.T) {
 // notifyBurst sends n notifications at once through a notifier holding at
 // most limit (0: any number), with a receiver that is down, and returns how
 // many it would carry to its next run, a minute later.
-func notifyBurst(ctx workflow.Context, limit, n int) (int, error) {
+func notifyBurst(ctx workflow.Context, limit, n int) ([]string, error) {
 	notes := notifier{limit: limit}
 	for i := range n {
 		notes.send(ctx, activities.NotificationTask{Notification: activities.Notification{Path: "t/w", Event: spec.EventFailed}, Key: fmt.Sprintf("t/w/%d/failed", i)})
@@ -211,7 +211,11 @@ func notifyBurst(ctx workflow.Context, limit, n int) (int, error) {
 	for !timer.IsReady() {
 		sel.Select(ctx)
 	}
-	return len(notes.undelivered()), nil
+	var keys []string
+	for _, t := range notes.undelivered() {
+		keys = append(keys, t.Key)
+	}
+	return keys, nil
 }
 
 // Regression (attack review): a node's notifications were retried for a
@@ -222,21 +226,23 @@ func notifyBurst(ctx workflow.Context, limit, n int) (int, error) {
 // MaxPendingNotifications are retried at once: the oldest are cancelled,
 // counted, and not carried.
 func TestNotify_ARunRetriesAtMostMaxPendingNotifications(t *testing.T) {
-	burst := func(limit int) (int, float64) {
+	burst := func(limit int) ([]string, float64) {
 		env, rec := newEnvWithMetrics(t)
 		env.RegisterWorkflow(notifyBurst)
 		log := &notifyLog{failFirst: 1 << 30}
 		env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify).Maybe()
 		env.ExecuteWorkflow(notifyBurst, limit, 50)
 		require.NoError(t, env.GetWorkflowError())
-		var carried int
+		var carried []string
 		require.NoError(t, env.GetWorkflowResult(&carried))
 		return carried, rec.Sum(MetricNotificationsDropped, nil)
 	}
 	carried, dropped := burst(MaxPendingNotifications)
-	require.Equal(t, MaxPendingNotifications, carried, "the newest, still retried")
+	require.Len(t, carried, MaxPendingNotifications)
+	require.Equal(t, fmt.Sprintf("t/w/%d/failed", 50-MaxPendingNotifications), carried[0], "the newest, still retried: %v", carried)
+	require.Equal(t, "t/w/49/failed", carried[len(carried)-1])
 	require.EqualValues(t, 50-MaxPendingNotifications, dropped)
 	carried, dropped = burst(0)
-	require.Equal(t, 50, carried, "the versions before hold any number")
+	require.Len(t, carried, 50, "the versions before hold any number")
 	require.Zero(t, dropped)
 }

@@ -68,7 +68,8 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 	// starts.
 	old := s.carry.Children
 	in := supervise.ReconcileInput{Children: make([]supervise.Current, len(old)), Spec: make([]supervise.Wanted, len(u.Spec.Children)),
-		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: versions.SupResendNewer.In(s.in.Version)}
+		Generation: s.in.Generation, StrategyChanged: strategyChanged, Resend: versions.SupResendNewer.In(s.in.Version),
+		GenerationBounded: versions.SupGenerationBounded.In(s.in.Version)}
 	for i, rec := range old {
 		in.Children[i] = supervise.Current{Name: rec.Name, Lifecycle: rec.Lifecycle, Digest: rec.Digest, WantGeneration: rec.WantGeneration, Reported: rec.Status.Generation}
 	}

@@ -77,7 +77,7 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 			Refused: refusal(s.in.Version, r.Status.LastAction)})
 	}
 	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation,
-		RevertPastSent: versions.SupRevertPastSent.In(s.in.Version)})
+		RevertPastSent: versions.SupRevertPastSent.In(s.in.Version), GenerationBounded: versions.SupGenerationBounded.In(s.in.Version)})
 	s.carry.Update = &u
 	for _, c := range cmds {
 		switch c.Kind {

@@ -80,7 +80,7 @@ func TestWorker_AnOlderSpecSignalAfterANewerUpdateIsDropped(t *testing.T) {
 				OnAccept: func() {}, OnReject: func(err error) { t.Errorf("rejected: %v", err) }, OnComplete: func(any, error) {},
 			}, spec.Update{Generation: 8, Spec: newer})
 		})
-		at(env, time.Minute+10*time.Second, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 4, Spec: older}) })
+		at(env, time.Minute+10*time.Second, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 4, Spec: older, Resent: true}) })
 		var st Status
 		at(env, 2*time.Minute, func() { st = query(t, env) })
 		endAt(env, 3*time.Minute)
@@ -89,4 +89,20 @@ func TestWorker_AnOlderSpecSignalAfterANewerUpdateIsDropped(t *testing.T) {
 	}
 	require.EqualValues(t, 8, run(WorkerVersion).Generation, "the newer spec holds")
 	require.EqualValues(t, 4, run(versions.WorkerSignalSpecOrder.Since-1).Generation, "version 7 went back")
+}
+
+// A supervisor that adopts its children (applied again after its run was
+// terminated: it begins at generation 1) sends them its own generation,
+// lower than theirs, by signal, not marked resent: taken.
+func TestWorker_AnAdoptingSupervisorsLowerSpecIsTaken(t *testing.T) {
+	env := newEnv(t)
+	mockActions(env)
+	changed := stubNode("w", &spec.Stub{Delay: spec.Duration(time.Millisecond)})
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 1, Spec: changed}) })
+	var st Status
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "p/w", Spec: stubNode("w", nil), Generation: 5, Version: WorkerVersion})
+	require.EqualValues(t, 1, st.Generation, "its new supervisor's spec is taken")
+	require.Zero(t, st.RejectedSignals)
 }

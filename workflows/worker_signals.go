@@ -94,11 +94,13 @@ func (w *workerRun) onReload() (honoured bool) {
 
 func (w *workerRun) onSpec(raw converter.RawValue) {
 	u, err := decodeUpdate(raw)
-	if err == nil && versions.WorkerSignalSpecOrder.In(w.in.Version) && u.Generation > 0 && u.Generation < w.in.Generation {
+	if err == nil && versions.WorkerSignalSpecOrder.In(w.in.Version) && u.Resent && u.Generation > 0 && u.Generation < w.in.Generation {
 		// A hand-out whose local activity failed (timed out under load,
 		// its Updates delivered all the same) sends its specs again as
 		// signals, which may come after the next hand-out's newer spec:
-		// dropped, as an older Update is (onSpecUpdate).
+		// dropped, as an older Update is (onSpecUpdate). (An older spec
+		// not resent is taken: a supervisor adopting its children sends
+		// its own generation, which may be lower than theirs.)
 		w.log.Info("spec signal older than this worker's: dropped", "path", w.in.Path, "generation", u.Generation, "has", w.in.Generation)
 		return
 	}

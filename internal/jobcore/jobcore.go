@@ -74,7 +74,10 @@ type Job struct {
 	// last ran for (versions.JobOnceExact; before: one above it).
 	Version   int
 	OnceExact bool
-	Rec       *Record
+	// GenerationBounded: a spec's generation is held to a worker's bounds
+	// (spec.CheckGeneration; versions.JobGenerationBounded).
+	GenerationBounded bool
+	Rec               *Record
 	// Putting: a put or delete of its schedule is in flight (Deleting: a
 	// delete); OnceRunning: a once job's run is in flight, for OnceGen.
 	Putting, Deleting bool
@@ -199,9 +202,16 @@ func (j *Job) TakeSpec(n spec.Node, generation int64, now time.Time) error {
 	if err := Check(j.Path, n); err != nil {
 		return err
 	}
-	if generation > 0 {
+	bounded := j.GenerationBounded
+	if err := spec.CheckGeneration(j.Generation, generation); bounded && err != nil {
+		return err
+	}
+	switch {
+	case generation > 0:
 		j.Generation = generation
-	} else {
+	case bounded && j.Generation >= spec.MaxGeneration:
+		// (stays at the bound, as a worker's: its supervisor sends no more)
+	default:
 		j.Generation++
 	}
 	j.Spec = n

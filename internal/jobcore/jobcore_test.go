@@ -181,6 +181,21 @@ func TestTakeSpec_RefusesAnotherNameOrAService(t *testing.T) {
 	require.Equal(t, t0.Add(time.Hour), j.Rec.Since)
 }
 
+// Regression (review): a job took any generation, and supervisors of
+// version 12 refuse reports past 2^53: a job sent one near 2^63 by hand
+// had every report refused. From job version 4 it is held to a worker's
+// bounds; version 3 takes it.
+func TestTakeSpec_AGenerationPastTheBoundsIsRefused(t *testing.T) {
+	j, _ := newJob(periodic(), versions.Job)
+	j.GenerationBounded = true
+	require.ErrorContains(t, j.TakeSpec(periodic(), 1<<63-1, t0), "out of range")
+	require.ErrorContains(t, j.TakeSpec(periodic(), 2+spec.MaxGenerationStep, t0), "more than 2^32 past")
+	require.EqualValues(t, 1, j.Generation, "nothing taken")
+	old, _ := newJob(periodic(), versions.JobGenerationBounded.Since-1)
+	require.NoError(t, old.TakeSpec(periodic(), 1<<63-1, t0))
+	require.EqualValues(t, int64(1<<63-1), old.Generation)
+}
+
 // A run's end is its own job's, with a known outcome, and taken once.
 func TestTakeRun(t *testing.T) {
 	j, _ := newJob(periodic(), versions.Job)

@@ -275,6 +275,13 @@ type Update struct {
 	// own ID: the root tells the tree's revisions which revision it
 	// became (workflows.RevisionsWorkflow).
 	Request string `json:"request,omitempty"`
+	// Resent, set by a supervisor on a spec its hand-out sends again by
+	// signal (the hand-out's local activity failed: its Update may have
+	// been delivered, and a newer one after it), asks the worker to drop
+	// it if it is older than the worker's generation. A spec sent by
+	// signal otherwise is taken whatever its generation (a supervisor that
+	// adopts its children sends its own, lower one).
+	Resent bool `json:"resent,omitempty"`
 	// Lost, sent by a supervisor that moves a worker off a lost host, is
 	// that host: the worker does not wait for it to stop the copy there,
 	// and stops it once the host is back (workflows/fleet.go).

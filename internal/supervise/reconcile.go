@@ -58,6 +58,9 @@ type ReconcileInput struct {
 	StrategyChanged bool
 	// Resend: supervisor version 2 and later (see above).
 	Resend bool
+	// GenerationBounded: a generation sent past a child's count stops at
+	// spec.MaxGeneration (supervisor code version 12; nextGeneration).
+	GenerationBounded bool
 }
 
 // NodeAction is what happens to a kept child's node.
@@ -137,7 +140,7 @@ func Reconcile(in ReconcileInput) Reconciled {
 				// Its own count has reached the tree's: the node goes with
 				// a newer number, so that the child counts as applying
 				// until it has taken it.
-				p.WantGeneration = nextGeneration(c.Reported)
+				p.WantGeneration = nextGeneration(c.Reported, in.GenerationBounded)
 			}
 			switch c.Lifecycle {
 			case Deferred:

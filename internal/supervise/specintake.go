@@ -87,7 +87,7 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 	}
 	r := u.Spec.Resolved()
 	t := SpecTaken{
-		Generation:      nextGeneration(held.Generation),
+		Generation:      nextGeneration(held.Generation, held.GenerationBounded),
 		DesiredChanged:  r.Desired != held.Desired,
 		StrategyChanged: Coordinated(r.Strategy) != Coordinated(held.Strategy),
 		Origin:          u.Origin,
@@ -102,14 +102,14 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 	return t, nil
 }
 
-// nextGeneration is the generation after g, at most spec.MaxGeneration: a
+// nextGeneration is the generation after g, bounded: at most spec.MaxGeneration (a
 // child whose count was sent there by hand (a spec signal of generation
 // 2^53, which workers take) is sent that generation again, which it takes
 // (it is not older than its own), rather than one past the bound, which it
-// refuses for good; and a count near 2^63 (a run of supervisor code
-// version 11) no longer wraps negative.
-func nextGeneration(g int64) int64 {
-	if g >= spec.MaxGeneration {
+// refuses for good). Unbounded (supervisor code version 11), g+1, as that
+// code computed it.
+func nextGeneration(g int64, bounded bool) int64 {
+	if bounded && g >= spec.MaxGeneration {
 		return max(g, spec.MaxGeneration)
 	}
 	return g + 1

@@ -93,8 +93,9 @@ func jobNode(name string) spec.Node {
 // The generation after g stays within spec.MaxGeneration (a count sent
 // there by hand is sent again, not past it), and never wraps.
 func TestNextGeneration(t *testing.T) {
-	require.EqualValues(t, 5, nextGeneration(4))
-	require.EqualValues(t, spec.MaxGeneration, nextGeneration(spec.MaxGeneration-1))
-	require.EqualValues(t, spec.MaxGeneration, nextGeneration(spec.MaxGeneration))
-	require.EqualValues(t, int64(1<<63-1), nextGeneration(1<<63-1), "a count of version 11 near 2^63: no wrap")
+	require.EqualValues(t, 5, nextGeneration(4, true))
+	require.EqualValues(t, spec.MaxGeneration, nextGeneration(spec.MaxGeneration-1, true))
+	require.EqualValues(t, spec.MaxGeneration, nextGeneration(spec.MaxGeneration, true))
+	require.EqualValues(t, int64(1<<63-1), nextGeneration(1<<63-1, true), "no wrap")
+	require.EqualValues(t, spec.MaxGeneration+1, nextGeneration(spec.MaxGeneration, false), "version 11: as it was")
 }

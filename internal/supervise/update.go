@@ -252,6 +252,9 @@ type UpdateSnapshot struct {
 	// action's end, so a late success of the bad spec, reported at the
 	// generation the revert reused, counted the target reverted).
 	RevertPastSent bool
+	// GenerationBounded: a generation sent past a child's count stops at
+	// spec.MaxGeneration (supervisor code version 12; nextGeneration).
+	GenerationBounded bool
 }
 
 // NextUpdate applies the operation, watches the targets in flight, sends
@@ -428,10 +431,10 @@ func (d *updater) send() {
 		t.Phase, t.SentAt, t.HealthyAt, t.Terminations = TargetSent, d.s.Now, time.Time{}, c.Terminations
 		t.Generation = d.s.Generation
 		if c.Generation >= t.Generation {
-			t.Generation = nextGeneration(c.Generation) // past its own count: it counts as applying until it takes it
+			t.Generation = nextGeneration(c.Generation, d.s.GenerationBounded) // past its own count: it counts as applying until it takes it
 		}
 		if sent >= t.Generation {
-			t.Generation = nextGeneration(sent)
+			t.Generation = nextGeneration(sent, d.s.GenerationBounded)
 		}
 		cmd := UpdateCommand{Kind: SendNode, Child: t.Name, Digest: t.Digest, Generation: t.Generation}
 		if u.State == UpdateReverting {

@@ -129,6 +129,10 @@ var (
 	// failed its task for good (a node that flapped while its receiver was
 	// down; or job runs and exits sent by hand).
 	SupNotifyBounded = Feature{"supervisor.notify-bounded", typeSupervisor, 12}
+	// 12: a spec its hand-out sends again by signal (its local activity
+	// failed) is marked resent: a worker of version 8 drops it when it is
+	// older than its own (WorkerSignalSpecOrder). Version 11 does not mark it.
+	SupMarksResent = Feature{"supervisor.marks-resent", typeSupervisor, 12}
 )
 
 // WorkerWorkflow's versions.
@@ -172,8 +176,9 @@ var (
 	WorkerGenerationBounded = Feature{"worker.generation-bounded", typeWorker, 8}
 	// 8: its notifications are bounded as a supervisor's (SupNotifyBounded).
 	WorkerNotifyBounded = Feature{"worker.notify-bounded", typeWorker, 8}
-	// 8: a spec signal older than the worker's generation is dropped, as an
-	// older spec Update is (version 6 on); version 7 applied it. A
+	// 8: a spec signal marked resent (SupMarksResent) older than the
+	// worker's generation is dropped, as an older spec Update is (version
+	// 6 on); version 7 applied it. A
 	// hand-out whose local activity failed under load sends its specs again
 	// by signal, which came after the next hand-out's newer Update: the
 	// worker went back to the older spec (a move undone) and its
@@ -251,16 +256,20 @@ var (
 	JobOnceExact = Feature{"job.once-exact", typeJob, 3}
 	// 4: its notifications are bounded as a supervisor's (SupNotifyBounded).
 	JobNotifyBounded = Feature{"job.notify-bounded", typeJob, 4}
+	// 4: a spec's generation is held to the bounds a worker's is
+	// (WorkerGenerationBounded); version 3 takes any, and a job sent one
+	// near 2^63 had its reports refused by supervisors of version 12.
+	JobGenerationBounded = Feature{"job.generation-bounded", typeJob, 4}
 )
 
 // All lists every table, for the tests that hold them together.
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
-	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded,
+	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded, JobGenerationBounded,
 }

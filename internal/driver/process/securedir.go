@@ -10,8 +10,8 @@ import (
 // SecureDir makes dir (with mode, where it is missing) and checks that no
 // other user of the host can change what is in it: it and every directory
 // above it, as given and as its links resolve, belong to this process's
-// user or to root, and none but a sticky one (/tmp) is writable by group
-// or others; dir itself is writable by its owner only.
+// user or to root; none above it is writable by every user unless sticky
+// (/tmp); dir itself is writable by its owner only.
 //
 // A worker writes its services' logs and records there as root and trusts
 // what it reads back: a record names a process to adopt and, later, to
@@ -84,8 +84,13 @@ func checkDir(p string, leaf bool, uid uint32) error {
 		return fmt.Errorf("%s belongs to uid %d, not to this worker's user (%d) or root: another user could change what the worker reads and writes there", p, st.Uid, uid)
 	}
 	perm := fi.Mode().Perm()
-	if perm&0o022 != 0 && (leaf || fi.Mode()&os.ModeSticky == 0) {
+	switch {
+	case leaf && perm&0o022 != 0:
 		return fmt.Errorf("%s is writable by other users (mode %#o): make it %#o or less", p, perm, perm&^0o022)
+	case !leaf && perm&0o002 != 0 && fi.Mode()&os.ModeSticky == 0:
+		// (A directory above that its group may write is taken: Ubuntu's
+		// /var/log is root:syslog 0775.)
+		return fmt.Errorf("%s is writable by every user (mode %#o) and not sticky", p, perm)
 	}
 	return nil
 }

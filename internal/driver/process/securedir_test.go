@@ -25,8 +25,15 @@ func TestSecureDir_RefusesADirectoryOthersCanWrite(t *testing.T) {
 	open := filepath.Join(base, "open")
 	require.NoError(t, os.Mkdir(open, 0o755))
 	require.NoError(t, os.Chmod(open, 0o777))
-	require.ErrorContains(t, SecureDir(filepath.Join(open, "logs"), 0o750), "is writable by other users")
+	require.ErrorContains(t, SecureDir(filepath.Join(open, "logs"), 0o750), "is writable by every user")
 	require.ErrorContains(t, SecureDir(open, 0o750), "is writable by other users")
+
+	group := filepath.Join(base, "var-log") // Ubuntu's /var/log: root:syslog 0775
+	require.NoError(t, os.Mkdir(group, 0o755))
+	require.NoError(t, os.Chmod(group, 0o775))
+	require.NoError(t, SecureDir(filepath.Join(group, "steward"), 0o750), "a directory above that its group may write")
+	require.NoError(t, os.Chmod(filepath.Join(group, "steward"), 0o770))
+	require.ErrorContains(t, SecureDir(filepath.Join(group, "steward"), 0o750), "is writable by other users", "the directory itself: its owner's alone")
 
 	sticky := filepath.Join(base, "tmp")
 	require.NoError(t, os.Mkdir(sticky, 0o755))
@@ -35,7 +42,7 @@ func TestSecureDir_RefusesADirectoryOthersCanWrite(t *testing.T) {
 
 	link := filepath.Join(base, "link")
 	require.NoError(t, os.Symlink(filepath.Join(open, "logs"), link))
-	require.ErrorContains(t, SecureDir(link, 0o750), "is writable by other users", "judged as its link resolves too")
+	require.ErrorContains(t, SecureDir(link, 0o750), "is writable by every user", "judged as its link resolves too")
 
 	if os.Geteuid() == 0 {
 		theirs := filepath.Join(base, "theirs")
