@@ -67,6 +67,10 @@ const hostLeaseHeartbeat = 5 * time.Second
 // its own (signals and liveness changes).
 const hostRunLimit = 500
 
+// hostFinalRounds bounds the rounds a run's continue-as-new waits for its
+// notes, taking the signals that came meanwhile (versions.HostNotesBounded).
+const hostFinalRounds = 10
+
 // HostID is the workflow ID of a host's workflow.
 func HostID(name string) string { return "host:" + name }
 
@@ -158,8 +162,10 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 		h.stop()
 		if versions.HostNotesBounded.In(h.version) {
 			// Signals that come while the notes are awaited are taken too,
-			// and the changes owed follow their notes (settleNotes).
-			for {
+			// and the changes owed follow their notes (settleNotes); a
+			// flood of signals holds the continue-as-new a few rounds at
+			// most (its history stays bounded).
+			for round := 0; round < hostFinalRounds; round++ {
 				for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
 				}
 				if len(h.notes) == 0 {
