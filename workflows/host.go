@@ -176,6 +176,12 @@ func HostWorkflow(ctx workflow.Context, in HostInput) error {
 				}
 				h.settleNotes()
 			}
+			for len(h.notes) > 0 { // (past the rounds: the notes and the owed, no more signals)
+				for _, n := range h.notes {
+					_ = n.fut.Get(ctx, nil)
+				}
+				h.settleNotes()
+			}
 		} else {
 			for h.takeAsync(subs, drains) || wakes.ReceiveAsync(nil) {
 			}
