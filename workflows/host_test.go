@@ -291,3 +291,33 @@ func TestHost_PinnedListsAreBoundedInTotal(t *testing.T) {
 	runHost(env, HostInput{Name: "a", Version: HostVersion})
 	require.Equal(t, []string{"root/a", "root/b"}, hv.Subscribers, "the third would pass 1 MiB")
 }
+
+// A host's run woken to continue as new (the worker's `wake`) after a
+// burst of drain toggles: each subscriber hears the last state before the
+// run continues as new (one note in flight at a time), which carries it.
+func TestHost_AContinueAsNewTakesTheDrainsBehindItAndTellsTheLastState(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	var told []HostState
+	env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+		told = append(told, arg.(HostState))
+		return nil
+	})
+	at(env, 30*time.Second, func() {
+		env.SignalWorkflow(SignalHostSubscribe, HostSubscription{Supervisor: "root/g", Movable: 1, Seq: env.Now().UnixNano()})
+	})
+	at(env, time.Minute, func() {
+		for i := range 5 {
+			env.SignalWorkflow(SignalHostDrain, HostDrain{Drain: i%2 == 0})
+		}
+		env.SignalWorkflow(SignalHostWake, nil)
+	})
+	runHost(env, HostInput{Name: "a", Version: HostVersion})
+	next, continued := continuedAs[HostInput](t, env.GetWorkflowError())
+	require.True(t, continued, "%v", env.GetWorkflowError())
+	require.True(t, next.Carry.Drain.Drain, "the last toggle is carried: %+v; told %+v", next.Carry.Drain, told)
+	require.NotEmpty(t, told)
+	require.True(t, told[len(told)-1].Draining, "the subscriber heard the last state: %+v", told)
+	require.LessOrEqual(t, len(told), 3, "%+v", told)
+}
