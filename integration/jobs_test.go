@@ -455,7 +455,7 @@ children:
 `), "--wait", "--timeout", "2m")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Cleanup(func() { starter(t, "delete", "it-jobto") })
-	r = starter(t, "jobs", "run", "it-jobto/slow", "--wait", "--timeout", "2m")
+	r = starter(t, "run", "it-jobto/slow", "--wait", "--timeout", "2m")
 	require.Equal(t, 1, r.code, "the run did not succeed: %s%s", r.stdout, r.stderr)
 	require.Contains(t, r.stdout+r.stderr, treestatus.RunTimedOut, r.stdout+r.stderr)
 	eventually(t, 30*time.Second, func() (bool, string) {

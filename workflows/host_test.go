@@ -234,8 +234,11 @@ func TestHost_ABurstOfDrainsSendsEachSubscriberOneNoteInFlight(t *testing.T) {
 		env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
 		env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
 		told = map[string][]HostState{}
+		var mu sync.Mutex
 		for _, s := range []string{"root/g", "root/h"} {
 			env.OnSignalExternalWorkflow(mock.Anything, s, mock.Anything, SignalHost, mock.Anything).Return(func(_, id, _, _ string, arg any) error {
+				mu.Lock()
+				defer mu.Unlock()
 				told[id] = append(told[id], arg.(HostState))
 				return nil
 			})
@@ -300,7 +303,10 @@ func TestHost_AContinueAsNewTakesTheDrainsBehindItAndTellsTheLastState(t *testin
 	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
 	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
 	var told []HostState
+	var mu sync.Mutex
 	env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+		mu.Lock()
+		defer mu.Unlock()
 		told = append(told, arg.(HostState))
 		return nil
 	})

@@ -208,6 +208,7 @@ func New(logDir string, n driver.Notifier, log *zap.Logger) *Driver {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	servicesGetDefaultSignals()
 	d := &Driver{
 		logDir:   logDir,
 		samples:  map[string]logSample{},
