@@ -146,9 +146,7 @@ func TestHost_ALostHostIsDatedFromItsLastBeat(t *testing.T) {
 // workers longer than a supervisor has children is rejected; the host goes
 // on and a real subscriber is told.
 func TestHost_ForgedSubscriptionsAreRejected(t *testing.T) {
-	env := newEnv(t)
-	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
-	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	env := upHostEnv(t)
 	told := 0
 	env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(func(_, _, _, _ string, _ any) error {
 		told++
@@ -179,9 +177,7 @@ func TestHost_ForgedSubscriptionsAreRejected(t *testing.T) {
 // the host's time is refused; version 1 takes it, as it did.
 func TestHost_ASubscriptionNumberedPastTheHostsTimeIsRefused(t *testing.T) {
 	for _, version := range []int{versions.HostSeqBounded.Since - 1, versions.HostSeqBounded.Since} {
-		env := newEnv(t)
-		env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
-		env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+		env := upHostEnv(t)
 		env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(nil)
 		var hv HostView
 		at(env, 30*time.Second, func() {
@@ -230,9 +226,7 @@ func TestHost_ANameNotItsIDsEndsAtOnce(t *testing.T) {
 // it are told once, as the state then.
 func TestHost_ABurstOfDrainsSendsEachSubscriberOneNoteInFlight(t *testing.T) {
 	burst := func(version int) (told map[string][]HostState) {
-		env := newEnv(t)
-		env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
-		env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+		env := upHostEnv(t)
 		told = map[string][]HostState{}
 		var mu sync.Mutex
 		for _, s := range []string{"root/g", "root/h"} {
@@ -268,9 +262,7 @@ func TestHost_ABurstOfDrainsSendsEachSubscriberOneNoteInFlight(t *testing.T) {
 // The subscriptions' pinned lists are bounded in total (the host's carry
 // holds them): one that would pass hostcore.MaxPinnedBytes is refused.
 func TestHost_PinnedListsAreBoundedInTotal(t *testing.T) {
-	env := newEnv(t)
-	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
-	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	env := upHostEnv(t)
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalHost, mock.Anything).Return(nil)
 	long := func(sup string) []string {
 		ps := make([]string, 1000)
@@ -299,9 +291,7 @@ func TestHost_PinnedListsAreBoundedInTotal(t *testing.T) {
 // burst of drain toggles: each subscriber hears the last state before the
 // run continues as new (one note in flight at a time), which carries it.
 func TestHost_AContinueAsNewTakesTheDrainsBehindItAndTellsTheLastState(t *testing.T) {
-	env := newEnv(t)
-	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
-	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	env := upHostEnv(t)
 	var told []HostState
 	var mu sync.Mutex
 	env.OnSignalExternalWorkflow(mock.Anything, "root/g", mock.Anything, SignalHost, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
@@ -326,4 +316,14 @@ func TestHost_AContinueAsNewTakesTheDrainsBehindItAndTellsTheLastState(t *testin
 	require.NotEmpty(t, told)
 	require.True(t, told[len(told)-1].Draining, "the subscriber heard the last state: %+v", told)
 	require.LessOrEqual(t, len(told), 3, "%+v", told)
+}
+
+// upHostEnv is a test environment for host "a", which answers its hello
+// and whose lease holds (an hour).
+func upHostEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	env := newEnv(t)
+	env.OnActivity(activities.HostHelloName, mock.Anything).Return(activities.HostInfo{Name: "a", Build: "b1"}, nil)
+	env.OnActivity(activities.HostLeaseName, mock.Anything).After(time.Hour).Return(nil)
+	return env
 }
