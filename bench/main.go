@@ -122,7 +122,10 @@ type options struct {
 	// and its server's database file, measured.
 	soakDuration, soakSample time.Duration
 	soakPace                 float64
-	logDir, dbPath           string
+	// soakHostCache bounds each soak host worker's sticky cache, so that
+	// it is full before the slopes are taken (0: the worker's default).
+	soakHostCache  int
+	logDir, dbPath string
 	// restartCmd restarts a server of -address (the soak's server fault;
 	// "": none); dbDir is where that server's database keeps its files
 	// (its size sampled; "": not); serverPidFile holds that
@@ -154,6 +157,7 @@ func main() {
 	flag.DurationVar(&o.soakDuration, "duration", 2*time.Hour, "how long the soak runs (-only soak), after its tree first reached its desired state")
 	flag.Float64Var(&o.soakPace, "soak-pace", 1, "the soak's operations and faults come this many times as far apart as the issue's schedule (0.2: five times as often, for a short look)")
 	flag.DurationVar(&o.soakSample, "soak-sample", time.Minute, "how often the soak samples its figures")
+	flag.IntVar(&o.soakHostCache, "soak-host-cache", 400, "each soak host worker's --workflow-cache: small enough that the caches are full within the soak's first 15 minutes, so that the slopes taken after them show a leak and not a cache filling up to every workflow of the tree (0: the worker's default, 50,000)")
 	flag.BoolVar(&o.eager, "eager", false, "eager activity dispatch on both sides (the server's system.enableActivityEagerExecution, the raw worker's and the steward worker's --eager-actions)")
 	flag.StringVar(&o.workerArgs, "worker-args", "", "more flags for every steward worker the bench starts, space-separated (an A/B run of a worker setting: -worker-args '--sticky-timeout 5s')")
 	flag.StringVar(&o.restartCmd, "restart-cmd", "", "with -address: a shell command that restarts the server (the soak's server restarts: 'scripts/cluster.sh down && scripts/cluster.sh up')")

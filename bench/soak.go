@@ -235,7 +235,11 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 		// Its metrics and logs of its own, from its first start (a start
 		// and a stop at once lost the stop: a worker that inherited SIGINT
 		// ignored, as under nohup, ignores it until it listens for it).
-		w := hostWorkerOf(o, o.addr, h, dir, "--metrics", addr, "--log-dir", filepath.Join(dir, "logs-"+h))
+		args := []string{"--metrics", addr, "--log-dir", filepath.Join(dir, "logs-"+h)}
+		if o.soakHostCache > 0 {
+			args = append(args, "--workflow-cache", strconv.Itoa(o.soakHostCache))
+		}
+		w := hostWorkerOf(o, o.addr, h, dir, args...)
 		if err := w.start(); err != nil {
 			return err
 		}
@@ -886,6 +890,7 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	defer s.mu.Unlock()
 	res["soak_minutes"] = round(time.Since(s.began).Minutes())
 	res["soak_pace"] = s.o.soakPace
+	res["soak_host_workflow_cache"] = s.o.soakHostCache
 	res["soak_csv"] = filepath.Base(csvPath)
 	res["soak_duplicates"] = s.duplicates
 	res["soak_orphans"] = s.orphans
