@@ -132,13 +132,18 @@ func (n *notifier) resend(ctx workflow.Context, tasks []activities.NotificationT
 }
 
 // watch adds the pending notifications to sel: each is dropped when it is
-// delivered or given up.
+// delivered or given up, and its cancel context released (its parent held
+// every one until the run ended: a run that sent thousands of
+// notifications kept thousands of contexts). Cancelling a context whose
+// activity is done sends nothing: the SDK drops its cancel callback when
+// the activity completes, so replays see the same commands.
 func (n *notifier) watch(ctx workflow.Context, logger log.Logger, sel workflow.Selector) {
 	for _, p := range n.pending {
 		sel.AddFuture(p.fut, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && !temporal.IsCanceledError(err) {
 				logger.Warn("notification not delivered", "path", p.task.Notification.Path, "event", p.task.Notification.Event, "error", err.Error())
 			}
+			p.cancel()
 			n.pending = slices.DeleteFunc(n.pending, func(q pendingNote) bool { return q.fut == f })
 		})
 	}

@@ -246,3 +246,39 @@ func TestNotify_ARunRetriesAtMostMaxPendingNotifications(t *testing.T) {
 	require.Len(t, carried, 50, "the versions before hold any number")
 	require.Zero(t, dropped)
 }
+
+// notifyDelivered sends n notifications through a bounded notifier to a
+// receiver that is up, waits for every one, and returns how many of their
+// cancel contexts were released.
+func notifyDelivered(ctx workflow.Context, n int) (int, error) {
+	notes := notifier{limit: MaxPendingNotifications}
+	released := 0
+	for i := range n {
+		notes.send(ctx, activities.NotificationTask{Notification: activities.Notification{Path: "t/w", Event: spec.EventFailed}, Key: fmt.Sprintf("t/w/%d/failed", i)})
+		p := &notes.pending[len(notes.pending)-1]
+		cancel := p.cancel
+		p.cancel = func() { released++; cancel() }
+	}
+	for len(notes.pending) > 0 {
+		sel := workflow.NewSelector(ctx)
+		notes.watch(ctx, workflow.GetLogger(ctx), sel)
+		sel.Select(ctx)
+	}
+	return released, nil
+}
+
+// Regression (review): each bounded notification's cancel context stayed
+// registered with the workflow's context until the run ended, delivered or
+// not. A delivered one now releases it, and no cancel is sent for it.
+func TestNotify_ADeliveredNotificationReleasesItsCancelContext(t *testing.T) {
+	env := newEnv(t)
+	env.RegisterWorkflow(notifyDelivered)
+	log := &notifyLog{}
+	env.OnActivity(activities.NotifyName, mock.Anything, mock.Anything).Return(log.notify)
+	env.ExecuteWorkflow(notifyDelivered, 10)
+	require.NoError(t, env.GetWorkflowError())
+	var released int
+	require.NoError(t, env.GetWorkflowResult(&released))
+	require.Equal(t, 10, released)
+	require.Len(t, log.sent(), 10, "every notification delivered, none cancelled")
+}
