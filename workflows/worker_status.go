@@ -95,7 +95,7 @@ func (w *workerRun) publish() {
 	// a running state since before the update sent it, the generation
 	// left nothing for that success report to change, which was then
 	// skipped, and a rolling update waited for ever (version 5).
-	pendingRestart := versions.WorkerReportOrder.In(w.in.Version) && w.flight != nil && w.flight.action == tick.Observe && w.carry.Memory.PendingSpecRestart
+	pendingRestart := versions.WorkerReportOrder.In(w.in.Version) && w.flight != nil && w.flight.action == tick.Observe && w.carry.Memory.Marks.Has(tick.SpecRestartOwed)
 	if w.flight != nil && (w.flight.action != tick.Observe || pendingRestart) {
 		last := w.lastReported
 		if w.in.Parent == "" || last == nil || !w.urgentDuringAction(*last, w.status()) {
@@ -149,13 +149,13 @@ func (w *workerRun) status() Status {
 		Reason: m.Reason, Restarts: m.Restarts, ManualRestarts: m.ManualRestarts, Reloads: m.Reloads, CodeVersion: w.in.Version,
 		Generation: w.in.Generation, LastAction: w.carry.LastAction, Children: []Status{},
 		Since: w.carry.Since, RejectedSignals: w.carry.RejectedSignals, Instance: m.Instance, Host: w.carry.Host(w.node.RunsOn()), StaleCopies: w.carry.Copies(),
-		Terminations: m.Terminations, AwaitingRestart: m.AwaitingSupervisor, SuperviseSeq: w.carry.SuperviseSeq,
+		Terminations: m.Terminations, AwaitingRestart: m.Marks.Has(tick.AwaitingSupervisor), SuperviseSeq: w.carry.SuperviseSeq,
 	}
 	if m.State == tick.Backoff {
 		s.BackoffUntil = m.BackoffUntil
 	}
 	// (A worker awaiting its supervisor's restart is not completed.)
-	s.Completed = m.State == tick.Stopped && m.Hold && !m.AwaitingSupervisor && s.Desired == string(tick.WantRunning)
+	s.Completed = m.State == tick.Stopped && m.Marks.Has(tick.Held) && !m.Marks.Has(tick.AwaitingSupervisor) && s.Desired == string(tick.WantRunning)
 	return s
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/steward-sh/steward/internal/driver/stub"
 	"github.com/steward-sh/steward/internal/metricstest"
 	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/tick"
 	"github.com/steward-sh/steward/internal/treestatus"
 )
 
@@ -429,7 +430,7 @@ func TestContinueAsNew_KeepsStateAndLosesNoSignal(t *testing.T) {
 	// as pending: it is never lost, and never run twice.
 	m := next.Carry.Memory
 	pending := 0
-	if m.PendingRestart {
+	if m.Marks.Has(tick.RestartAsked) {
 		pending = 1
 	}
 	require.Equal(t, 2, m.ManualRestarts+pending, "both restarts are accounted for: %+v", m)
@@ -459,7 +460,7 @@ func TestContinueAsNew_NextRunResumesFromCarry(t *testing.T) {
 	carry.Memory.State = "running"
 	carry.Memory.Instance = "i7"
 	carry.Memory.Restarts = 3
-	carry.Memory.PendingRestart = true
+	carry.Memory.Marks.Set(tick.RestartAsked)
 	var st Status
 	at(env, time.Minute, func() { st = query(t, env) })
 	endAt(env, 2*time.Minute)

@@ -83,7 +83,7 @@ func Verdict(w Watch, m tick.Memory, last treestatus.ActionStatus, late bool, bu
 		switch {
 		case m.State == tick.Running:
 			status = Succeeded
-		case ended || unreachable || m.State == tick.Failed || (m.State == tick.Stopped && m.Hold):
+		case ended || unreachable || m.State == tick.Failed || (m.State == tick.Stopped && m.Marks.Has(tick.Held)):
 			status, why = Failed, m.Reason
 		}
 	case OpReload:
@@ -92,11 +92,11 @@ func Verdict(w Watch, m tick.Memory, last treestatus.ActionStatus, late bool, bu
 		done := m.Reloads > w.BaseReloads && last.Name == string(tick.Reload) && last.Status != "running"
 		// A start or restart in flight when it was asked satisfies it
 		// (tick: the new instance loads the configuration).
-		started := !done && m.State == tick.Running && !m.PendingReload && !m.RunningSince.Before(w.Asked)
+		started := !done && m.State == tick.Running && !m.Marks.Has(tick.ReloadAsked) && !m.RunningSince.Before(w.Asked)
 		switch {
 		case done && last.Status == string(tick.Succeeded), started:
 			status = Succeeded
-		case done, ended, unreachable, m.State != tick.Running && !m.PendingReload:
+		case done, ended, unreachable, m.State != tick.Running && !m.Marks.Has(tick.ReloadAsked):
 			status, why = Failed, m.Reason
 		}
 	case OpRestart:
@@ -104,7 +104,7 @@ func Verdict(w Watch, m tick.Memory, last treestatus.ActionStatus, late bool, bu
 		switch {
 		case restarted && m.State == tick.Running:
 			status = Succeeded
-		case ended || unreachable || (restarted && (m.State == tick.Failed || (m.State == tick.Stopped && m.Hold))):
+		case ended || unreachable || (restarted && (m.State == tick.Failed || (m.State == tick.Stopped && m.Marks.Has(tick.Held)))):
 			status, why = Failed, m.Reason
 		}
 	}
@@ -124,5 +124,5 @@ func Verdict(w Watch, m tick.Memory, last treestatus.ActionStatus, late bool, bu
 // RestartedSince tells from the memory alone that the service has run
 // since the watched restart was asked, with no restart pending.
 func RestartedSince(w Watch, m tick.Memory) bool {
-	return !w.Asked.IsZero() && m.State == tick.Running && !m.PendingRestart && !m.RunningSince.Before(w.Asked)
+	return !w.Asked.IsZero() && m.State == tick.Running && !m.Marks.Has(tick.RestartAsked) && !m.RunningSince.Before(w.Asked)
 }

@@ -37,7 +37,7 @@ func TestVerdict(t *testing.T) {
 		{"stop: late", OpStop, running, ok, true, false, Timeout, "not stopped within 1m0s (state running: started)"},
 		{"start: running", OpStart, running, ok, false, false, Succeeded, ""},
 		{"start: ended again", OpStart, with(func(m *tick.Memory) { m.State, m.Terminations, m.Reason = tick.Backoff, 3, "crashed" }), ok, false, false, Failed, "crashed"},
-		{"start: held stopped", OpStart, with(func(m *tick.Memory) { m.State, m.Hold, m.Reason = tick.Stopped, true, "held" }), ok, false, false, Failed, "held"},
+		{"start: held stopped", OpStart, with(func(m *tick.Memory) { m.State, m.Reason = tick.Stopped, "held"; m.Marks.Set(tick.Held) }), ok, false, false, Failed, "held"},
 		{"start: unreachable", OpStart, with(func(m *tick.Memory) { m.State, m.Reason = tick.Unknown, "host lost" }), ok, false, false, Failed, "host lost"},
 		{"start: starting, late", OpStart, with(func(m *tick.Memory) { m.State = tick.Starting }), ok, true, false, Timeout, "not running within 1m0s (state starting: started)"},
 		{"restart: counted and running", OpRestart, with(func(m *tick.Memory) { m.ManualRestarts = 2 }), ok, false, false, Succeeded, ""},
@@ -48,7 +48,7 @@ func TestVerdict(t *testing.T) {
 		{"restart: ended again", OpRestart, with(func(m *tick.Memory) { m.Terminations, m.State, m.Reason = 3, tick.Backoff, "crashed" }), ok, false, false, Failed, "crashed"},
 		{"reload: carried out", OpReload, with(func(m *tick.Memory) { m.Reloads = 4 }), treestatus.ActionStatus{Name: string(tick.Reload), Status: string(tick.Succeeded)}, false, false, Succeeded, ""},
 		{"reload: carried out, failed", OpReload, with(func(m *tick.Memory) { m.Reloads = 4 }), treestatus.ActionStatus{Name: string(tick.Reload), Status: "failed", Error: "no such signal"}, false, false, Failed, "started: no such signal"},
-		{"reload: still running", OpReload, with(func(m *tick.Memory) { m.Reloads = 4; m.PendingReload = true }), treestatus.ActionStatus{Name: string(tick.Reload), Status: "running"}, false, false, "", ""},
+		{"reload: still running", OpReload, with(func(m *tick.Memory) { m.Reloads = 4; m.Marks.Set(tick.ReloadAsked) }), treestatus.ActionStatus{Name: string(tick.Reload), Status: "running"}, false, false, "", ""},
 		{"reload: started since", OpReload, with(func(m *tick.Memory) { m.RunningSince = asked }), ok, false, false, Succeeded, ""},
 		{"reload: not running", OpReload, with(func(m *tick.Memory) { m.State, m.Reason = tick.Stopped, "stopped" }), ok, false, false, Failed, "stopped"},
 	} {
@@ -67,7 +67,7 @@ func TestRestartedSince(t *testing.T) {
 	require.True(t, RestartedSince(Watch{Asked: t0}, m))
 	require.False(t, RestartedSince(Watch{}, m), "asked at no known time")
 	require.False(t, RestartedSince(Watch{Asked: t0.Add(time.Second)}, m), "running since before")
-	m.PendingRestart = true
+	m.Marks.Set(tick.RestartAsked)
 	require.False(t, RestartedSince(Watch{Asked: t0}, m), "a restart still pending")
 }
 

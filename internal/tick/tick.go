@@ -14,7 +14,7 @@
 //     change) into the Snapshot. When the action's result arrives it calls Next
 //     with EventActionDone, and Next then sees everything that piled up.
 //   - Manual restart requests and spec changes that need a restart are kept
-//     in Memory (PendingRestart, PendingSpecRestart) so that none is lost
+//     in Memory (its Marks RestartAsked, SpecRestartOwed) so that none is lost
 //     while an action runs; Next consumes them.
 //   - A restart request also means "desired running": the caller sets Desired
 //     before calling Next (systemctl restart starts a stopped unit too).
@@ -25,7 +25,7 @@
 //
 // States (docs/contract.md): stopped, starting (a start or restart in flight),
 // running, stopping (a stop in flight), backoff (a durable timer before an
-// automatic restart), failed (given up until an operator acts). Hold marks a
+// automatic restart), failed (given up until an operator acts). Held marks a
 // worker that stays down until an operator acts (a transient or temporary
 // service that exited, or any failed worker).
 package tick
@@ -199,8 +199,10 @@ type Memory struct {
 	State State `json:"state"`
 	// Reason says, briefly, why the worker is in its state.
 	Reason string `json:"reason"`
-	// Hold keeps a worker down until an operator acts.
-	Hold bool `json:"hold,omitempty"`
+	// Marks: what holds the worker down and what it owes (marks.go says
+	// which values occur together). Its JSON is the seven booleans each
+	// mark was before (hold, pendingRestart, ...).
+	Marks Marks `json:"-"`
 	// Instance identifies the running instance of the service (driver-defined).
 	Instance     string    `json:"instance,omitempty"`
 	RunningSince time.Time `json:"runningSince,omitempty"`
@@ -213,26 +215,12 @@ type Memory struct {
 	// Restarts counts automatic restarts; ManualRestarts operator restarts.
 	Restarts       int `json:"restarts"`
 	ManualRestarts int `json:"manualRestarts"`
-	// PendingRestart: an operator restart not yet acted on.
-	PendingRestart bool `json:"pendingRestart,omitempty"`
-	// PendingSpecRestart: a spec change that needs a restart, not yet acted on.
-	PendingSpecRestart bool `json:"pendingSpecRestart,omitempty"`
-	// PendingAutoRestart: a supervisor's restart, not yet acted on.
-	PendingAutoRestart bool `json:"pendingAutoRestart,omitempty"`
-	// SupervisorHold: the supervisor keeps the service down (the tick acts
-	// as if desired were stopped) until it restarts it.
-	SupervisorHold bool `json:"supervisorHold,omitempty"`
 	// Terminations counts ends of the service that its restart type
 	// restarts (a crash, a failed start, a normal exit of a permanent
 	// service): what a supervisor's restart intensity counts.
 	Terminations int `json:"terminations,omitempty"`
-	// AwaitingSupervisor: a coordinated worker ended and waits for its
-	// supervisor to restart it (with its siblings).
-	AwaitingSupervisor bool `json:"awaitingSupervisor,omitempty"`
-	// PendingReload: an operator reload not yet acted on; Reloads counts
-	// the reloads carried out (asked of the service).
-	PendingReload bool `json:"pendingReload,omitempty"`
-	Reloads       int  `json:"reloads,omitempty"`
+	// Reloads counts the reloads carried out (asked of the service).
+	Reloads int `json:"reloads,omitempty"`
 }
 
 // Snapshot is everything one tick decides from.
@@ -277,7 +265,7 @@ func Next(s Snapshot) Decision {
 	m.Failures = append([]time.Time(nil), s.Memory.Failures...)
 	t := &ticker{s: s, d: Decision{Memory: m}}
 	t.d.Memory = Absorb(t.d.Memory, s.Event, s.SpecNeedsRestart)
-	if t.d.Memory.SupervisorHold {
+	if t.d.Memory.Marks.Has(HeldBySupervisor) {
 		// The supervisor keeps it down: act as if stopped were desired.
 		t.s.Desired = WantStopped
 	}
@@ -307,13 +295,13 @@ func Next(s Snapshot) Decision {
 		t.unknown()
 	default:
 		t.to(Failed, fmt.Sprintf("unknown state %q", t.d.Memory.State))
-		t.d.Memory.Hold = true
+		t.d.Memory.Marks.Set(Held)
 	}
 	switch t.d.Memory.State {
 	case Stopped, Backoff, Failed:
 		// Nothing runs: a reload is moot (the next start loads the
 		// configuration anyway).
-		t.d.Memory.PendingReload = false
+		t.d.Memory.Marks.Clear(ReloadAsked)
 	}
 	return t.d
 }
@@ -355,35 +343,33 @@ func (t *ticker) m() *Memory { return &t.d.Memory }
 func Absorb(m Memory, e Event, specNeedsRestart bool) Memory {
 	switch e {
 	case EventRestart:
-		m.PendingRestart = true
-		m.Hold = false
+		m.Marks.Set(RestartAsked)
+		m.Marks.Clear(Held)
 	case EventSpec:
 		if specNeedsRestart {
-			m.PendingSpecRestart = true
+			m.Marks.Set(SpecRestartOwed)
 		}
-		m.Hold = false
+		m.Marks.Clear(Held)
 	case EventDesired:
-		m.Hold = false
-		m.SupervisorHold = false // the operator's word wins
+		m.Marks.Clear(Held | HeldBySupervisor) // the operator's word wins
 	case EventSupervisorStop:
-		m.SupervisorHold = true
-		m.PendingAutoRestart = false
+		m.Marks.Set(HeldBySupervisor)
+		m.Marks.Clear(SupervisorRestartAsked)
 	case EventSupervisorRestart:
-		m.SupervisorHold = false
-		m.PendingAutoRestart = true
-		m.Hold = false
+		m.Marks.Clear(HeldBySupervisor | Held)
+		m.Marks.Set(SupervisorRestartAsked)
 	case EventReload:
-		m.PendingReload = true
+		m.Marks.Set(ReloadAsked)
 	}
 	if e == EventRestart {
-		m.SupervisorHold = false
+		m.Marks.Clear(HeldBySupervisor)
 	}
 	return m
 }
 
 // stopWhy is the reason of a stop the tick decides.
 func (t *ticker) stopWhy() string {
-	if t.m().SupervisorHold {
+	if t.m().Marks.Has(HeldBySupervisor) {
 		return "stopped by supervisor"
 	}
 	return "desired stopped"
@@ -397,29 +383,27 @@ func (t *ticker) to(st State, reason string) {
 func (t *ticker) act(a Action) { t.d.Action = a }
 
 func (t *ticker) clearPending() {
-	t.m().PendingRestart = false
-	t.m().PendingSpecRestart = false
-	t.m().PendingAutoRestart = false
-	t.m().PendingReload = false // a start loads the configuration; a stop makes it moot
+	// A start loads the configuration, so a reload asked is done with too;
+	// a stop makes it moot.
+	t.m().Marks.Clear(RestartOwed | ReloadAsked)
 }
 
 // start issues a start; manual restarts and spec changes take precedence in
 // the reason.
 func (t *ticker) start(reason string) {
 	m := t.m()
-	if m.PendingRestart {
+	if m.Marks.Has(RestartAsked) {
 		reason = "manual restart"
 		m.ManualRestarts++
 		t.d.ManualRestart = true
-	} else if m.PendingAutoRestart {
+	} else if m.Marks.Has(SupervisorRestartAsked) {
 		m.Restarts++
 		reason = fmt.Sprintf("restarted by supervisor (#%d)", m.Restarts)
-	} else if m.PendingSpecRestart {
+	} else if m.Marks.Has(SpecRestartOwed) {
 		reason = "spec changed"
 	}
 	t.clearPending()
-	m.Hold = false
-	m.AwaitingSupervisor = false
+	m.Marks.Clear(Held | AwaitingSupervisor)
 	m.BackoffUntil = time.Time{}
 	t.to(Starting, reason)
 	t.act(Start)
@@ -434,7 +418,7 @@ func (t *ticker) stopped() {
 		}
 		return
 	}
-	if m.Hold && !m.PendingRestart {
+	if m.Marks.Has(Held) && !m.Marks.Has(RestartAsked) {
 		return
 	}
 	t.start("desired running")
@@ -450,17 +434,16 @@ func (t *ticker) starting() {
 	case Succeeded:
 		m.Instance = r.Instance
 		m.RunningSince = t.s.Now
-		m.PendingRestart = false // a restart asked for during a start is satisfied by it
-		m.PendingReload = false  // and so is a reload
+		m.Marks.Clear(RestartAsked | ReloadAsked) // a restart or reload asked during a start is satisfied by it
 		t.to(Running, "started")
 		switch {
 		case t.s.Desired == WantStopped:
 			t.to(Stopping, t.stopWhy())
 			t.act(Stop)
-		case m.PendingAutoRestart:
+		case m.Marks.Has(SupervisorRestartAsked):
 			t.start("")
-		case m.PendingSpecRestart:
-			m.PendingSpecRestart = false
+		case m.Marks.Has(SpecRestartOwed):
+			m.Marks.Clear(SpecRestartOwed)
 			t.to(Starting, "spec changed")
 			t.act(Restart)
 		}
@@ -486,7 +469,7 @@ func (t *ticker) starting() {
 		case t.s.Desired == WantStopped:
 			t.clearPending()
 			t.to(Stopped, why+"; "+t.stopWhy())
-		case m.PendingSpecRestart: // a newer spec may be admitted
+		case m.Marks.Has(SpecRestartOwed): // a newer spec may be admitted
 			t.start(why)
 		default:
 			t.clearPending()
@@ -503,7 +486,7 @@ func (t *ticker) starting() {
 			t.clearPending()
 			t.to(Stopping, why+"; "+t.stopWhy())
 			t.act(Stop)
-		case m.PendingRestart || m.PendingSpecRestart || m.PendingAutoRestart:
+		case m.Marks.Any(RestartOwed):
 			t.start(why)
 		case r.Outcome == PermanentFailure:
 			t.hold(Failed, why+" (not retryable)")
@@ -526,16 +509,16 @@ func (t *ticker) refusedRestart(why string) {
 		t.clearPending()
 		t.to(Stopping, why+"; "+t.stopWhy())
 		t.act(Stop)
-	case m.PendingSpecRestart:
+	case m.Marks.Has(SpecRestartOwed):
 		t.clearPending()
 		t.to(Starting, "spec changed")
 		t.act(Restart)
 	default:
-		reload := m.PendingReload // the old instance runs on: a reload asked still applies to it
+		reload := m.Marks.Has(ReloadAsked) // the old instance runs on: a reload asked still applies to it
 		t.clearPending()
 		t.to(Running, why)
 		if reload {
-			m.PendingReload = true
+			m.Marks.Set(ReloadAsked)
 			t.runningIntent()
 		}
 	}
@@ -589,23 +572,23 @@ func (t *ticker) runningIntent() {
 		t.clearPending()
 		t.to(Stopping, t.stopWhy())
 		t.act(Stop)
-	case m.PendingRestart:
+	case m.Marks.Has(RestartAsked):
 		m.ManualRestarts++
 		t.d.ManualRestart = true
 		t.clearPending()
 		t.to(Starting, "manual restart")
 		t.act(Restart)
-	case m.PendingAutoRestart:
+	case m.Marks.Has(SupervisorRestartAsked):
 		m.Restarts++
 		t.clearPending()
 		t.to(Starting, fmt.Sprintf("restarted by supervisor (#%d)", m.Restarts))
 		t.act(Restart)
-	case m.PendingSpecRestart:
+	case m.Marks.Has(SpecRestartOwed):
 		t.clearPending()
 		t.to(Starting, "spec changed")
 		t.act(Restart)
-	case m.PendingReload:
-		m.PendingReload = false
+	case m.Marks.Has(ReloadAsked):
+		m.Marks.Clear(ReloadAsked)
 		m.Reloads++
 		m.Reason = "reloading"
 		t.act(Reload)
@@ -634,7 +617,7 @@ func (t *ticker) exited(abnormal bool, why string) {
 	case t.s.Desired == WantStopped:
 		t.clearPending()
 		t.to(Stopped, word)
-	case m.PendingRestart || m.PendingSpecRestart || m.PendingAutoRestart:
+	case m.Marks.Any(RestartOwed):
 		t.start(word)
 	case t.s.RestartType == Permanent:
 		t.scheduleRestart(word)
@@ -657,7 +640,7 @@ func (t *ticker) stopping() {
 	m.RunningSince = time.Time{}
 	if r.Outcome != Succeeded && r.Outcome != Cancelled {
 		why := fmt.Sprintf("stop %s: %s", outcomeWord(r.Outcome), r.Error)
-		if m.PendingRestart && t.s.Desired == WantRunning {
+		if m.Marks.Has(RestartAsked) && t.s.Desired == WantRunning {
 			t.start(why) // the operator's restart still stands
 			return
 		}
@@ -666,7 +649,7 @@ func (t *ticker) stopping() {
 		return
 	}
 	t.to(Stopped, "stopped")
-	if m.SupervisorHold {
+	if m.Marks.Has(HeldBySupervisor) {
 		m.Reason = "stopped by supervisor"
 	}
 	if t.s.Desired == WantRunning {
@@ -681,13 +664,13 @@ func (t *ticker) backoff() {
 		t.clearPending()
 		m.BackoffUntil = time.Time{}
 		why := "stopped during backoff"
-		if m.SupervisorHold {
+		if m.Marks.Has(HeldBySupervisor) {
 			why = "stopped by supervisor during backoff"
 		}
 		t.to(Stopped, why)
-	case m.PendingRestart || m.PendingAutoRestart:
+	case m.Marks.Any(RestartAsked | SupervisorRestartAsked):
 		t.start("")
-	case m.PendingSpecRestart || t.s.Event == EventSpec:
+	case m.Marks.Has(SpecRestartOwed) || t.s.Event == EventSpec:
 		m.ConsecutiveFailures = 0 // a new spec is a fresh start
 		t.start("spec changed")
 	case !t.s.Now.Before(m.BackoffUntil):
@@ -698,7 +681,7 @@ func (t *ticker) backoff() {
 
 func (t *ticker) failed() {
 	m := t.m()
-	if m.Hold && !m.PendingRestart {
+	if m.Marks.Has(Held) && !m.Marks.Has(RestartAsked) {
 		return
 	}
 	if t.s.Desired == WantStopped {
@@ -717,7 +700,7 @@ func (t *ticker) moved() {
 	m := t.m()
 	m.Instance = ""
 	m.RunningSince = time.Time{}
-	m.PendingReload = false
+	m.Marks.Clear(ReloadAsked)
 	why := t.s.Moved
 	if why == "" {
 		why = "moved to another host"
@@ -768,7 +751,7 @@ func (t *ticker) unknown() {
 }
 
 func (t *ticker) hold(st State, reason string) {
-	t.m().Hold = true
+	t.m().Marks.Set(Held)
 	t.to(st, reason)
 }
 
@@ -778,7 +761,7 @@ func (t *ticker) scheduleRestart(why string) {
 	m := t.m()
 	m.Terminations++
 	if t.s.Coordinated {
-		m.AwaitingSupervisor = true
+		m.Marks.Set(AwaitingSupervisor)
 		t.hold(Stopped, why+"; the supervisor restarts it")
 		return
 	}

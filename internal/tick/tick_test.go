@@ -41,14 +41,14 @@ func base(st State) Memory {
 	case Backoff:
 		m.BackoffUntil = now.Add(5 * time.Second)
 	case Failed:
-		m.Hold = true
+		m.Marks.Set(Held)
 	}
 	return m
 }
 
-func held(m Memory) Memory           { m.Hold = true; return m }
-func pendingRestart(m Memory) Memory { m.PendingRestart = true; return m }
-func pendingSpec(m Memory) Memory    { m.PendingSpecRestart = true; return m }
+func held(m Memory) Memory           { m.Marks.Set(Held); return m }
+func pendingRestart(m Memory) Memory { m.Marks.Set(RestartAsked); return m }
+func pendingSpec(m Memory) Memory    { m.Marks.Set(SpecRestartOwed); return m }
 
 // restartInFlight is Starting with a restart of a running instance in flight.
 func restartInFlight() Memory {
@@ -72,7 +72,7 @@ func normal(inst string) *Exit { return &Exit{Instance: inst, Normal: true} }
 // key is the part of Memory every table row asserts.
 type key struct {
 	State               State
-	Hold                bool
+	Marks               Marks
 	Instance            string
 	RunningSince        time.Time
 	BackoffUntil        time.Time
@@ -80,38 +80,29 @@ type key struct {
 	Failures            int
 	Restarts            int
 	ManualRestarts      int
-	PendingRestart      bool
-	PendingSpecRestart  bool
-	PendingAutoRestart  bool
-	SupervisorHold      bool
-	AwaitingSupervisor  bool
-	PendingReload       bool
 	Reloads             int
 }
 
 func keyOf(m Memory) key {
 	return key{
-		State: m.State, Hold: m.Hold, Instance: m.Instance, RunningSince: m.RunningSince,
+		State: m.State, Marks: m.Marks, Instance: m.Instance, RunningSince: m.RunningSince,
 		BackoffUntil: m.BackoffUntil, ConsecutiveFailures: m.ConsecutiveFailures,
-		Failures: len(m.Failures), Restarts: m.Restarts, ManualRestarts: m.ManualRestarts,
-		PendingRestart: m.PendingRestart, PendingSpecRestart: m.PendingSpecRestart,
-		PendingAutoRestart: m.PendingAutoRestart, SupervisorHold: m.SupervisorHold, AwaitingSupervisor: m.AwaitingSupervisor,
-		PendingReload: m.PendingReload, Reloads: m.Reloads,
+		Failures: len(m.Failures), Restarts: m.Restarts, ManualRestarts: m.ManualRestarts, Reloads: m.Reloads,
 	}
 }
 
-func superHeld(m Memory) Memory { m.SupervisorHold = true; return m }
-func awaiting(m Memory) Memory  { m.Hold, m.AwaitingSupervisor = true, true; return m }
-func superHold(k *key)          { k.SupervisorHold = true }
-func pendingAuto(k *key)        { k.PendingAutoRestart = true }
-func notAwaiting(k *key)        { k.AwaitingSupervisor = false }
-func awaits(k *key)             { k.Hold, k.AwaitingSupervisor = true, true }
-func noSuperHold(k *key)        { k.SupervisorHold = false }
+func superHeld(m Memory) Memory { m.Marks.Set(HeldBySupervisor); return m }
+func awaiting(m Memory) Memory  { m.Marks.Set(Held | AwaitingSupervisor); return m }
+func superHold(k *key)          { k.Marks.Set(HeldBySupervisor) }
+func pendingAuto(k *key)        { k.Marks.Set(SupervisorRestartAsked) }
+func notAwaiting(k *key)        { k.Marks.Clear(AwaitingSupervisor) }
+func awaits(k *key)             { k.Marks.Set(Held | AwaitingSupervisor) }
+func noSuperHold(k *key)        { k.Marks.Clear(HeldBySupervisor) }
 
 // Common expected changes.
-func noHold(k *key)    { k.Hold = false }
+func noHold(k *key)    { k.Marks.Clear(Held) }
 func manual(k *key)    { k.ManualRestarts++ }
-func noPending(k *key) { k.PendingRestart = false; k.PendingSpecRestart = false }
+func noPending(k *key) { k.Marks.Clear(RestartAsked | SpecRestartOwed) }
 func failure(k *key)   { k.ConsecutiveFailures++; k.Failures++ }
 func ended(k *key)     { k.Instance = ""; k.RunningSince = time.Time{} }
 func noBackoff(k *key) { k.BackoffUntil = time.Time{} }
@@ -207,9 +198,9 @@ var transitions = []row{
 	{name: "starting/desired stopped: waits (the caller cancels)", mem: base(Starting), desired: WantStopped, ev: EventDesired,
 		to: Starting},
 	{name: "starting/restart: recorded as pending", mem: base(Starting), ev: EventRestart,
-		to: Starting, change: func(k *key) { k.PendingRestart = true }},
+		to: Starting, change: func(k *key) { k.Marks.Set(RestartAsked) }},
 	{name: "starting/spec needing restart: recorded as pending", mem: base(Starting), ev: EventSpec, spec: true,
-		to: Starting, change: func(k *key) { k.PendingSpecRestart = true }},
+		to: Starting, change: func(k *key) { k.Marks.Set(SpecRestartOwed) }},
 	{name: "starting/spec not needing restart: nothing", mem: base(Starting), ev: EventSpec,
 		to: Starting},
 	{name: "starting/backoff_expired stale timer: ignored", mem: base(Starting), ev: EventBackoffExpired,
@@ -231,9 +222,9 @@ var transitions = []row{
 	{name: "starting/start timed out: backoff", mem: base(Starting), ev: EventActionDone, res: res(Start, TimedOut),
 		to: Backoff, change: all(failure, backoffIn(4*time.Second)), reason: "start timed out: boom"},
 	{name: "starting/start failed permanently: failed and held", mem: base(Starting), ev: EventActionDone, res: res(Start, PermanentFailure),
-		to: Failed, change: all(failure, func(k *key) { k.Hold = true }), reasonEq: "start failed permanently: boom (not retryable)"},
+		to: Failed, change: all(failure, func(k *key) { k.Marks.Set(Held) }), reasonEq: "start failed permanently: boom (not retryable)"},
 	{name: "starting/start failed, temporary: failed and held", mem: base(Starting), rt: Temporary, ev: EventActionDone, res: res(Start, FailedOutcome),
-		to: Failed, change: all(failure, func(k *key) { k.Hold = true }), reason: "temporary: not restarted"},
+		to: Failed, change: all(failure, func(k *key) { k.Marks.Set(Held) }), reason: "temporary: not restarted"},
 	{name: "starting/start failed, transient: backoff", mem: base(Starting), rt: Transient, ev: EventActionDone, res: res(Start, FailedOutcome),
 		to: Backoff, change: all(failure, backoffIn(4*time.Second)), reason: "start failed"},
 	{name: "starting/start failed permanently with pending restart: the operator wins", mem: pendingRestart(base(Starting)), ev: EventActionDone, res: res(Start, PermanentFailure),
@@ -248,9 +239,9 @@ var transitions = []row{
 		to: Starting, act: Start, reasonEq: "desired running"},
 	// A refused action (the host's policy or signature check) ran nothing.
 	{name: "starting/start refused: failed and held, nothing runs", mem: base(Starting), ev: EventActionDone, res: res(Start, Refused),
-		to: Failed, change: all(failure, func(k *key) { k.Hold = true }), reasonEq: "start refused: boom"},
+		to: Failed, change: all(failure, func(k *key) { k.Marks.Set(Held) }), reasonEq: "start refused: boom"},
 	{name: "starting/start refused with pending manual restart: failed (it would be refused again)", mem: pendingRestart(base(Starting)), ev: EventActionDone, res: res(Start, Refused),
-		to: Failed, change: all(failure, noPending, func(k *key) { k.Hold = true }), reasonEq: "start refused: boom"},
+		to: Failed, change: all(failure, noPending, func(k *key) { k.Marks.Set(Held) }), reasonEq: "start refused: boom"},
 	{name: "starting/start refused with pending spec change: the new spec is tried", mem: pendingSpec(base(Starting)), ev: EventActionDone, res: res(Start, Refused),
 		to: Starting, act: Start, change: all(failure, noPending), reasonEq: "spec changed"},
 	{name: "starting/start refused, desired stopped: stopped (nothing runs)", mem: base(Starting), desired: WantStopped, ev: EventActionDone, res: res(Start, Refused),
@@ -304,7 +295,7 @@ var transitions = []row{
 	{name: "running/observe crashed: backoff", mem: base(Running), ev: EventActionDone, res: observed(ObservedCrashed),
 		to: Backoff, change: all(ended, failure, backoffIn(4*time.Second)), reason: "crashed (observed: not running)"},
 	{name: "running/observe exited, transient: stopped and held", mem: base(Running), rt: Transient, ev: EventActionDone, res: observed(ObservedExited),
-		to: Stopped, change: all(ended, func(k *key) { k.ConsecutiveFailures++; k.Hold = true }), reasonEq: "exited normally (observed: exited); transient: not restarted"},
+		to: Stopped, change: all(ended, func(k *key) { k.ConsecutiveFailures++; k.Marks.Set(Held) }), reasonEq: "exited normally (observed: exited); transient: not restarted"},
 	{name: "running/observe failed: still running, reason says so", mem: base(Running), ev: EventActionDone, res: res(Observe, FailedOutcome),
 		to: Running, reasonEq: "observe failed: boom"},
 	{name: "running/observe done with pending restart: restarts", mem: pendingRestart(base(Running)), ev: EventActionDone, res: observed(ObservedRunning),
@@ -320,9 +311,9 @@ var transitions = []row{
 	{name: "stopping/desired running: waits, the stop is never cancelled", mem: base(Stopping), ev: EventDesired,
 		to: Stopping},
 	{name: "stopping/restart: recorded as pending", mem: base(Stopping), ev: EventRestart,
-		to: Stopping, change: func(k *key) { k.PendingRestart = true }},
+		to: Stopping, change: func(k *key) { k.Marks.Set(RestartAsked) }},
 	{name: "stopping/spec needing restart: recorded as pending", mem: base(Stopping), desired: WantStopped, ev: EventSpec, spec: true,
-		to: Stopping, change: func(k *key) { k.PendingSpecRestart = true }},
+		to: Stopping, change: func(k *key) { k.Marks.Set(SpecRestartOwed) }},
 	{name: "stopping/backoff_expired stale timer: ignored", mem: base(Stopping), desired: WantStopped, ev: EventBackoffExpired,
 		to: Stopping},
 	{name: "stopping/exited: ignored until the stop returns", mem: base(Stopping), desired: WantStopped, ev: EventExited, exit: normal(oldInst),
@@ -334,9 +325,9 @@ var transitions = []row{
 	{name: "stopping/stop succeeded with pending restart: starts as manual restart", mem: pendingRestart(base(Stopping)), ev: EventActionDone, res: ok(Stop),
 		to: Starting, act: Start, manual: true, change: all(ended, manual, noPending), reasonEq: "manual restart"},
 	{name: "stopping/stop failed: failed and held", mem: base(Stopping), desired: WantStopped, ev: EventActionDone, res: res(Stop, FailedOutcome),
-		to: Failed, change: all(ended, func(k *key) { k.Hold = true }), reasonEq: "stop failed: boom"},
+		to: Failed, change: all(ended, func(k *key) { k.Marks.Set(Held) }), reasonEq: "stop failed: boom"},
 	{name: "stopping/stop timed out: failed and held", mem: base(Stopping), desired: WantStopped, ev: EventActionDone, res: res(Stop, TimedOut),
-		to: Failed, change: all(ended, func(k *key) { k.Hold = true }), reasonEq: "stop timed out: boom"},
+		to: Failed, change: all(ended, func(k *key) { k.Marks.Set(Held) }), reasonEq: "stop timed out: boom"},
 	{name: "stopping/stop cancelled: counts as stopped", mem: base(Stopping), desired: WantStopped, ev: EventActionDone, res: res(Stop, Cancelled),
 		to: Stopped, change: ended, reasonEq: "stopped"},
 	{name: "stopping/action_done of another action: ignored", mem: base(Stopping), desired: WantStopped, ev: EventActionDone, res: ok(Observe),
@@ -376,9 +367,9 @@ var transitions = []row{
 	{name: "unknown/desired stopped: waits for the host", mem: base(Unknown), desired: WantStopped, ev: EventDesired,
 		to: Unknown},
 	{name: "unknown/restart: recorded, waits for the host", mem: base(Unknown), ev: EventRestart,
-		to: Unknown, change: func(k *key) { k.PendingRestart = true }},
+		to: Unknown, change: func(k *key) { k.Marks.Set(RestartAsked) }},
 	{name: "unknown/spec needing restart: recorded, waits for the host", mem: base(Unknown), ev: EventSpec, spec: true,
-		to: Unknown, change: func(k *key) { k.PendingSpecRestart = true }},
+		to: Unknown, change: func(k *key) { k.Marks.Set(SpecRestartOwed) }},
 	{name: "unknown/action_done probe still unreachable: stays", mem: base(Unknown), ev: EventActionDone, res: res(Observe, Unreachable),
 		to: Unknown},
 	{name: "unknown/action_done probe finds it running: running again", mem: func() Memory {
@@ -460,7 +451,7 @@ var transitions = []row{
 	{name: "running/supervisor_restart: restarts, counted as automatic", mem: base(Running), ev: EventSupervisorRestart,
 		to: Starting, act: Restart, change: automatic, reasonEq: "restarted by supervisor (#4)"},
 	{name: "stopping/supervisor_restart: recorded, started after the stop", mem: superHeld(base(Stopping)), ev: EventSupervisorRestart,
-		to: Stopping, change: func(k *key) { k.SupervisorHold = false; k.PendingAutoRestart = true }},
+		to: Stopping, change: func(k *key) { k.Marks.Clear(HeldBySupervisor); k.Marks.Set(SupervisorRestartAsked) }},
 	{name: "backoff/supervisor_restart: starts now", mem: base(Backoff), ev: EventSupervisorRestart,
 		to: Starting, act: Start, change: all(automatic, noBackoff), reasonEq: "restarted by supervisor (#4)"},
 	{name: "failed/supervisor_restart: tried again", mem: base(Failed), ev: EventSupervisorRestart,
@@ -476,14 +467,14 @@ var transitions = []row{
 	{name: "starting/start failed, coordinated: stopped, awaiting the supervisor", mem: base(Starting), coord: true, ev: EventActionDone, res: res(Start, FailedOutcome),
 		to: Stopped, change: all(failure, awaits), reason: "the supervisor restarts it"},
 	{name: "running/exited crashed, coordinated temporary: failed, not the supervisor's", mem: base(Running), coord: true, rt: Temporary, ev: EventExited, exit: crash(oldInst),
-		to: Failed, change: all(ended, failure, func(k *key) { k.Hold = true }), reason: "temporary: not restarted"},
+		to: Failed, change: all(ended, failure, func(k *key) { k.Marks.Set(Held) }), reason: "temporary: not restarted"},
 	{name: "stopped+awaiting/reconcile: waits for the supervisor", mem: awaiting(base(Stopped)), coord: true, ev: EventReconcile,
 		to: Stopped},
 
 	// ---- reload ----
 	{name: "stopped/reload: moot, forgotten", mem: base(Stopped), desired: WantStopped, ev: EventReload, to: Stopped},
 	{name: "starting/reload: recorded for after the start", mem: base(Starting), ev: EventReload,
-		to: Starting, change: func(k *key) { k.PendingReload = true }},
+		to: Starting, change: func(k *key) { k.Marks.Set(ReloadAsked) }},
 	{name: "running/reload: reloads, still running", mem: base(Running), ev: EventReload,
 		to: Running, act: Reload, change: func(k *key) { k.Reloads = 1 }, reasonEq: "reloading"},
 	{name: "running/reload done: reloaded", mem: base(Running), ev: EventActionDone, res: ok(Reload),
@@ -491,11 +482,11 @@ var transitions = []row{
 	{name: "running/reload failed: still running, reason says so", mem: base(Running), ev: EventActionDone, res: res(Reload, FailedOutcome),
 		to: Running, reasonEq: "reload failed: boom"},
 	{name: "stopping/reload: recorded (the stop makes it moot)", mem: base(Stopping), ev: EventReload,
-		to: Stopping, change: func(k *key) { k.PendingReload = true }},
+		to: Stopping, change: func(k *key) { k.Marks.Set(ReloadAsked) }},
 	{name: "backoff/reload: moot, forgotten", mem: base(Backoff), ev: EventReload, to: Backoff},
 	{name: "failed/reload: moot, forgotten", mem: base(Failed), ev: EventReload, to: Failed},
 	{name: "unknown/reload: kept for when the host is back", mem: base(Unknown), ev: EventReload,
-		to: Unknown, change: func(k *key) { k.PendingReload = true }},
+		to: Unknown, change: func(k *key) { k.Marks.Set(ReloadAsked) }},
 
 	// ---- moved off a lost host ----
 	{name: "running/moved: the instance is left behind, started afresh", mem: base(Running), ev: EventMoved,
@@ -512,7 +503,7 @@ var transitions = []row{
 
 	// ---- corrupt memory ----
 	{name: "unknown state: failed and held", mem: Memory{State: "zombie", Reason: "x"}, ev: EventReconcile,
-		to: Failed, change: func(k *key) { k.Hold = true }, reasonEq: `unknown state "zombie"`},
+		to: Failed, change: func(k *key) { k.Marks.Set(Held) }, reasonEq: `unknown state "zombie"`},
 }
 
 func TestTransitionTable(t *testing.T) {
@@ -612,9 +603,9 @@ func TestNextPropertiesHoldForAllInputs(t *testing.T) {
 							if hold && st != Stopped && st != Failed && st != "bogus" {
 								continue // Hold is only ever kept in stopped or failed
 							}
-							m := Memory{State: st, Reason: "r", Hold: hold, PendingRestart: pr, PendingSpecRestart: ps,
+							m := Memory{State: st, Reason: "r", Marks: marksOf(hold, pr, ps, superHold, !superHold && pr && coordinated),
 								Restarts: 1, ManualRestarts: 1, ConsecutiveFailures: 1, Failures: []time.Time{now.Add(-time.Minute)},
-								SupervisorHold: superHold, PendingAutoRestart: !superHold && pr && coordinated, Terminations: 4}
+								Terminations: 4}
 							if st == Backoff {
 								m.BackoffUntil = now.Add(time.Second)
 							}
@@ -670,7 +661,7 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 		if out.State != Starting {
 			fail("%s issued outside starting", d.Action)
 		}
-		if out.PendingRestart || out.PendingSpecRestart {
+		if out.Marks.Has(RestartAsked) || out.Marks.Has(SpecRestartOwed) {
 			fail("a start or restart must consume pending requests")
 		}
 	case Stop:
@@ -686,7 +677,7 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 			fail("reload issued outside running, on another instance, or not counted")
 		}
 	}
-	if out.PendingReload && out.State != Running && out.State != Starting && out.State != Stopping && out.State != Unknown {
+	if out.Marks.Has(ReloadAsked) && out.State != Running && out.State != Starting && out.State != Stopping && out.State != Unknown {
 		fail("a reload pending in %s, where nothing runs", out.State)
 	}
 	if s.Desired == WantStopped && (d.Action == Start || d.Action == Restart || (d.Action == Observe && out.State != Unknown)) {
@@ -694,7 +685,7 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 	}
 	// (A held worker with a pending restart is unreachable: a restart lifts
 	// the hold, and pending requests are only recorded during an action.)
-	if out.Hold && !(in.Hold && in.PendingRestart) && (d.Action != None || (out.State != Stopped && out.State != Failed)) {
+	if out.Marks.Has(Held) && !(in.Marks.Has(Held) && in.Marks.Has(RestartAsked)) && (d.Action != None || (out.State != Stopped && out.State != Failed)) {
 		fail("held worker must be stopped or failed and idle")
 	}
 	if d.ManualRestart != (out.ManualRestarts == in.ManualRestarts+1) || (!d.ManualRestart && out.ManualRestarts != in.ManualRestarts) {
@@ -703,7 +694,7 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 	if d.ManualRestart && d.Action != Start && d.Action != Restart {
 		fail("manual restart without a start or restart")
 	}
-	if out.SupervisorHold && (d.Action == Start || d.Action == Restart) {
+	if out.Marks.Has(HeldBySupervisor) && (d.Action == Start || d.Action == Restart) {
 		fail("supervisor holds the worker down but %s issued", d.Action)
 	}
 	if s.Coordinated && out.State == Backoff && in.State != Backoff {
@@ -712,13 +703,13 @@ func checkInvariants(t *testing.T, s Snapshot, validState map[State]bool, validA
 	if out.Terminations != in.Terminations && out.Terminations != in.Terminations+1 {
 		fail("terminations jumped %d -> %d", in.Terminations, out.Terminations)
 	}
-	if out.AwaitingSupervisor && (!s.Coordinated || out.State != Stopped || !out.Hold) {
+	if out.Marks.Has(AwaitingSupervisor) && (!s.Coordinated || out.State != Stopped || !out.Marks.Has(Held)) {
 		fail("awaiting the supervisor outside a coordinated, held, stopped worker")
 	}
 	if out.Restarts != in.Restarts && out.Restarts != in.Restarts+1 {
 		fail("automatic restarts jumped %d -> %d", in.Restarts, out.Restarts)
 	}
-	if s.RestartType == Temporary && in.State != Backoff && out.Restarts != in.Restarts && !in.PendingAutoRestart && s.Event != EventSupervisorRestart {
+	if s.RestartType == Temporary && in.State != Backoff && out.Restarts != in.Restarts && !in.Marks.Has(SupervisorRestartAsked) && s.Event != EventSupervisorRestart {
 		fail("temporary worker restarted automatically")
 	}
 	if out.State != in.State && out.Reason == "" {
@@ -773,7 +764,7 @@ func TestRestartTypesOnNormalAndAbnormalExit(t *testing.T) {
 				Event: EventExited, Exit: &Exit{Instance: oldInst, Normal: c.normal}}
 			d := Next(s)
 			require.Equal(t, c.to, d.Memory.State)
-			require.Equal(t, c.hold, d.Memory.Hold)
+			require.Equal(t, c.hold, d.Memory.Marks.Has(Held))
 			require.Equal(t, None, d.Action)
 			require.Len(t, d.Memory.Failures, c.failures)
 			require.Empty(t, d.Memory.Instance)
@@ -813,7 +804,7 @@ func TestStaleExitOfAnOlderInstanceIsIgnored(t *testing.T) {
 				m := base(st)
 				m.Instance = newInst
 				if st == Stopped {
-					m.Hold = true
+					m.Marks.Set(Held)
 				}
 				s := Snapshot{Now: now, Memory: m, Desired: desired, RestartType: Permanent, Backoff: exact,
 					Event: EventExited, Exit: crash(oldInst)}
@@ -1015,20 +1006,20 @@ func TestPendingRequestsDuringAnInFlightActionAreConsumedByTheNextActionDone(t *
 		require.Equal(t, Restart, d.Action)
 		require.True(t, d.ManualRestart)
 		require.Equal(t, 3, d.Memory.ManualRestarts)
-		require.False(t, d.Memory.PendingRestart)
+		require.False(t, d.Memory.Marks.Has(RestartAsked))
 	})
 
 	t.Run("restart during stop: recorded, then a manual start", func(t *testing.T) {
 		d := Next(snap(base(Stopping), EventRestart, nil))
 		require.Equal(t, None, d.Action)
-		require.True(t, d.Memory.PendingRestart)
+		require.True(t, d.Memory.Marks.Has(RestartAsked))
 		require.Equal(t, 2, d.Memory.ManualRestarts, "not counted before it is acted on")
 
 		d = Next(snap(d.Memory, EventActionDone, ok(Stop)))
 		require.Equal(t, Start, d.Action)
 		require.True(t, d.ManualRestart)
 		require.Equal(t, 3, d.Memory.ManualRestarts)
-		require.False(t, d.Memory.PendingRestart)
+		require.False(t, d.Memory.Marks.Has(RestartAsked))
 		require.Equal(t, "manual restart", d.Memory.Reason)
 
 		// Consumed: the next tick does not restart again.
@@ -1042,11 +1033,11 @@ func TestPendingRequestsDuringAnInFlightActionAreConsumedByTheNextActionDone(t *
 		d := Next(Snapshot{Now: now, Memory: base(Starting), Desired: WantRunning, RestartType: Permanent, Backoff: exact,
 			Event: EventSpec, SpecNeedsRestart: true})
 		require.Equal(t, None, d.Action)
-		require.True(t, d.Memory.PendingSpecRestart)
+		require.True(t, d.Memory.Marks.Has(SpecRestartOwed))
 
 		d = Next(snap(d.Memory, EventActionDone, ok(Start)))
 		require.Equal(t, Restart, d.Action)
-		require.False(t, d.Memory.PendingSpecRestart)
+		require.False(t, d.Memory.Marks.Has(SpecRestartOwed))
 
 		d = Next(snap(d.Memory, EventActionDone, ok(Restart)))
 		require.Equal(t, Running, d.Memory.State)
@@ -1094,7 +1085,7 @@ func TestPermanentStartFailureFailsAndHoldsWithoutRestarting(t *testing.T) {
 				Event: EventActionDone, Result: res(Start, PermanentFailure)}
 			d := Next(s)
 			require.Equal(t, Failed, d.Memory.State)
-			require.True(t, d.Memory.Hold)
+			require.True(t, d.Memory.Marks.Has(Held))
 			require.Equal(t, None, d.Action)
 			require.True(t, d.Memory.BackoffUntil.IsZero())
 			require.Contains(t, d.Memory.Reason, "not retryable")
@@ -1119,8 +1110,8 @@ func TestFailedWorkerRestartEventStartsWithManualRestartCounted(t *testing.T) {
 	require.True(t, d.ManualRestart)
 	require.Equal(t, 3, d.Memory.ManualRestarts)
 	require.Equal(t, 3, d.Memory.Restarts, "a manual restart is not automatic")
-	require.False(t, d.Memory.Hold)
-	require.False(t, d.Memory.PendingRestart)
+	require.False(t, d.Memory.Marks.Has(Held))
+	require.False(t, d.Memory.Marks.Has(RestartAsked))
 	require.Equal(t, "manual restart", d.Memory.Reason)
 }
 
@@ -1272,17 +1263,22 @@ func TestAbsorbRecordsRequestsWithoutDeriving(t *testing.T) {
 				want := in
 				switch ev {
 				case EventRestart:
-					want.PendingRestart, want.Hold = true, false
+					want.Marks.Set(RestartAsked)
+					want.Marks.Clear(Held)
 				case EventSpec:
-					want.PendingSpecRestart, want.Hold = spec, false
+					if spec {
+						want.Marks.Set(SpecRestartOwed)
+					}
+					want.Marks.Clear(Held)
 				case EventDesired:
-					want.Hold = false
+					want.Marks.Clear(Held)
 				case EventSupervisorStop:
-					want.SupervisorHold = true
+					want.Marks.Set(HeldBySupervisor)
 				case EventSupervisorRestart:
-					want.PendingAutoRestart, want.Hold = true, false
+					want.Marks.Set(SupervisorRestartAsked)
+					want.Marks.Clear(Held)
 				case EventReload:
-					want.PendingReload = true // a held worker stays held
+					want.Marks.Set(ReloadAsked) // a held worker stays held
 				}
 				require.Equal(t, want, got, "%s x %s spec=%v", st, ev, spec)
 			}
@@ -1290,8 +1286,8 @@ func TestAbsorbRecordsRequestsWithoutDeriving(t *testing.T) {
 	}
 	// Pending requests already recorded stay recorded.
 	m := Absorb(pendingSpec(pendingRestart(base(Stopping))), EventSpec, false)
-	require.True(t, m.PendingRestart)
-	require.True(t, m.PendingSpecRestart)
+	require.True(t, m.Marks.Has(RestartAsked))
+	require.True(t, m.Marks.Has(SpecRestartOwed))
 }
 
 // While an action is in flight the caller may use Absorb or Next for
@@ -1368,7 +1364,7 @@ func TestReloadOfARunningService(t *testing.T) {
 	require.Equal(t, Running, d.Memory.State)
 	require.Equal(t, "reloading", d.Memory.Reason)
 	require.Equal(t, 1, d.Memory.Reloads)
-	require.False(t, d.Memory.PendingReload)
+	require.False(t, d.Memory.Marks.Has(ReloadAsked))
 
 	ok := Next(Snapshot{Now: now, Memory: d.Memory, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventActionDone, Result: res(Reload, Succeeded)})
 	require.Equal(t, None, ok.Action)
@@ -1396,19 +1392,19 @@ func TestReloadWhileNotRunning(t *testing.T) {
 	for _, st := range []State{Stopped, Backoff, Failed} {
 		d := Next(Snapshot{Now: now, Memory: base(st), Desired: WantStopped, RestartType: Permanent, Backoff: exact, Event: EventReload})
 		require.NotEqual(t, Reload, d.Action, st)
-		require.False(t, d.Memory.PendingReload, "%s: a reload of a stopped service is moot", st)
+		require.False(t, d.Memory.Marks.Has(ReloadAsked), "%s: a reload of a stopped service is moot", st)
 	}
 	m := Absorb(base(Starting), EventReload, false)
 	d := Next(Snapshot{Now: now, Memory: m, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventActionDone, Result: res(Start, Succeeded)})
 	require.Equal(t, None, d.Action, "the start loaded the configuration")
-	require.False(t, d.Memory.PendingReload)
+	require.False(t, d.Memory.Marks.Has(ReloadAsked))
 	require.Zero(t, d.Memory.Reloads)
 
 	r := base(Running)
 	r = Absorb(Absorb(r, EventReload, false), EventRestart, false)
 	d = Next(Snapshot{Now: now, Memory: r, Desired: WantRunning, RestartType: Permanent, Backoff: exact, Event: EventRestart})
 	require.Equal(t, Restart, d.Action)
-	require.False(t, d.Memory.PendingReload, "the restart satisfies the reload")
+	require.False(t, d.Memory.Marks.Has(ReloadAsked), "the restart satisfies the reload")
 }
 
 func withInstance(m Memory) Memory {
@@ -1433,4 +1429,18 @@ func TestObserveEvery_AnUnknownHostIsProbedWithin30s(t *testing.T) {
 	} {
 		require.Equal(t, c.want, ObserveEvery(c.st, c.interval), "%s every %s", c.st, c.interval)
 	}
+}
+
+// marksOf is the marks set by the property test's bits.
+func marksOf(hold, restart, spec, superHold, auto bool) Marks {
+	var m Marks
+	for _, f := range []struct {
+		on   bool
+		mark Marks
+	}{{hold, Held}, {restart, RestartAsked}, {spec, SpecRestartOwed}, {superHold, HeldBySupervisor}, {auto, SupervisorRestartAsked}} {
+		if f.on {
+			m.Set(f.mark)
+		}
+	}
+	return m
 }
