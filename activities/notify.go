@@ -76,14 +76,26 @@ func (c *Control) Notify(ctx context.Context, t NotificationTask) error {
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("encode notification", ErrPermanent, err)
 	}
-	if err := c.notifyAllowed(t); err != nil {
+	read := c.readFile()
+	// The webhook is read once: the URL the policy judged is the URL sent
+	// to (a file read again could say another).
+	webhook, resolved := "", false
+	resolve := func(v spec.Value) (string, error) {
+		s, err := driver.Resolve("notify.webhook", v, read)
+		if err == nil {
+			webhook, resolved = s, true
+		}
+		return s, err
+	}
+	if err := c.notifyAllowed(t, resolve); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
-	webhook, err := driver.Resolve("notify.webhook", t.Webhook)
-	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, nil)
+	if !resolved {
+		if _, err := resolve(t.Webhook); err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, nil)
+		}
 	}
-	headers, err := driver.ResolveAll("notify.headers", t.Headers)
+	headers, err := driver.ResolveAll("notify.headers", t.Headers, read)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, nil)
 	}
@@ -164,20 +176,28 @@ func webhookName(v spec.Value) string {
 	return "webhook " + v.Literal
 }
 
+// readFile reads a notification's secret files: under a policy only the
+// files it lists, by the path it checked (nil: any).
+func (c *Control) readFile() driver.FileReader {
+	if c.Guard == nil || c.Guard.Policy == nil {
+		return nil
+	}
+	return c.Guard.Policy.ReadFile
+}
+
 // notifyAllowed refuses, on a guarded host, a notification that would read
 // this host's secrets or reach a URL its operator did not allow: with a
 // policy, what its secrets, secretEnv and urls list (Policy.CheckNotify);
 // with trusted keys and no policy, any secret reference at all (a
 // notification is signed by nobody). An open host sends what it is given.
-func (c *Control) notifyAllowed(t NotificationTask) error {
+// resolve resolves the webhook (the policy judges the URL it resolves to).
+func (c *Control) notifyAllowed(t NotificationTask, resolve func(spec.Value) (string, error)) error {
 	g := c.Guard
 	if g.Open() {
 		return nil
 	}
 	if g.Policy != nil {
-		return g.Policy.CheckNotify(t.Webhook, t.Headers, func(v spec.Value) (string, error) {
-			return driver.Resolve("notify.webhook", v)
-		})
+		return g.Policy.CheckNotify(t.Webhook, t.Headers, resolve)
 	}
 	refs := []string{}
 	if t.Webhook.IsRef() {

@@ -299,6 +299,7 @@ func run(o options) error {
 	httpDriver.Log = zl
 	if o.guard.Policy != nil {
 		httpDriver.CheckRedirect = o.guard.Policy.Redirect // each hop a URL the policy lists
+		httpDriver.ReadFile = o.guard.Policy.ReadFile      // only the files it lists, as checked
 	}
 	defer httpDriver.Close()
 	acts := &activities.Activities{Drivers: map[string]driver.Driver{

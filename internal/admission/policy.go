@@ -3,6 +3,7 @@ package admission
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"net/http"
@@ -392,12 +393,63 @@ func (p *Policy) Secret(what string, v spec.Value) error {
 	if !filepath.IsAbs(v.File) {
 		return p.refuse("%s {file: %s} is not allowed (not an absolute path)", what, v.File)
 	}
-	path := canonicalPath(v.File)
-	if matchAny(p.secrets, path) {
-		return nil
+	_, err := p.secretFile(v.File)
+	if err != nil {
+		return p.refuse("%s %v", what, err)
 	}
-	return p.refuse("%s file %s is not allowed (the policy's secrets do not list it)", what, resolvedName(v.File, path))
+	return nil
 }
+
+// secretFile is file's canonical path, if the policy's secrets list it;
+// else an error that says why not (one that cannot be resolved is
+// refused: its path judged as text is not the file the kernel opens, as
+// with a link whose target makes the path too long to resolve).
+func (p *Policy) secretFile(file string) (string, error) {
+	path, err := canonicalFile(file)
+	if err != nil {
+		return "", fmt.Errorf("file %s: %v", file, err)
+	}
+	if !matchAny(p.secrets, path) {
+		return "", fmt.Errorf("file %s is not allowed (the policy's secrets do not list it)", resolvedName(file, path))
+	}
+	return path, nil
+}
+
+// ReadFile reads a secret file for a driver (a {file: PATH} reference or
+// an envFile): on a nil policy as os.ReadFile does; under a policy, only a
+// file its secrets list, judged by its canonical path, which is then what
+// is read, following no link. So a link swapped between the check at
+// admission and the read (or between this check and the open) fails the
+// read; it never reads a file the policy does not list.
+func (p *Policy) ReadFile(file string) ([]byte, error) {
+	if p == nil {
+		return os.ReadFile(file)
+	}
+	path, err := p.secretFile(file)
+	if err != nil {
+		return nil, p.refuse("%v", err)
+	}
+	f, err := openResolved(path)
+	if errors.Is(err, errChanged) {
+		return nil, p.refuse("file %s: its links changed after it was checked", file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err == nil && len(b) > maxSecretFile {
+		return nil, p.refuse("file %s holds more than a secret file may (%d bytes)", file, maxSecretFile)
+	}
+	return b, err
+}
+
+// maxSecretFile bounds what a secret file read under a policy holds (a
+// listed glob could name a device or an endless file).
+const maxSecretFile = 1 << 20
+
+// errChanged: a path resolved and checked had a link in it when opened.
+var errChanged = errors.New("its links changed after the check")
 
 // Dir refuses a working directory the policy's dirs do not list (judged by
 // its canonical path); "" (the worker's) and any directory without dirs are
@@ -409,7 +461,10 @@ func (p *Policy) Dir(dir string) error {
 	if !filepath.IsAbs(dir) {
 		return p.refuse("process.dir %s is not allowed (not an absolute path)", dir)
 	}
-	path := canonicalPath(dir)
+	path, err := canonicalFile(dir)
+	if err != nil { // judged as text, it would not be the directory the kernel enters
+		return p.refuse("process.dir %s: %v", dir, err)
+	}
 	if matchAny(p.dirs, path) {
 		return nil
 	}

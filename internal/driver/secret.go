@@ -15,17 +15,29 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 )
 
+// FileReader reads a secret file (a {file: PATH} reference or an
+// envFile): a host's policy reads only the files it lists, by the path it
+// checked (admission.Policy.ReadFile); nil reads any, as os.ReadFile.
+type FileReader func(path string) ([]byte, error)
+
+func (r FileReader) read(path string) ([]byte, error) {
+	if r == nil {
+		return os.ReadFile(path)
+	}
+	return r(path)
+}
+
 // Resolve returns what v stands for on this host, at this moment: a literal
-// as written, a file's content (one trailing newline, or CRLF, trimmed), a
+// as written, a file's content read by read (one trailing newline, or CRLF, trimmed), a
 // variable of this process's environment. Its errors name the reference
 // and where it is (what: "process.env.DB_PASSWORD"), never a value, and are
 // Permanent: a missing secret is not fixed by retrying the action.
-func Resolve(what string, v spec.Value) (string, error) {
+func Resolve(what string, v spec.Value, read FileReader) (string, error) {
 	switch {
 	case !v.IsRef():
 		return v.Literal, nil
 	case v.File != "":
-		b, err := os.ReadFile(v.File)
+		b, err := read.read(v.File)
 		if err != nil {
 			return "", Permanent(fmt.Errorf("%s: secret file %s: %s", what, v.File, reason(err)))
 		}
@@ -42,7 +54,7 @@ func Resolve(what string, v spec.Value) (string, error) {
 }
 
 // ResolveAll resolves every value of m (what.KEY names each).
-func ResolveAll(what string, m map[string]spec.Value) (map[string]string, error) {
+func ResolveAll(what string, m map[string]spec.Value, read FileReader) (map[string]string, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
@@ -53,7 +65,7 @@ func ResolveAll(what string, m map[string]spec.Value) (map[string]string, error)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		s, err := Resolve(what+"."+k, m[k])
+		s, err := Resolve(what+"."+k, m[k], read)
 		if err != nil {
 			return nil, err
 		}
@@ -69,15 +81,15 @@ var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // around the key and before the value is trimmed, and a value in matching
 // double or single quotes loses them. A line of another form is an error
 // naming the file and the line number (not the line: it may hold a secret).
-// The variables come back in file order (a later one wins).
-func ReadEnvFile(path string) ([][2]string, error) {
-	f, err := os.Open(path)
+// The variables come back in file order (a later one wins). read reads
+// the file (nil: os.ReadFile).
+func ReadEnvFile(path string, read FileReader) ([][2]string, error) {
+	b, err := read.read(path)
 	if err != nil {
 		return nil, Permanent(fmt.Errorf("envFile %s: %s", path, reason(err)))
 	}
-	defer f.Close()
 	var out [][2]string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())

@@ -12,7 +12,7 @@ import (
 // as that code encoded it: histories hold these bytes (continue-as-new
 // inputs, status reports).
 const (
-	memoryJSONBeforeMarks = `{"state":"running","reason":"r","hold":true,"instance":"i","runningSince":"2026-11-28T12:00:00Z","backoffUntil":"2026-11-28T12:00:01Z","consecutiveFailures":2,"failures":["2026-11-28T12:00:00Z"],"restarts":3,"manualRestarts":4,"pendingRestart":true,"pendingSpecRestart":true,"pendingAutoRestart":true,"supervisorHold":true,"terminations":5,"awaitingSupervisor":true,"pendingReload":true,"reloads":6}`
+	memoryJSONBeforeMarks      = `{"state":"running","reason":"r","hold":true,"instance":"i","runningSince":"2026-11-28T12:00:00Z","backoffUntil":"2026-11-28T12:00:01Z","consecutiveFailures":2,"failures":["2026-11-28T12:00:00Z"],"restarts":3,"manualRestarts":4,"pendingRestart":true,"pendingSpecRestart":true,"pendingAutoRestart":true,"supervisorHold":true,"terminations":5,"awaitingSupervisor":true,"pendingReload":true,"reloads":6}`
 	emptyMemoryJSONBeforeMarks = `{"state":"stopped","reason":"","runningSince":"0001-01-01T00:00:00Z","backoffUntil":"0001-01-01T00:00:00Z","restarts":0,"manualRestarts":0}`
 )
 

@@ -187,6 +187,11 @@ type Driver struct {
 	// good. Set it before the first action.
 	CheckRedirect func(req *http.Request, via []*http.Request) error
 
+	// ReadFile reads the secret files its headers name (a host's policy:
+	// only those it lists, by the path it checked; nil: any). Set it
+	// before the first action.
+	ReadFile driver.FileReader
+
 	client *http.Client
 
 	mu       sync.Mutex
@@ -368,7 +373,7 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 	if err != nil {
 		return driver.Permanent(fmt.Errorf("http: %s request: %w", action, err))
 	}
-	secrets, err := setHeaders(req, "http."+action+".headers", rq.Headers)
+	secrets, err := setHeaders(req, "http."+action+".headers", rq.Headers, d.ReadFile)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
@@ -396,9 +401,10 @@ func (d *Driver) send(ctx context.Context, action string, rq *Request) error {
 // setHeaders resolves headers (secret references read now, on this host)
 // and sets them on req; "Host" sets the request's host. A reference that
 // cannot be resolved is a Permanent error naming it (what.NAME). It
-// returns the values that came from references, for driver.Redact.
-func setHeaders(req *http.Request, what string, headers map[string]spec.Value) ([]driver.Secret, error) {
-	hs, err := driver.ResolveAll(what, headers)
+// returns the values that came from references, for driver.Redact. read
+// reads the secret files.
+func setHeaders(req *http.Request, what string, headers map[string]spec.Value, read driver.FileReader) ([]driver.Secret, error) {
+	hs, err := driver.ResolveAll(what, headers, read)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +445,7 @@ func (d *Driver) check(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
-	secrets, err := setHeaders(req, "http.health.headers", c.HealthHeaders)
+	secrets, err := setHeaders(req, "http.health.headers", c.HealthHeaders, d.ReadFile)
 	if err != nil {
 		return err
 	}

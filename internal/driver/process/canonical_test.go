@@ -154,7 +154,7 @@ func TestPolicyRefusesLoaderVariablesOfAnEnvFile(t *testing.T) {
 	envFile := filepath.Join(root, "service.env")
 	require.NoError(t, os.WriteFile(envFile, []byte("LANG=C\nLD_PRELOAD="+root+"/evil.so\n"), 0o644))
 	cfg := map[string]any{"command": root + "/current/bin/sleep", "args": []string{"60"}, "startSeconds": "100ms", "envFile": envFile}
-	pol, err := admission.ParsePolicy([]byte("commands: [" + root + "/releases/*/bin/sleep]\n"))
+	pol, err := admission.ParsePolicy([]byte("commands: [" + root + "/releases/*/bin/sleep]\nsecrets: [" + envFile + "]\n"))
 	require.NoError(t, err)
 
 	d, _ := newDriver(t, nil)

@@ -148,7 +148,7 @@ func environment(c Config, acct *account, pol *admission.Policy) ([]string, erro
 		vars["HOME"], vars["USER"], vars["LOGNAME"] = acct.home, acct.name, acct.name
 	}
 	for _, f := range c.EnvFile {
-		kvs, err := driver.ReadEnvFile(f)
+		kvs, err := driver.ReadEnvFile(f, pol.ReadFile)
 		if err != nil {
 			return nil, fmt.Errorf("process.%w", err)
 		}
@@ -164,7 +164,7 @@ func environment(c Config, acct *account, pol *admission.Policy) ([]string, erro
 			return nil, driver.Permanent(err)
 		}
 	}
-	env, err := driver.ResolveAll("process.env", c.Env)
+	env, err := driver.ResolveAll("process.env", c.Env, pol.ReadFile)
 	if err != nil {
 		return nil, err
 	}
