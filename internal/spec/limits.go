@@ -70,6 +70,10 @@ const (
 	// MaxAliasNodes is how many YAML nodes aliases may add to a file
 	// beyond its own (or as many as it has, if that is more).
 	MaxAliasNodes = 100_000
+	// MaxIntensityRestarts bounds a supervisor's intensity.maxRestarts: a
+	// supervisor keeps the time of each restart within its period, up to
+	// this many (OTP's defaults are 1 in 5 s; steward's 5 in 60 s).
+	MaxIntensityRestarts = 10_000
 )
 
 // checkName holds a node's name to MaxNameLength.

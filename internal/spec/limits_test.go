@@ -248,3 +248,21 @@ func TestValidationCostIsBoundedByTheLimits(t *testing.T) {
 	ps = Validate(root)
 	require.Contains(t, ps.Error(), "20000 variables with those it inherits (at most 512)")
 }
+
+// Regression (attack review): a supervisor keeps a time for each restart
+// within its intensity's period, up to maxRestarts+1; a spec sent by hand
+// with maxRestarts near 2^62 let one forged report grow that list without
+// bound. At most MaxIntensityRestarts; a spec a supervisor took before the
+// limit (ValidateLegacy) is kept.
+func TestIntensityOfTwoTo62RestartsIsRefused(t *testing.T) {
+	node := func(n int) Node {
+		period := Duration(time.Minute)
+		return Node{Name: "t", Intensity: &Intensity{MaxRestarts: n, Period: &period}, Children: []Node{{Name: "w", Kind: KindStub}}}
+	}
+	require.Empty(t, Validate(node(MaxIntensityRestarts)))
+	ps := Validate(node(1 << 62))
+	require.Len(t, ps, 1, ps.Error())
+	require.Equal(t, "intensity.maxRestarts", ps[0].Path)
+	require.Equal(t, "4611686018427387904 is too many (at most 10000)", ps[0].Msg)
+	require.Empty(t, ValidateLegacy(node(1<<62)), "a spec taken before the limit is kept")
+}

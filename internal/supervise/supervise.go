@@ -341,7 +341,12 @@ func (d *decider) terminated(i, n int) {
 		}
 	}
 	now, cfg := d.s.Now, d.s.Config
-	for range n {
+	// At most MaxRestarts+1 of them are counted: more give up all the
+	// same (and give-up clears the times), so the decision is the one every
+	// n makes. A forged report's n of 2^62 appended that many times in one
+	// workflow task, until the SDK called it a deadlock, replay after
+	// replay, and the worker process ran out of memory.
+	for range min(n, cfg.MaxRestarts+1) {
 		d.m.RestartTimes = append(d.m.RestartTimes, now)
 	}
 	d.m.RestartTimes = slices.DeleteFunc(d.m.RestartTimes, func(t time.Time) bool { return now.Sub(t) >= cfg.Period })

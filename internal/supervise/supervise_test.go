@@ -98,6 +98,24 @@ func TestTerminated_ByStrategy(t *testing.T) {
 	}
 }
 
+// Regression (attack review): a report forged with a termination count
+// near 2^62 made the supervisor append that many restart times in one
+// workflow task: the SDK's deadlock detector failed the task at every
+// replay, and the worker process ran out of memory. Any count past
+// MaxRestarts decides what MaxRestarts+1 does (give up), at once; a count
+// within it is counted whole.
+func TestIntensity_AHugeTerminationCountGivesUpAtOnce(t *testing.T) {
+	for _, n := range []int{3, 1 << 20, math.MaxInt64 / 2} {
+		m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: n, Now: t0, Desired: "running", Config: cfg(spec.OneForOne), Children: abc()})
+		require.Equal(t, []string{"gave up", "stop c"}, sends(cmds), "n=%d", n)
+		require.Empty(t, m.RestartTimes, "give-up clears them")
+		require.Contains(t, m.Plan.Reason, "more than 2 restarts in 1m0s")
+	}
+	m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: 2, Now: t0, Desired: "running", Config: cfg(spec.OneForOne), Children: abc()})
+	require.Empty(t, sends(cmds), "two within MaxRestarts: the worker restarts itself")
+	require.Len(t, m.RestartTimes, 2)
+}
+
 // More than MaxRestarts within Period: give up, stopping every child in
 // reverse order; once all are down, failed with a cooldown (none for a
 // temporary supervisor), and the cooldown's end restarts all.
