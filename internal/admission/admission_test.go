@@ -553,7 +553,8 @@ func TestPolicy_LoaderVariablesAreRefused(t *testing.T) {
 	for _, name := range []string{
 		"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
 		"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "BASH_FUNC_ls",
-		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
+		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX",
+		"HOME", "PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_DATA_DIRS",
 		"PERL5LIB", "PERLLIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
 		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
 		"GCONV_PATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
@@ -565,9 +566,29 @@ func TestPolicy_LoaderVariablesAreRefused(t *testing.T) {
 		require.EqualError(t, p.Env(name, "envFile /etc/shop/env"),
 			"policy (inline): env "+name+" (from envFile /etc/shop/env) is not allowed (it makes an allowed program load other code)", name)
 	}
-	for _, name := range []string{"PATH", "LANG", "LC_ALL", "TZ", "HOME", "PYTHONUNBUFFERED", "PYTHONINSPECT", "JAVA_HOME", "NODE_ENV", "IFS", "GIT_DIR", "CLASSPATH"} {
+	for _, name := range []string{"LANG", "LC_ALL", "TZ", "PYTHONUNBUFFERED", "PYTHONINSPECT", "JAVA_HOME", "NODE_ENV", "IFS", "GIT_DIR", "CLASSPATH"} {
 		require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {"+name+": x}}")), name)
 		require.NoError(t, p.Env(name, "envFile /etc/shop/env"), name)
+	}
+	// Listed by name, one is allowed.
+	listed := policy(t, "commands: [/usr/bin/sleep]\nenv: [PATH, HOME, APP_*]\n")
+	require.NoError(t, listed.Check(processNode(t, "{command: /usr/bin/sleep, env: {PATH: /opt/app/bin, HOME: /srv/app}}")))
+}
+
+// Regression (attack review): a spec's HOME (a base variable, so allowed
+// even under an env allow-list) made an allowed Python service run as root
+// load usercustomize.py from a local user's ~/.local; its PATH made an
+// allowed "#!/usr/bin/env python3" script run that user's python. Under a
+// policy a spec or envFile sets them only where the policy's env lists
+// them by name; a service still gets the worker's PATH and its user's
+// HOME.
+func TestPolicy_ASpecsHOMEOrPATHIsRefusedUnlessListed(t *testing.T) {
+	for _, text := range []string{"commands: [/usr/bin/*]\n", "commands: [/usr/bin/*]\nenv: [APP_*]\n"} {
+		p := policy(t, text)
+		for _, name := range []string{"HOME", "PATH", "PYTHONPYCACHEPREFIX"} {
+			require.ErrorContains(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {"+name+": /tmp/mal}}")),
+				"env "+name+" is not allowed (it makes an allowed program load other code)", text)
+		}
 	}
 }
 

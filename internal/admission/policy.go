@@ -640,8 +640,14 @@ func redactedURL(raw string) string {
 // the code search paths, startup options and hooks that interpreters and
 // runtimes read at start (Python, Perl, Ruby, Node.js, the JVM, PHP, Lua,
 // Erlang, .NET), glibc's iconv modules and OpenSSL's configuration (which
-// loads engines and providers). Not here: PATH (programs run others by
-// name; a policy governs programs, not what they do), IFS (shells reset
+// loads engines and providers), and where programs look for their own
+// code and configuration: HOME (Python's user site-packages and
+// usercustomize under ~/.local, shells' and tools' dotfiles), the XDG
+// directories, and PATH (an allowed script's "#!/usr/bin/env python3"
+// runs the python PATH finds first; the worker looks a spec's command up
+// in its own PATH, never the spec's). A service still gets the worker's
+// PATH and its user's HOME: only a spec (or envFile) that sets one needs
+// the policy's env to list it by name. Not here: IFS (shells reset
 // it at start), PYTHONINSPECT (an interactive prompt after the program,
 // on a service's empty stdin), and the package paths of package managers
 // (CLASSPATH, GEM_PATH, GEM_HOME): an allow-list of variables is the
@@ -650,7 +656,9 @@ var loaderVariables = map[string]bool{
 	// shells
 	"BASH_ENV": true, "ENV": true, "SHELLOPTS": true, "BASHOPTS": true, "PS4": true,
 	// Python
-	"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONUSERBASE": true,
+	"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONUSERBASE": true, "PYTHONPYCACHEPREFIX": true,
+	// where programs find their own code and configuration
+	"HOME": true, "PATH": true, "XDG_CONFIG_HOME": true, "XDG_CONFIG_DIRS": true, "XDG_DATA_HOME": true, "XDG_DATA_DIRS": true,
 	// Perl
 	"PERL5LIB": true, "PERLLIB": true, "PERL5OPT": true,
 	// Ruby

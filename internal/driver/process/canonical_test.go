@@ -169,7 +169,7 @@ func TestPolicyRefusesLoaderVariablesOfAnEnvFile(t *testing.T) {
 	require.Zero(t, d.Running())
 
 	require.NoError(t, os.WriteFile(envFile, []byte("LANG=C\nSHOP_MODE=prod\n"), 0o644))
-	cfg["env"], cfg["envFile"] = map[string]any{"PATH": "/usr/bin"}, envFile
+	cfg["env"], cfg["envFile"] = map[string]any{"TZ": "UTC"}, envFile
 	_, err = d.Start(context.Background(), req("env/fine", cfg))
 	require.NoError(t, err)
 
