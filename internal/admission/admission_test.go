@@ -664,6 +664,36 @@ children:
 		"host a: the spec of shop/web-2 runs on host b, not this one")
 }
 
+// Regression (attack review): placedOn is not signed, and for a fleet of
+// instances with no hosts no host list was checked: a writer who set
+// placedOn: web2 on the spec and its template made host web2 run a spec
+// signed for host db1. A template signed with no hosts takes no placedOn.
+func TestSignTree_AFleetWithNoHostsCannotBePlacedByHand(t *testing.T) {
+	_, priv, pub := keys(t)
+	tree, err := spec.Parse([]byte(`name: t
+children:
+  - name: web
+    kind: process
+    instances: 2
+    process: {command: /usr/bin/sleep, host: db1, args: ["{{ .Instance }}"]}
+`))
+	require.NoError(t, err)
+	signed, err := SignTree(priv, tree, 1, nil)
+	require.NoError(t, err)
+	trusted := []ed25519.PublicKey{pub}
+	template := roundTrip(t, spec.Inherit(signed, spec.Expand(signed)[1]))
+	render := func(tm spec.Node) spec.Node {
+		r, ps := spec.Render(tm, "")
+		require.Empty(t, ps)
+		return roundTrip(t, r.Resolved())
+	}
+	require.NoError(t, admit(&Guard{Trusted: trusted, Host: "db1"}, "t/web-1", render(template), &template))
+	forged := template
+	forged.PlacedOn = "web2"
+	err = (&Guard{Trusted: trusted, Host: "web2"}).Admit(Action{WorkflowID: "t/web-1", Path: "t/web-1", Spec: render(forged), Template: &forged})
+	require.ErrorContains(t, err, `placed on host "web2", and its template is signed with no hosts`)
+}
+
 func verifyErr(trusted []ed25519.PublicKey, path string, n spec.Node) error {
 	_, err := Verify(trusted, path, n)
 	return err
@@ -888,6 +918,14 @@ func TestPolicy_AllowLists(t *testing.T) {
 		"http://127.0.0.1:8080/anything":             "",
 		"http://127.0.0.1:8081/":                     "is not allowed",
 		"http://user:pw@127.0.0.1:8080/":             "is not allowed",
+		// Regression (attack review): encodings a receiver may decode
+		// into a segment that climbs out of the prefix.
+		"https://hooks.example.com/steward/..%2fadmin":   "is not allowed",
+		"https://hooks.example.com/steward/..%2Fadmin":   "is not allowed",
+		"https://hooks.example.com/steward/..;/admin":    "is not allowed",
+		"https://hooks.example.com/steward/%252e%252e/x": "is not allowed",
+		"https://hooks.example.com/steward/..%5cadmin":   "is not allowed",
+		"https://hooks.example.com/steward/a%20b":        "",
 	} {
 		err := p.Check(httpNode(url, ""))
 		if want == "" {
@@ -897,6 +935,11 @@ func TestPolicy_AllowLists(t *testing.T) {
 		}
 	}
 	require.ErrorContains(t, p.Check(httpNode("http://127.0.0.1:8080/", ", headers: {X: {file: "+root+"/shadow}}")), "http.health.headers.X file")
+	// Regression (attack review): a Host header sent the request, and a
+	// listed secret header with it, to another virtual host behind a
+	// listed address.
+	require.ErrorContains(t, p.Check(httpNode("http://127.0.0.1:8080/", ", headers: {Host: admin.internal}")),
+		"http.health.headers.Host is not allowed (the request's host is its URL's")
 
 	// A notification: its secrets and its URL, even when the URL is a reference.
 	read := func(v spec.Value) (string, error) { b, err := os.ReadFile(v.File); return string(b), err }

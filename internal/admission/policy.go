@@ -548,6 +548,13 @@ func urlUnder(u, e *url.URL) bool {
 	if strings.Contains(path, "/../") || strings.HasSuffix(path, "/..") || strings.Contains(path, "%2e") || strings.Contains(path, "%2E") {
 		return false // a dot segment climbs out of the prefix at the receiver
 	}
+	if lower := strings.ToLower(path); strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") ||
+		strings.Contains(lower, "%25") || strings.ContainsAny(path, `;\`) {
+		// An encoded slash or backslash, a double encoding, or a
+		// parameter (Tomcat's "..;/"): a receiver that decodes or splits
+		// them can climb out of the prefix ("/steward/..%2fadmin").
+		return false
+	}
 	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
 }
 
@@ -591,6 +598,12 @@ func (p *Policy) checkHTTP(n spec.Node) error {
 			return err
 		}
 		for _, k := range slices.Sorted(maps.Keys(r.headers)) {
+			if strings.EqualFold(k, "Host") {
+				// The driver sends it as the request's host: past a listed
+				// address (a proxy, a load balancer, a shared IP), another
+				// virtual host would get the request and its secrets.
+				return p.refuse("%s.headers.%s is not allowed (the request's host is its URL's, which the policy's urls judge)", strings.TrimSuffix(r.field, ".url"), k)
+			}
 			if err := p.Secret(strings.TrimSuffix(r.field, ".url")+".headers."+k, r.headers[k]); err != nil {
 				return err
 			}

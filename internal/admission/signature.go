@@ -223,8 +223,15 @@ func VerifyFleet(trusted []ed25519.PublicKey, path string, n spec.Node, template
 	if !samePlace(n, *template) {
 		return refuse("the spec of %s is not placed as its template is", path)
 	}
-	if len(template.Hosts) > 0 && !slices.Contains(template.Hosts, n.PlacedOn) {
+	switch {
+	case len(template.Hosts) > 0 && !slices.Contains(template.Hosts, n.PlacedOn):
 		return refuse("the spec of %s is placed on host %q, which its signed hosts do not list", path, n.PlacedOn)
+	case len(template.Hosts) == 0 && n.PlacedOn != "":
+		// A fleet with no hosts (instances only) runs on its process's
+		// host, which the signature covers; a supervisor never places it.
+		// placedOn is not signed: set by hand, it made a signed spec of
+		// host db1 run on host web2.
+		return refuse("the spec of %s is placed on host %q, and its template is signed with no hosts", path, n.PlacedOn)
 	}
 	t := *template
 	sig, err := ParseSignature(path, t.Signature)
