@@ -87,7 +87,8 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		j.carry.Record = jobcore.New(in.Spec, workflow.Now(ctx))
 	}
 	j.core = jobcore.Job{Path: in.Path, Spec: in.Spec, Generation: in.Generation, Version: in.Version, Rec: &j.carry.Record,
-		OnceExact: versions.JobOnceExact.In(in.Version), GenerationBounded: versions.JobGenerationBounded.In(in.Version)}
+		OnceExact: versions.JobOnceExact.In(in.Version), GenerationBounded: versions.JobGenerationBounded.In(in.Version),
+		OnceByResult: versions.JobOnceRunByResult.In(in.Version)}
 	if err := jobcore.Check(in.Path, in.Spec); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid job spec:\n"+err.Error(), "InvalidSpec", nil)
 	}
@@ -198,7 +199,7 @@ func (j *jobRun) sync() {
 	case jobcore.DeleteSchedule:
 		j.put = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, deleteOptions), activities.DeleteScheduleName, j.in.Path)
 	case jobcore.RunOnce:
-		id := fmt.Sprintf("%sg%d", JobRunPrefix(j.in.Path), j.core.OnceGen)
+		id := jobcore.OnceRunID(j.in.Path, j.core.OnceGen)
 		cctx := workflow.WithChildOptions(j.ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            id,
 			TaskQueue:             TaskQueue,

@@ -426,3 +426,41 @@ func TestVersions_JobReportsNumberedByTime(t *testing.T) {
 		}
 	}
 }
+
+// Regression (attack review): a once job took the first end told of a run
+// and dropped the rest, so a "succeeded" signal forged before its run
+// ended (the run's ID is PATH/run-g<generation>) made the run's failure
+// count as success: the job completed and its dependants started after a
+// failed migration. From job version 5 a once run counts by its child's
+// result alone; version 4 is as it was.
+func TestJob_AForgedSuccessOfAOnceRunIsDropped(t *testing.T) {
+	for _, version := range []int{versions.JobOnceRunByResult.Since - 1, versions.JobOnceRunByResult.Since} {
+		env := newEnv(t)
+		env.RegisterWorkflow(JobWorkflow)
+		env.RegisterWorkflow(JobRunWorkflow)
+		env.OnWorkflow(JobRunWorkflow, mock.Anything, mock.Anything).After(2*time.Minute).Return(func(_ workflow.Context, in JobRunInput) (JobRun, error) {
+			run := JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(in.Job), in.Generation), Outcome: treestatus.RunFailed, Reason: "exit 1", Generation: in.Generation}
+			return run, temporal.NewNonRetryableApplicationError("failed", "JobFailed", nil, run)
+		})
+		n := periodicJob("migrate")
+		n.Job = &spec.Job{Once: true}
+		at(env, time.Minute, func() {
+			env.SignalWorkflow(SignalJobRun, JobRun{ID: "t/migrate/run-g1", Outcome: treestatus.RunSucceeded, Generation: 1})
+		})
+		var st Status
+		at(env, 10*time.Minute, func() {
+			v, err := env.QueryWorkflow(QueryStatus)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&st))
+		})
+		endAt(env, 11*time.Minute)
+		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: version})
+		if versions.JobOnceRunByResult.In(version) {
+			require.False(t, st.Completed, "version %d: %s", version, st.Reason)
+			require.Equal(t, treestatus.RunFailed, st.Job.LastRun.Outcome)
+			require.Equal(t, 1, st.Job.Failures)
+		} else {
+			require.True(t, st.Completed, "version %d: the forged success counted", version)
+		}
+	}
+}

@@ -21,6 +21,8 @@ package jobcore
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -77,6 +79,10 @@ type Job struct {
 	// GenerationBounded: a spec's generation is held to a worker's bounds
 	// (spec.CheckGeneration; versions.JobGenerationBounded).
 	GenerationBounded bool
+	// OnceByResult: a once job's run counts by its child workflow's result
+	// only; a jobRun signal naming one is dropped
+	// (versions.JobOnceRunByResult).
+	OnceByResult bool
 	Rec               *Record
 	// Putting: a put or delete of its schedule is in flight (Deleting: a
 	// delete); OnceRunning: a once job's run is in flight, for OnceGen.
@@ -257,7 +263,25 @@ func (j *Job) TakeRun(run treestatus.JobRun) (out treestatus.JobRun, ok bool, er
 	if l := j.Rec.LastRun; l != nil && l.ID == run.ID {
 		return run, false, nil
 	}
+	if j.OnceByResult && IsOnceRun(run.ID, j.Path) {
+		return run, false, nil // its child's result tells it (OnceEnded)
+	}
 	return run, true, nil
+}
+
+// OnceRunID is the workflow ID of a once job's run for generation gen.
+func OnceRunID(path string, gen int64) string {
+	return fmt.Sprintf("%sg%d", spec.JobRunPrefix(path), gen)
+}
+
+// IsOnceRun reports whether id names a once job's run (OnceRunID).
+func IsOnceRun(id, path string) bool {
+	rest, ok := strings.CutPrefix(id, spec.JobRunPrefix(path)+"g")
+	if !ok || rest == "" {
+		return false
+	}
+	_, err := strconv.ParseInt(rest, 10, 64)
+	return err == nil
 }
 
 // OnceEnded takes the end of a once job's run: run is what it said
@@ -272,7 +296,7 @@ func (j *Job) OnceEnded(run treestatus.JobRun, errText string, now time.Time) tr
 		j.Rec.Ran = max(j.Rec.Ran, j.OnceGen)
 	}
 	if run.ID == "" {
-		run = treestatus.JobRun{ID: fmt.Sprintf("%sg%d", spec.JobRunPrefix(j.Path), j.OnceGen), Outcome: treestatus.RunFailed,
+		run = treestatus.JobRun{ID: OnceRunID(j.Path, j.OnceGen), Outcome: treestatus.RunFailed,
 			Generation: j.OnceGen, EndedAt: now, Reason: errText}
 	}
 	return run

@@ -35,7 +35,7 @@ const (
 	Rollout    = 2
 	Host       = 3
 	Revisions  = 2
-	Job        = 4
+	Job        = 5
 )
 
 // SupervisorWorkflow's versions.
@@ -260,6 +260,12 @@ var (
 	// (WorkerGenerationBounded); version 3 takes any, and a job sent one
 	// near 2^63 had its reports refused by supervisors of version 12.
 	JobGenerationBounded = Feature{"job.generation-bounded", typeJob, 4}
+	// 5: a once job's run (PATH/run-gN, its child) counts by its child's
+	// result alone: a jobRun signal naming one is dropped. Version 4 took
+	// the first end told and dropped the rest, so a "succeeded" forged
+	// before a once run ended made its failure count as success, and the
+	// job's dependants started (attack review).
+	JobOnceRunByResult = Feature{"job.once-run-by-result", typeJob, 5}
 )
 
 // All lists every table, for the tests that hold them together.
@@ -271,5 +277,5 @@ var All = []Feature{
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
-	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded, JobGenerationBounded,
+	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded, JobGenerationBounded, JobOnceRunByResult,
 }
