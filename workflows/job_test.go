@@ -438,7 +438,7 @@ func TestJob_AForgedSuccessOfAOnceRunIsDropped(t *testing.T) {
 		env := newEnv(t)
 		env.RegisterWorkflow(JobWorkflow)
 		env.RegisterWorkflow(JobRunWorkflow)
-		env.OnWorkflow(JobRunWorkflow, mock.Anything, mock.Anything).After(2*time.Minute).Return(func(_ workflow.Context, in JobRunInput) (JobRun, error) {
+		env.OnWorkflow(JobRunWorkflow, mock.Anything, mock.Anything).After(2 * time.Minute).Return(func(_ workflow.Context, in JobRunInput) (JobRun, error) {
 			run := JobRun{ID: fmt.Sprintf("%sg%d", JobRunPrefix(in.Job), in.Generation), Outcome: treestatus.RunFailed, Reason: "exit 1", Generation: in.Generation}
 			return run, temporal.NewNonRetryableApplicationError("failed", "JobFailed", nil, run)
 		})

@@ -83,7 +83,7 @@ type Job struct {
 	// only; a jobRun signal naming one is dropped
 	// (versions.JobOnceRunByResult).
 	OnceByResult bool
-	Rec               *Record
+	Rec          *Record
 	// Putting: a put or delete of its schedule is in flight (Deleting: a
 	// delete); OnceRunning: a once job's run is in flight, for OnceGen.
 	Putting, Deleting bool
