@@ -141,6 +141,9 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 		}
 		s.full = in.Spec
 		s.carry = *in.Carry
+		if versions.SupLeanCarry.In(in.Version) {
+			supervise.RestoreNodes(s.carry.Children, in.Spec.Children) // left out by the run before (its LeanCarry)
+		}
 		if versions.SupReportSeqBounded.In(in.Version) {
 			// A record a run of version 10 let a forged number pin: the
 			// child's next report is taken again.
@@ -385,6 +388,8 @@ func (s *supervisorRun) loop() error {
 			next.Request = ""
 			carry := s.carry
 			carry.Notifications = s.notes.undelivered()
+			// The next run is this code's, which puts the nodes back.
+			carry.Children = supervise.LeanCarry(carry.Children, next.Spec.Children)
 			next.Carry = &carry
 			next.Version = SupervisorVersion // the next run is this code's
 			return workflow.NewContinueAsNewError(ctx, SupervisorWorkflow, next)

@@ -1,7 +1,9 @@
 package supervise
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/steward-sh/steward/internal/spec"
@@ -36,6 +38,10 @@ type ChildRecord struct {
 	WantGeneration int64 `json:"wantGeneration,omitempty"`
 	// Node is a deferred child's whole node, kept to start it.
 	Node *spec.Node `json:"node,omitempty"`
+	// NodeInSpec: Node was left out of a continue-as-new's carry, as the
+	// carried spec's child of this name holds it whole (LeanCarry); the
+	// next run puts it back (RestoreNodes). Supervisor version 13.
+	NodeInSpec bool `json:"nodeInSpec,omitempty"`
 	// SeenTerminations is the child's Terminations already answered;
 	// unseenTerminations for a child found running (adopted): its first
 	// report sets it, its past ends are not new.
@@ -112,4 +118,50 @@ func UpdateTarget(rec ChildRecord, prev, next spec.Node) bool {
 		return false // stopping it is not an update
 	}
 	return spec.Restarts(prev, next)
+}
+
+// LeanCarry is recs as a continue-as-new carries them: a deferred
+// worker's Node that is the spec's child of its name, byte for byte, is
+// left out (NodeInSpec), since the carried spec holds it. Each deferred
+// child kept its node twice: a level of a thousand workers waiting on
+// one dependency carried its 1.4 MiB spec twice, past the 2 MiB a
+// continue-as-new may carry, and the server ended the supervisor. A
+// supervisor's Node (its subtree, which the pruned spec lacks) and a node
+// that differs from the spec's are kept. recs is not changed.
+func LeanCarry(recs []ChildRecord, children []spec.Node) []ChildRecord {
+	out := slices.Clone(recs)
+	for i := range out {
+		r := &out[i]
+		if r.Node == nil || r.Lifecycle != Deferred || r.Node.IsSupervisor() {
+			continue
+		}
+		j := slices.IndexFunc(children, func(c spec.Node) bool { return c.Name == r.Name })
+		if j < 0 {
+			continue
+		}
+		kept, err1 := json.Marshal(r.Node)
+		inSpec, err2 := json.Marshal(children[j])
+		if err1 == nil && err2 == nil && bytes.Equal(kept, inSpec) {
+			r.Node, r.NodeInSpec = nil, true
+		}
+	}
+	return out
+}
+
+// RestoreNodes puts back in recs (in place) the nodes LeanCarry left out,
+// from the carried spec's children. A record whose child is no longer in
+// the spec (it cannot be: the spec and the records are carried together)
+// keeps no node.
+func RestoreNodes(recs []ChildRecord, children []spec.Node) {
+	for i := range recs {
+		r := &recs[i]
+		if !r.NodeInSpec {
+			continue
+		}
+		r.NodeInSpec = false
+		if j := slices.IndexFunc(children, func(c spec.Node) bool { return c.Name == r.Name }); j >= 0 {
+			n := children[j]
+			r.Node = &n
+		}
+	}
 }

@@ -30,7 +30,7 @@ const (
 	typeRevisions  = "RevisionsWorkflow"
 	typeJob        = "JobWorkflow"
 
-	Supervisor = 12
+	Supervisor = 13
 	Worker     = 8
 	Rollout    = 2
 	Host       = 3
@@ -133,6 +133,14 @@ var (
 	// failed) is marked resent: a worker of version 8 drops it when it is
 	// older than its own (WorkerSignalSpecOrder). Version 11 does not mark it.
 	SupMarksResent = Feature{"supervisor.marks-resent", typeSupervisor, 12}
+	// 13: a continue-as-new carries a deferred worker's node once, in the
+	// spec (supervise.LeanCarry), and the next run puts it back in its
+	// record (supervise.RestoreNodes). Up to 12 each deferred child's
+	// record held its node beside the spec's copy: a level of a thousand
+	// workers waiting on one dependency carried past the 2 MiB a
+	// continue-as-new may, and the server ended the supervisor. A run of
+	// 12 carried on by 13 reads its whole records as they are.
+	SupLeanCarry = Feature{"supervisor.lean-carry", typeSupervisor, 13}
 )
 
 // WorkerWorkflow's versions.
@@ -272,7 +280,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded, HostNotesBounded,

@@ -1,0 +1,82 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/spec"
+	"github.com/steward-sh/steward/internal/supervise"
+)
+
+// Regression (attack review): each deferred child's record kept its node
+// beside the spec's copy, so a level of workers waiting on one dependency
+// carried its spec twice into a continue-as-new; a 1.4 MiB level (within
+// the spec's limits) passed the 2 MiB the server takes, and the server
+// ended the supervisor. From supervisor 13 the carry holds such a node
+// once, and the next run puts it back and starts the children with it.
+func TestSupervisor_ADeferredLevelIsCarriedOnce(t *testing.T) {
+	const n = 300
+	pad := strings.Repeat("x", 4000)
+	gate := stubNode("gate", nil)
+	root := tree("root", gate)
+	carry := &SupervisorCarry{Desired: "running", Revision: 1}
+	carry.Children = append(carry.Children, ChildRecord{Name: "gate", Path: "root/gate", Run: "r-gate", WantGeneration: 1,
+		Status: Status{Path: "root/gate", Kind: spec.KindStub, State: "stopped", Desired: "running", Generation: 1}})
+	for i := range n {
+		w := dependsOn(stubNode(fmt.Sprintf("w%03d", i), nil), "gate")
+		w.Vars = map[string]string{"pad": pad}
+		root.Children = append(root.Children, w)
+		node := w
+		carry.Children = append(carry.Children, ChildRecord{Name: w.Name, Path: "root/" + w.Name, WantGeneration: 1,
+			Lifecycle: supervise.Deferred, Node: &node, Status: Status{Path: "root/" + w.Name, Kind: spec.KindStub, State: "stopped", Desired: "running"}})
+	}
+	in := SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: SupervisorVersion}
+	require.Greater(t, spec.EncodedSize(in), 2<<20, "with a node in each record the carry is past 2 MiB")
+
+	env := newEnv(t)
+	mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+	onHandOut(env, func(activities.Delivery) {})
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+	endAt(env, time.Hour)
+	env.ExecuteWorkflow(SupervisorWorkflow, in)
+	next, ok := continuedAs[SupervisorInput](t, env.GetWorkflowError())
+	require.True(t, ok, "continued as new: %v", env.GetWorkflowError())
+	require.Less(t, spec.EncodedSize(next), 2<<20, "each deferred node carried once")
+	for _, r := range next.Carry.Children[1:] {
+		require.True(t, r.NodeInSpec, r.Name)
+		require.Nil(t, r.Node, r.Name)
+	}
+
+	// The next run puts the nodes back: with the gate up, the deferred
+	// children start with their own nodes.
+	next.Carry.Children[0].Status.State = "running"
+	env = newEnv(t)
+	mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+	onHandOut(env, func(activities.Delivery) {})
+	var mu sync.Mutex
+	started := map[string]string{}
+	env.OnWorkflow(WorkerWorkflow, mock.Anything, mock.Anything).Run(func(a mock.Arguments) {
+		wi := a.Get(1).(WorkerInput)
+		mu.Lock()
+		started[wi.Path] = wi.Spec.Vars["pad"]
+		mu.Unlock()
+	}).After(time.Hour).Return(nil)
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	endAt(env, 2*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, next)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, started, "the deferred children started")
+	for path, p := range started {
+		require.Equal(t, pad, p, path)
+	}
+}
