@@ -561,3 +561,61 @@ func TestFleet_ATreeAppliedAgainIsHeardByItsHosts(t *testing.T) {
 	old, _ := subscriptionSeqs(t, versions.SupHostSeqByTime.Since-1)
 	require.EqualValues(t, 1, slices.Min(old), "version 9 numbers from 1")
 }
+
+// movedByAForgedLost runs a worker of version with move: stopFirst on
+// host a, and sends it (as anyone may) a spec placing it on b that says a
+// is lost while its own record has a up; it reports whether the start on
+// b was sent while the stop on a was still in flight.
+func movedByAForgedLost(t *testing.T, version int) (overlapped bool, final Status) {
+	env := newEnv(t)
+	env.SetTestTimeout(30 * time.Second) // the stop's real-time wait
+	startCalled := make(chan struct{})
+	var once sync.Once
+	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		if r.Spec.RunsOn() == "b" {
+			once.Do(func() { close(startCalled) })
+		}
+		return activities.ActionResult{Attempt: 1, Instance: r.Path + "@" + r.Spec.RunsOn()}, nil
+	})
+	var mu sync.Mutex
+	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
+		if r.Spec.RunsOn() != "a" {
+			return activities.ActionResult{Attempt: 1}, nil
+		}
+		select {
+		case <-startCalled:
+			mu.Lock()
+			overlapped = true
+			mu.Unlock()
+		case <-time.After(2 * time.Second):
+		}
+		return activities.ActionResult{Attempt: 1}, nil
+	})
+	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil).Maybe()
+	node := stubNode("web-0", nil)
+	node.Move, node.PlacedOn = spec.MoveStopFirst, "a"
+	moved := node
+	moved.PlacedOn = "b"
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: moved, Lost: "a"}) })
+	at(env, 3*time.Minute, func() { final = query(t, env) })
+	endAt(env, 4*time.Minute)
+	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "root/web-0", Spec: node, Generation: 1, Version: version})
+	mu.Lock()
+	defer mu.Unlock()
+	return overlapped, final
+}
+
+// Regression (attack review): a worker took any sender's word that its
+// host was lost, and a move off a lost host starts at once: a spec sent by
+// hand with lost set made a move: stopFirst service run on its new host
+// beside its old process. From worker 9 such a worker stops the old copy
+// first unless it finds the host unknown itself.
+func TestWorker_AForgedLostDoesNotBreakStopFirst(t *testing.T) {
+	overlapped, final := movedByAForgedLost(t, WorkerVersion)
+	require.False(t, overlapped, "the start on b waits for the stop on a")
+	require.Equal(t, "b", final.Host)
+	require.Equal(t, "running", final.State)
+
+	overlapped, _ = movedByAForgedLost(t, versions.WorkerLostStopFirst.Since-1)
+	require.True(t, overlapped, "version 8 started on b at once, its old copy left to a stale stop")
+}

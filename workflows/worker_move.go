@@ -11,6 +11,7 @@ import (
 	"github.com/steward-sh/steward/internal/placement"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Moves (worker code version 5 on; docs/fleet.md; what moves and when is
@@ -31,6 +32,12 @@ type StaleCopy = placement.StaleCopy
 // host it runs on (old: the node before the spec); lost is the host the
 // supervisor found lost. It reports whether the service must restart.
 func (w *workerRun) noteMove(old spec.Node, lost string) bool {
+	if lost != "" && w.node.Move == spec.MoveStopFirst && w.carry.Memory.State != tick.Unknown && versions.WorkerLostStopFirst.In(w.in.Version) {
+		// Anyone may send a spec that says lost: a service that must never
+		// run twice moves off a host it does not find unknown itself as
+		// off one that is up, its stop first.
+		lost = ""
+	}
 	var inFlight *StaleCopy
 	if f := w.flight; f != nil {
 		inFlight = f.move

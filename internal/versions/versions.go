@@ -31,7 +31,7 @@ const (
 	typeJob        = "JobWorkflow"
 
 	Supervisor = 13
-	Worker     = 8
+	Worker     = 9
 	Rollout    = 2
 	Host       = 3
 	Revisions  = 2
@@ -192,6 +192,14 @@ var (
 	// worker went back to the older spec (a move undone) and its
 	// supervisor counted it applying for good (found by the PostgreSQL soak).
 	WorkerSignalSpecOrder = Feature{"worker.signal-spec-order", typeWorker, 8}
+	// 9: a worker with move: stopFirst takes a spec's lost (the host its
+	// supervisor found lost) only while it finds that host unknown itself;
+	// else its move stops the old copy first, as off a host that is up (a
+	// stop that does not get through leaves it stale, and the start goes).
+	// Version 8 took any sender's word: a spec sent by hand naming the
+	// current host lost started the service on its new host beside its
+	// running process (attack review).
+	WorkerLostStopFirst = Feature{"worker.lost-stop-first", typeWorker, 9}
 )
 
 // RolloutWorkflow's versions.
@@ -281,7 +289,7 @@ var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
 	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry,
-	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder,
+	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
