@@ -392,6 +392,7 @@ func (s *supervisorRun) loop() error {
 			carry.Children = supervise.LeanCarry(carry.Children, next.Spec.Children)
 			next.Carry = &carry
 			next.Version = SupervisorVersion // the next run is this code's
+			s.fitCarry(&next)
 			return workflow.NewContinueAsNewError(ctx, SupervisorWorkflow, next)
 		}
 	}

@@ -80,3 +80,45 @@ func TestSupervisor_ADeferredLevelIsCarriedOnce(t *testing.T) {
 		require.Equal(t, pad, p, path)
 	}
 }
+
+// Regression (attack review): each report a supervisor keeps is bounded
+// (8 KiB), their sum was not: 300 reports padded by hand (stale copies of
+// 7.5 KB each) made a continue-as-new input of 2.36 MiB, and the server
+// ends a workflow whose continue-as-new it refuses. Past maxCarryBytes
+// the records lose what they hold for display only; what the supervisor
+// decides from is carried whole. Under it, nothing is cut.
+func TestSupervisor_AContinueAsNewPastTheLimitIsTrimmed(t *testing.T) {
+	carried := func(n int) SupervisorInput {
+		root := tree("root")
+		carry := &SupervisorCarry{Desired: "running", Revision: 1}
+		pad := strings.Repeat("y", 7500)
+		for i := range n {
+			c := stubNode(fmt.Sprintf("w%03d", i), nil)
+			root.Children = append(root.Children, c)
+			carry.Children = append(carry.Children, ChildRecord{Name: c.Name, Path: "root/" + c.Name, Run: "r", WantGeneration: 1, SeenTerminations: 2,
+				Status: Status{Path: "root/" + c.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1, Terminations: 2,
+					Reason: "running", StaleCopies: []string{pad}}})
+		}
+		env := newEnv(t)
+		mockActions(env)
+		env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+		onHandOut(env, func(activities.Delivery) {})
+		at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+		endAt(env, time.Hour)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: SupervisorVersion})
+		next, ok := continuedAs[SupervisorInput](t, env.GetWorkflowError())
+		require.True(t, ok, "continued as new: %v", env.GetWorkflowError())
+		return next
+	}
+	next := carried(300)
+	require.LessOrEqual(t, spec.EncodedSize(next), maxCarryBytes)
+	for _, r := range next.Carry.Children {
+		require.Empty(t, r.Status.StaleCopies, r.Name)
+		require.Equal(t, "running", r.Status.State, "what it decides from stays")
+		require.Equal(t, 2, r.Status.Terminations)
+		require.Equal(t, 2, r.SeenTerminations)
+	}
+	small := carried(10)
+	require.Equal(t, "running", small.Carry.Children[0].Status.Reason, "under the limit nothing is cut")
+	require.NotEmpty(t, small.Carry.Children[0].Status.StaleCopies)
+}

@@ -165,3 +165,22 @@ func RestoreNodes(recs []ChildRecord, children []spec.Node) {
 		}
 	}
 }
+
+// TrimForCarry cuts what each record's Status holds for display only (the
+// child's reason and last error, its stale copies, usage, notify status,
+// update, job and failure rows), for a continue-as-new whose input would
+// pass what the server takes: each report is bounded, but a thousand
+// children's reports padded by hand (up to 8 KiB each) beside a large
+// spec were not. What the supervisor decides from (state, desired,
+// generation, terminations, sequence numbers, flags) stays; the child's
+// next report fills the rest again. recs is not changed.
+func TrimForCarry(recs []ChildRecord) []ChildRecord {
+	out := slices.Clone(recs)
+	for i := range out {
+		st := &out[i].Status
+		st.Reason, st.LastAction.Error = "", ""
+		st.StaleCopies, st.Usage, st.TaskFailing, st.Stale, st.NotifyStatus = nil, nil, nil, "", ""
+		st.Update, st.Job = nil, nil
+	}
+	return out
+}
