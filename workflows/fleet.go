@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -84,6 +85,10 @@ func (s *supervisorRun) onHost(raw converter.RawValue) {
 	var st HostState
 	if err := decodeRaw(raw, &st); err != nil || st.Host == "" {
 		s.carry.RejectedSignals++
+		return
+	}
+	if _, subscribed := s.carry.Subscribed[st.Host]; !subscribed && versions.SupHostNotesSubscribed.In(s.in.Version) {
+		s.reject(SignalHost, fmt.Errorf("a note of host %.100q, which this supervisor has not subscribed to (none of its workers runs there or may move there)", st.Host))
 		return
 	}
 	_, known := s.carry.HostStates[st.Host]

@@ -619,3 +619,28 @@ func TestWorker_AForgedLostDoesNotBreakStopFirst(t *testing.T) {
 	overlapped, _ = movedByAForgedLost(t, versions.WorkerLostStopFirst.Since-1)
 	require.True(t, overlapped, "version 8 started on b at once, its old copy left to a stale stop")
 }
+
+// Regression (attack review): a supervisor took any host's note, and kept
+// the state of at most 1,024 hosts: notes of made-up hosts filled its
+// table, and it refused every real host it had not heard from after that,
+// for good. From supervisor 13 a note is taken only for a host it has
+// subscribed to.
+func TestFleet_ANoteOfAHostNotSubscribedToIsRefused(t *testing.T) {
+	for _, version := range []int{versions.SupHostNotesSubscribed.Since - 1, SupervisorVersion} {
+		env := newEnv(t)
+		mockHostActions(env)
+		var st Status
+		at(env, time.Minute, func() {
+			env.SignalWorkflow(SignalHost, HostState{Host: "made-up", Live: HostUnknown, Since: env.Now()})
+			env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp, Since: env.Now()})
+		})
+		at(env, 2*time.Minute, func() { st = query(t, env) })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: webFleet(2, "a", "b"), Generation: 1, Version: version})
+		if versions.SupHostNotesSubscribed.In(version) {
+			require.Equal(t, 1, st.RejectedSignals, "version %d: the made-up host's note", version)
+		} else {
+			require.Zero(t, st.RejectedSignals, "version %d took it", version)
+		}
+	}
+}

@@ -141,6 +141,12 @@ var (
 	// continue-as-new may, and the server ended the supervisor. A run of
 	// 12 carried on by 13 reads its whole records as they are.
 	SupLeanCarry = Feature{"supervisor.lean-carry", typeSupervisor, 13}
+	// 13: a host's note is taken only for a host the supervisor has
+	// subscribed to (one its workers run on or may move to). Up to 12 any
+	// host's was: a thousand notes of made-up hosts filled its table of
+	// host states (1,024), and from then on it refused every real host it
+	// had not heard from yet, for good (attack review).
+	SupHostNotesSubscribed = Feature{"supervisor.host-notes-subscribed", typeSupervisor, 13}
 )
 
 // WorkerWorkflow's versions.
@@ -288,7 +294,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
