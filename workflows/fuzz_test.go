@@ -919,6 +919,26 @@ type fuzzSupervisorRun struct {
 	// children are the names the last accepted spec gives it, sorted.
 	children []string
 	hosts    map[string]bool
+	// spec is the last accepted spec.
+	spec spec.Node
+}
+
+// subscribedHosts are the hosts a supervisor running n subscribes to: each
+// worker's hosts (it is placed on one of them), or the host it runs on.
+func subscribedHosts(n spec.Node) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range spec.Expand(n) {
+		if c.IsSupervisor() || c.Kind == "" {
+			continue
+		}
+		for _, h := range c.Hosts {
+			out[h] = true
+		}
+		if on := c.RunsOn(); len(c.Hosts) == 0 && on != "" {
+			out[on] = true
+		}
+	}
+	return out
 }
 
 func expandedNames(n spec.Node) []string {
@@ -935,8 +955,9 @@ func expandedNames(n spec.Node) []string {
 // whether it knows the signal's name, and the spec it takes (if one).
 //
 // hosts are the hosts whose state the supervisor keeps (a host signal
-// adds its own).
-func supervisorRejects(name string, raw converter.RawValue, root string, hosts map[string]bool) (bad int, known bool, took *spec.Node) {
+// adds its own); subscribed those it subscribed to (subscribedHosts), the
+// only ones whose notes it takes.
+func supervisorRejects(name string, raw converter.RawValue, root string, hosts, subscribed map[string]bool) (bad int, known bool, took *spec.Node) {
 	one := func(b bool) int {
 		if b {
 			return 1
@@ -977,6 +998,9 @@ func supervisorRejects(name string, raw converter.RawValue, root string, hosts m
 		if decodeRaw(raw, &st) != nil || st.Host == "" || (st.Live != HostUp && st.Live != HostUnknown) {
 			return 1, true, nil
 		}
+		if !subscribed[st.Host] { // supervisor 13 (SupHostNotesSubscribed)
+			return 1, true, nil
+		}
 		if !hosts[st.Host] && (len(st.Host) > spec.MaxNameLength || len(hosts) >= hostcore.MaxHostStates) {
 			return 1, true, nil
 		}
@@ -1009,14 +1033,14 @@ func (s *fuzzSupervisorRun) step(st fuzzStep) {
 		return
 	}
 	s.expect = func() {
-		bad, known, took := supervisorRejects(st.name, st.raw(), s.name, s.hosts)
+		bad, known, took := supervisorRejects(st.name, st.raw(), s.name, s.hosts, subscribedHosts(s.spec))
 		if known {
 			s.rej.known(bad)
 		} else {
 			s.rej.unknown++
 		}
 		if took != nil {
-			s.children = expandedNames(*took)
+			s.children, s.spec = expandedNames(*took), *took
 		}
 	}
 	h.env.SignalWorkflow(st.name, st.payload())
@@ -1069,7 +1093,7 @@ func (s *fuzzSupervisorRun) check() {
 func runSupervisorScript(t *testing.T, script []byte) *fuzzHarness {
 	h := newFuzzHarness(t)
 	in := fuzzSupervisor()
-	s := &fuzzSupervisorRun{h: h, name: in.Spec.Name, children: expandedNames(in.Spec), hosts: map[string]bool{}}
+	s := &fuzzSupervisorRun{h: h, name: in.Spec.Name, children: expandedNames(in.Spec), hosts: map[string]bool{}, spec: in.Spec}
 	steps, end := parseScript(script, 5*time.Second)
 	h.env.RegisterDelayedCallback(s.check, 4*time.Second)
 	for _, st := range steps {

@@ -257,7 +257,10 @@ func TestSupervisor_ForgedHostStatesAreBounded(t *testing.T) {
 	}
 	at(env, 2*time.Minute, func() { st = query(t, env) })
 	endAt(env, 3*time.Minute)
-	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: SupervisorVersion})
+	// Version 12, which took any host's note up to the bound; from 13 a
+	// note of a host not subscribed to is refused at once
+	// (TestFleet_ANoteOfAHostNotSubscribedToIsRefused).
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1, Version: versions.SupHostNotesSubscribed.Since - 1})
 	require.Equal(t, 6, st.RejectedSignals, "the long name, and the five past the bound")
 	require.Equal(t, "running", st.Children[0].State)
 }
