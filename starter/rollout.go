@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/term"
 
+	"github.com/steward-sh/steward/internal/rolloutcore"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
 )
@@ -52,8 +53,8 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 		Short: fmt.Sprintf("%s every worker under PATH, --chunk at a time", strings.ToUpper(op[:1])+op[1:]),
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if chunk < 1 {
-				return badInput("--chunk must be at least 1, not %d", chunk)
+			if chunk < 1 || chunk > rolloutcore.MaxChunk {
+				return badInput("--chunk must be 1 to %d, not %d", rolloutcore.MaxChunk, chunk)
 			}
 			if historyLimit < 0 {
 				return badInput("--history-limit must be >= 0, not %d", historyLimit)
@@ -90,7 +91,7 @@ func rolloutOpCmd(g *globals, op string) *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().IntVar(&chunk, "chunk", workflows.DefaultRolloutChunk, "how many workers at a time")
+	c.Flags().IntVar(&chunk, "chunk", workflows.DefaultRolloutChunk, fmt.Sprintf("how many workers at a time (1 to %d)", rolloutcore.MaxChunk))
 	c.Flags().BoolVar(&failFast, "fail-fast", false, "start no chunk after a failure (the rest are skipped)")
 	c.Flags().IntVar(&historyLimit, "history-limit", 0, "the rollout continues as new between chunks past this many history events (0: the default)")
 	c.Flags().StringVarP(&output, "output", "o", "text", "summary format: text or json")

@@ -107,6 +107,9 @@ func RolloutWorkflow(ctx workflow.Context, in RolloutInput) (RolloutStatus, erro
 	if in.Chunk <= 0 {
 		in.Chunk = DefaultRolloutChunk
 	}
+	if versions.RolloutChunkBounded.In(in.Version) {
+		in.Chunk = min(in.Chunk, rolloutcore.MaxChunk)
+	}
 	if in.ChunkTimeout <= 0 {
 		in.ChunkTimeout = time.Hour
 	}

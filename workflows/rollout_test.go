@@ -17,6 +17,7 @@ import (
 	"github.com/steward-sh/steward/internal/rolloutcore"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/tick"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // Rollout tests come in two halves. RolloutWorkflow's own logic (chunks,
@@ -318,4 +319,36 @@ func TestRollout_ReloadIsVersion2s(t *testing.T) {
 	env.RegisterWorkflow(RolloutWorkflow)
 	env.ExecuteWorkflow(RolloutWorkflow, RolloutInput{Path: "fleet", Op: RolloutReload, Targets: fleetTargets(1), Chunk: 1, Version: 1})
 	require.ErrorContains(t, env.GetWorkflowError(), `unknown rollout op "reload"`)
+}
+
+// Regression (attack review): a rollout started by hand with a chunk of
+// 100,000 made one activity ask that many targets at once (a goroutine and
+// an Update call each). From rollout version 3 a chunk is at most
+// rolloutcore.MaxChunk; version 2 takes what it is given.
+func TestRollout_AChunkIsAtMostMaxChunk(t *testing.T) {
+	for _, version := range []int{versions.RolloutChunkBounded.Since - 1, RolloutVersion} {
+		env := newEnv(t)
+		env.RegisterWorkflow(RolloutWorkflow)
+		var mu sync.Mutex
+		var sizes []int
+		env.OnActivity(activities.RolloutChunkName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.RolloutChunkRequest) ([]activities.ChunkResult, error) {
+			mu.Lock()
+			sizes = append(sizes, len(r.Targets))
+			mu.Unlock()
+			var out []activities.ChunkResult
+			for _, tg := range r.Targets {
+				out = append(out, activities.ChunkResult{Seq: tg.Seq, Path: tg.Path})
+			}
+			return out, nil
+		})
+		env.ExecuteWorkflow(RolloutWorkflow, RolloutInput{Path: "fleet", Op: RolloutRestart, Targets: fleetTargets(1500), Chunk: 100_000, Version: version})
+		require.NoError(t, env.GetWorkflowError())
+		mu.Lock()
+		if versions.RolloutChunkBounded.In(version) {
+			require.Equal(t, []int{1000, 500}, sizes, "version %d", version)
+		} else {
+			require.Equal(t, []int{1500}, sizes, "version %d", version)
+		}
+		mu.Unlock()
+	}
 }

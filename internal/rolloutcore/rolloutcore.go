@@ -61,6 +61,9 @@ type State struct {
 const (
 	MaxTargets      = 100_000
 	MaxChunkTimeout = 24 * time.Hour
+	// MaxChunk bounds the targets of one chunk (rollout code version 3):
+	// each is a goroutine and an Update call of the chunk's activity.
+	MaxChunk = 1000
 )
 
 // CheckInput says why a rollout's input is refused (nil: taken): too many

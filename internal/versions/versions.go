@@ -32,7 +32,7 @@ const (
 
 	Supervisor = 13
 	Worker     = 9
-	Rollout    = 2
+	Rollout    = 3
 	Host       = 3
 	Revisions  = 2
 	Job        = 5
@@ -214,6 +214,11 @@ var (
 	RolloutVersioned = Feature{"rollout.versioned", typeRollout, 1}
 	// 2: the reload op; version 1 refuses it as an unknown op.
 	RolloutReload = Feature{"rollout.reload", typeRollout, 2}
+	// 3: a chunk is at most rolloutcore.MaxChunk targets (a larger one
+	// asked is cut to it). Version 2 took any: a rollout started by hand
+	// with a chunk of 100,000 made one activity open as many goroutines
+	// and Update calls at once (attack review).
+	RolloutChunkBounded = Feature{"rollout.chunk-bounded", typeRollout, 3}
 )
 
 // HostWorkflow's versions.
@@ -296,7 +301,7 @@ var All = []Feature{
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
 	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
-	RolloutVersioned, RolloutReload,
+	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
 	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded, JobGenerationBounded, JobOnceRunByResult,
