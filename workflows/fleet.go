@@ -100,6 +100,15 @@ func (s *supervisorRun) onHost(raw converter.RawValue) {
 		s.carry.HostStates = map[string]HostState{}
 	}
 	before := s.carry.HostStates[st.Host]
+	if st.Live == HostUnknown && versions.SupHostLostAsLearned.In(s.in.Version) {
+		// Lost from when this supervisor learned it, whatever the note
+		// says: its reschedule.after counts from there.
+		if before.Live == HostUnknown {
+			st.Since = before.Since
+		} else {
+			st.Since = workflow.Now(s.ctx)
+		}
+	}
 	s.carry.HostStates[st.Host] = st
 	if st.Live == HostUp {
 		for _, name := range sortedKeys(s.carry.Leave) {

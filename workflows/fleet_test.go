@@ -644,3 +644,31 @@ func TestFleet_ANoteOfAHostNotSubscribedToIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Regression (attack review): a host's note said since when it was
+// unknown, and the supervisor took it: a note sent by hand saying since
+// 2000 moved the host's workers at once, whatever their reschedule.after.
+// From supervisor 13 a host is lost from when the supervisor learned it.
+func TestFleet_AHostLostLongAgoByItsNoteWaitsRescheduleAfter(t *testing.T) {
+	for _, version := range []int{versions.SupHostLostAsLearned.Since - 1, SupervisorVersion} {
+		env := newEnv(t)
+		h := mockHostActions(env)
+		root := webFleet(2, "a", "b")
+		root.Reschedule = &spec.Reschedule{After: spec.Duration(time.Minute)}
+		var soon, later Status
+		at(env, time.Minute, func() {
+			h.setAway("a", true)
+			env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUnknown, Since: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)})
+		})
+		at(env, 80*time.Second, func() { soon = query(t, env) })
+		at(env, 140*time.Second, func() { later = query(t, env) })
+		endAt(env, 3*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: version})
+		if versions.SupHostLostAsLearned.In(version) {
+			require.Equal(t, "a", child(soon, "root/web-0").Host, "version %d: not before reschedule.after from the note", version)
+		} else {
+			require.Equal(t, "b", child(soon, "root/web-0").Host, "version %d moved at once", version)
+		}
+		require.Equal(t, "b", child(later, "root/web-0").Host, "version %d: moved once after passed", version)
+	}
+}

@@ -147,6 +147,13 @@ var (
 	// host states (1,024), and from then on it refused every real host it
 	// had not heard from yet, for good (attack review).
 	SupHostNotesSubscribed = Feature{"supervisor.host-notes-subscribed", typeSupervisor, 13}
+	// 13: a host is lost from when the supervisor learned it (its first
+	// note saying unknown), not from the time a note says: a note sent by
+	// hand saying a host was unknown since 2000 moved its workers off it
+	// at once, whatever their reschedule.after (attack review). Notes come
+	// within a moment of the change, so a real loss moves as before; a
+	// supervisor that subscribes to a host lost long ago waits after once.
+	SupHostLostAsLearned = Feature{"supervisor.host-lost-as-learned", typeSupervisor, 13}
 )
 
 // WorkerWorkflow's versions.
@@ -299,7 +306,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
