@@ -29,7 +29,8 @@ func (s *supervisorRun) childIndex(name string) int {
 func (s *supervisorRun) config() supervise.Config {
 	n := s.in.Spec.Resolved()
 	return supervise.Config{Path: s.in.Path, Strategy: n.Strategy, MaxRestarts: n.Intensity.MaxRestarts,
-		Period: n.Intensity.Period.D(), Cooldown: n.Intensity.Cooldown.D(), Restart: n.Restart}
+		Period: n.Intensity.Period.D(), Cooldown: n.Intensity.Cooldown.D(), Restart: n.Restart,
+		TerminationsBounded: versions.SupTerminationsBounded.In(s.in.Version)}
 }
 
 // children is the core's view of the children, in spec order.

@@ -250,19 +250,20 @@ func TestValidationCostIsBoundedByTheLimits(t *testing.T) {
 }
 
 // Regression (attack review): a supervisor keeps a time for each restart
-// within its intensity's period, up to maxRestarts+1; a spec sent by hand
-// with maxRestarts near 2^62 let one forged report grow that list without
-// bound. At most MaxIntensityRestarts; a spec a supervisor took before the
-// limit (ValidateLegacy) is kept.
+// within its intensity's period, up to maxRestarts+1; a spec with
+// maxRestarts near 2^62 let one forged report grow that list without
+// bound. The starter refuses one past MaxIntensityRestarts (Parse); a
+// running supervisor bounds what it counts itself (supervisor 13), and
+// Validate, which workflows run, does not change what it took.
 func TestIntensityOfTwoTo62RestartsIsRefused(t *testing.T) {
-	node := func(n int) Node {
-		period := Duration(time.Minute)
-		return Node{Name: "t", Intensity: &Intensity{MaxRestarts: n, Period: &period}, Children: []Node{{Name: "w", Kind: KindStub}}}
+	yaml := func(n int) string {
+		return fmt.Sprintf("name: t\nchildren:\n  - name: g\n    intensity: {maxRestarts: %d, period: 1m}\n    children: [{name: w, kind: stub}]\n", n)
 	}
-	require.Empty(t, Validate(node(MaxIntensityRestarts)))
-	ps := Validate(node(1 << 62))
-	require.Len(t, ps, 1, ps.Error())
-	require.Equal(t, "intensity.maxRestarts", ps[0].Path)
-	require.Equal(t, "4611686018427387904 is too many (at most 10000)", ps[0].Msg)
-	require.Empty(t, ValidateLegacy(node(1<<62)), "a spec taken before the limit is kept")
+	_, err := Parse([]byte(yaml(MaxIntensityRestarts)))
+	require.NoError(t, err)
+	_, err = Parse([]byte(yaml(1 << 62)))
+	require.EqualError(t, err, "children[0].intensity.maxRestarts: 4611686018427387904 is too many (at most 10000)")
+	period := Duration(time.Minute)
+	n := Node{Name: "t", Intensity: &Intensity{MaxRestarts: 1 << 62, Period: &period}, Children: []Node{{Name: "w", Kind: KindStub}}}
+	require.Empty(t, Validate(n), "a running supervisor's checks are as they were: replays take what they took")
 }

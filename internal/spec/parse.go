@@ -47,6 +47,7 @@ func Parse(data []byte) (Node, error) {
 		return Node{}, Problems{{Msg: "invalid YAML: " + yaml.FormatError(err, false, false)}}
 	}
 	ps := Validate(n)
+	ps = append(ps, intensityProblems("", n)...)
 	if len(n.DependsOn) > 0 {
 		ps = append(ps, Problem{Path: "dependsOn", Msg: "the root has no siblings to depend on"})
 	}
@@ -66,4 +67,20 @@ func Load(path string) (Node, error) {
 		return Node{}, Problems{{Msg: fmt.Sprintf("cannot read spec: %v", err)}}
 	}
 	return Parse(data)
+}
+
+// intensityProblems holds each supervisor's intensity.maxRestarts to
+// MaxIntensityRestarts. It is the starter's (Parse) alone: a running
+// supervisor counts at most so many terminations of a report from code
+// version 13 on (internal/supervise), and a spec it took before keeps
+// replaying as it ran, so Validate, which workflows run, does not check it.
+func intensityProblems(p string, n Node) Problems {
+	var ps Problems
+	if in := n.Intensity; in != nil && in.MaxRestarts > MaxIntensityRestarts {
+		ps = append(ps, Problem{Path: join(join(p, "intensity"), "maxRestarts"), Msg: fmt.Sprintf("%d is too many (at most %d)", in.MaxRestarts, MaxIntensityRestarts)})
+	}
+	for i, c := range n.Children {
+		ps = append(ps, intensityProblems(join(p, fmt.Sprintf("children[%d]", i)), c)...)
+	}
+	return ps
 }

@@ -137,8 +137,6 @@ func (v *validator) supervisor(p string, n Node, wfPath string, depth int) {
 		ip := join(p, "intensity")
 		if in.MaxRestarts <= 0 {
 			v.add(join(ip, "maxRestarts"), "must be > 0")
-		} else if !v.legacy && in.MaxRestarts > MaxIntensityRestarts {
-			v.add(join(ip, "maxRestarts"), "%d is too many (at most %d)", in.MaxRestarts, MaxIntensityRestarts)
 		}
 		if in.Period == nil {
 			v.add(join(ip, "period"), "required")

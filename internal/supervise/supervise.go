@@ -34,6 +34,7 @@ package supervise
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -114,6 +115,10 @@ type Config struct {
 	Period      time.Duration
 	Cooldown    time.Duration
 	Restart     string // its own restart type: temporary never retries
+	// TerminationsBounded: a report counts at most
+	// spec.MaxIntensityRestarts+1 terminations, whatever maxRestarts says
+	// (versions.SupTerminationsBounded).
+	TerminationsBounded bool
 }
 
 // Child is what the core knows of one child, in spec order.
@@ -345,8 +350,17 @@ func (d *decider) terminated(i, n int) {
 	// same (and give-up clears the times), so the decision is the one every
 	// n makes. A forged report's n of 2^62 appended that many times in one
 	// workflow task, until the SDK called it a deadlock, replay after
-	// replay, and the worker process ran out of memory.
-	for range min(n, cfg.MaxRestarts+1) {
+	// replay, and the worker process ran out of memory. A maxRestarts the
+	// spec limits did not hold (a first input, a spec taken before them)
+	// could be as large: from supervisor 13 at most
+	// spec.MaxIntensityRestarts+1 are counted whatever it says.
+	if cfg.MaxRestarts < math.MaxInt {
+		n = min(n, cfg.MaxRestarts+1)
+	}
+	if cfg.TerminationsBounded {
+		n = min(n, spec.MaxIntensityRestarts+1)
+	}
+	for range n {
 		d.m.RestartTimes = append(d.m.RestartTimes, now)
 	}
 	d.m.RestartTimes = slices.DeleteFunc(d.m.RestartTimes, func(t time.Time) bool { return now.Sub(t) >= cfg.Period })

@@ -114,6 +114,18 @@ func TestIntensity_AHugeTerminationCountGivesUpAtOnce(t *testing.T) {
 	m, cmds := Next(Snapshot{Kind: Terminated, Child: 0, N: 2, Now: t0, Desired: "running", Config: cfg(spec.OneForOne), Children: abc()})
 	require.Empty(t, sends(cmds), "two within MaxRestarts: the worker restarts itself")
 	require.Len(t, m.RestartTimes, 2)
+
+	// A maxRestarts the limits did not hold (a first input): from
+	// supervisor 13 a report counts at most MaxIntensityRestarts+1.
+	huge := cfg(spec.OneForOne)
+	huge.MaxRestarts, huge.TerminationsBounded = 1<<62, true
+	m, _ = Next(Snapshot{Kind: Terminated, Child: 0, N: math.MaxInt64 / 2, Now: t0, Desired: "running", Config: huge, Children: abc()})
+	require.Len(t, m.RestartTimes, spec.MaxIntensityRestarts+1)
+	// maxRestarts at MaxInt: its +1 does not wrap (n is counted whole).
+	most := cfg(spec.OneForOne)
+	most.MaxRestarts = math.MaxInt
+	m, _ = Next(Snapshot{Kind: Terminated, Child: 0, N: 5, Now: t0, Desired: "running", Config: most, Children: abc()})
+	require.Len(t, m.RestartTimes, 5)
 }
 
 // More than MaxRestarts within Period: give up, stopping every child in

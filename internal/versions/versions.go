@@ -154,6 +154,13 @@ var (
 	// within a moment of the change, so a real loss moves as before; a
 	// supervisor that subscribes to a host lost long ago waits after once.
 	SupHostLostAsLearned = Feature{"supervisor.host-lost-as-learned", typeSupervisor, 13}
+	// 13: a child's report counts at most spec.MaxIntensityRestarts+1
+	// terminations, whatever the intensity's maxRestarts (a first input,
+	// or a spec taken before the limits, may name any): a report forged
+	// with a count near 2^62 beside such a maxRestarts appended that many
+	// restart times in one task (attack review). Up to 12 a count past
+	// maxRestarts+1 is cut to it, which decides the same.
+	SupTerminationsBounded = Feature{"supervisor.terminations-bounded", typeSupervisor, 13}
 )
 
 // WorkerWorkflow's versions.
@@ -306,7 +313,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
