@@ -63,6 +63,11 @@ type Record struct {
 	// deleted since).
 	PutFor    string `json:"putFor,omitempty"`
 	Scheduled bool   `json:"scheduled,omitempty"`
+	// OnceRun is a once job's last run as its own child's result told it
+	// (OnceByResult): what its state and completion follow, whatever run
+	// ends are signalled to it meanwhile (a run started by hand, or a
+	// forged one).
+	OnceRun *treestatus.JobRun `json:"onceRun,omitempty"`
 }
 
 // Job is a job's decision state: its record, its node, and what its
@@ -299,6 +304,10 @@ func (j *Job) OnceEnded(run treestatus.JobRun, errText string, now time.Time) tr
 		run = treestatus.JobRun{ID: OnceRunID(j.Path, j.OnceGen), Outcome: treestatus.RunFailed,
 			Generation: j.OnceGen, EndedAt: now, Reason: errText}
 	}
+	if j.OnceByResult {
+		told := run
+		j.Rec.OnceRun = &told
+	}
 	return run
 }
 
@@ -339,6 +348,11 @@ func (j *Job) Note(run treestatus.JobRun, now time.Time) (event, reason string, 
 // State is the job's state and why (the package comment says which).
 func (j *Job) State() (state, reason string, completed bool) {
 	last := j.Rec.LastRun
+	if j.OnceByResult && !j.Spec.Job.Periodic() && j.Rec.OnceRun != nil {
+		// A once job is as its own run ended: a run's end signalled by
+		// hand (forged "succeeded" of any ID) does not complete it.
+		last = j.Rec.OnceRun
+	}
 	switch {
 	case j.Rec.Desired == spec.DesiredStopped:
 		return "stopped", "desired stopped: its schedule is paused", false
