@@ -530,7 +530,7 @@ func TestPolicy_LinksLoaderVariablesAndProbeDirectories(t *testing.T) {
 	require.EqualError(t, p.Check(processNode(t, "{command: "+dir+"/innocent}")),
 		"policy (inline): command "+dir+"/innocent (resolved to "+id+") is not allowed")
 	require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {LD_PRELOAD: /tmp/x.so}}")),
-		"policy (inline): env LD_PRELOAD is not allowed (it makes an allowed program load other code)")
+		"policy (inline): env LD_PRELOAD is not allowed (it makes an allowed program load other code): list LD_PRELOAD by name in the policy's env to allow it")
 	require.ErrorContains(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {BASH_ENV: /tmp/x}}")), "env BASH_ENV is not allowed")
 	require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {LANG: C}}")))
 	// The same name in the service's dir (allowed) and in the worker's
@@ -562,9 +562,9 @@ func TestPolicy_LoaderVariablesAreRefused(t *testing.T) {
 		"ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ERL_LIBS", "DOTNET_STARTUP_HOOKS", "CORECLR_PROFILER_PATH",
 	} {
 		require.EqualError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {"+name+": x}}")),
-			"policy (inline): env "+name+" is not allowed (it makes an allowed program load other code)", name)
+			"policy (inline): env "+name+" is not allowed (it makes an allowed program load other code): list "+name+" by name in the policy's env to allow it", name)
 		require.EqualError(t, p.Env(name, "envFile /etc/shop/env"),
-			"policy (inline): env "+name+" (from envFile /etc/shop/env) is not allowed (it makes an allowed program load other code)", name)
+			"policy (inline): env "+name+" (from envFile /etc/shop/env) is not allowed (it makes an allowed program load other code): list "+name+" by name in the policy's env to allow it", name)
 	}
 	for _, name := range []string{"LANG", "LC_ALL", "TZ", "PYTHONUNBUFFERED", "PYTHONINSPECT", "JAVA_HOME", "NODE_ENV", "IFS", "GIT_DIR", "CLASSPATH"} {
 		require.NoError(t, p.Check(processNode(t, "{command: /usr/bin/sleep, env: {"+name+": x}}")), name)

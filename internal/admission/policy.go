@@ -352,7 +352,7 @@ func (p *Policy) Env(name, from string) error {
 		return nil
 	}
 	if loaderVariable(name) {
-		return p.refuse("env %s%s is not allowed (it makes an allowed program load other code)", name, where)
+		return p.refuse("env %s%s is not allowed (it makes an allowed program load other code): list %s by name in the policy's env to allow it", name, where, name)
 	}
 	if p.EnvNames != nil && !baseVariable(name) && !matchName(p.EnvNames, name) {
 		return p.refuse("env %s%s is not allowed (the policy's env does not list it)", name, where)
@@ -425,15 +425,25 @@ func (p *Policy) ReadFile(file string) ([]byte, error) {
 	if p == nil {
 		return os.ReadFile(file)
 	}
-	path, err := p.secretFile(file)
-	if err != nil {
-		return nil, p.refuse("%v", err)
-	}
-	f, err := openResolved(path)
-	if errors.Is(err, errChanged) {
-		return nil, p.refuse("file %s: its links changed after it was checked", file)
-	}
-	if err != nil {
+	var f *os.File
+	for attempt := 1; ; attempt++ {
+		path, err := p.secretFile(file)
+		if err != nil {
+			return nil, p.refuse("%v", err)
+		}
+		f, err = openResolved(path)
+		if err == nil {
+			break
+		}
+		// A link swapped between the check and the open: a rotation that
+		// replaces a link atomically (a Kubernetes secret volume) lands
+		// here too, and is checked again, twice at most.
+		if (errors.Is(err, errChanged) || errors.Is(err, fs.ErrNotExist)) && attempt < 3 {
+			continue
+		}
+		if errors.Is(err, errChanged) {
+			return nil, p.refuse("file %s: its links changed after it was checked", file)
+		}
 		return nil, err
 	}
 	defer f.Close()

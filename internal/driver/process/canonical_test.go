@@ -161,11 +161,11 @@ func TestPolicyRefusesLoaderVariablesOfAnEnvFile(t *testing.T) {
 	d.Policy = pol
 	_, err = d.Start(context.Background(), req("env/file", cfg))
 	require.True(t, driver.IsPermanent(err), "%v", err)
-	require.EqualError(t, err, "policy (inline): env LD_PRELOAD (from envFile "+envFile+") is not allowed (it makes an allowed program load other code)")
+	require.EqualError(t, err, "policy (inline): env LD_PRELOAD (from envFile "+envFile+") is not allowed (it makes an allowed program load other code): list LD_PRELOAD by name in the policy's env to allow it")
 	cfg["envFile"] = nil
 	cfg["env"] = map[string]any{"JAVA_TOOL_OPTIONS": "-javaagent:" + root + "/evil.jar"}
 	_, err = d.Start(context.Background(), req("env/spec", cfg))
-	require.EqualError(t, err, "policy (inline): env JAVA_TOOL_OPTIONS is not allowed (it makes an allowed program load other code)")
+	require.EqualError(t, err, "policy (inline): env JAVA_TOOL_OPTIONS is not allowed (it makes an allowed program load other code): list JAVA_TOOL_OPTIONS by name in the policy's env to allow it")
 	require.Zero(t, d.Running())
 
 	require.NoError(t, os.WriteFile(envFile, []byte("LANG=C\nSHOP_MODE=prod\n"), 0o644))
