@@ -392,7 +392,13 @@ func (s *supervisorRun) loop() error {
 			carry.Children = supervise.LeanCarry(carry.Children, next.Spec.Children)
 			next.Carry = &carry
 			next.Version = SupervisorVersion // the next run is this code's
-			s.fitCarry(&next)
+			if !s.fitCarry(&next) && versions.SupCarryFits.In(s.in.Version) {
+				// Past what the server takes even trimmed (an update's
+				// previous nodes of a large level): the server would end
+				// this run. It goes on, and tries again at its next event
+				// (the update's end frees them).
+				continue
+			}
 			return workflow.NewContinueAsNewError(ctx, SupervisorWorkflow, next)
 		}
 	}

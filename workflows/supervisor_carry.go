@@ -19,10 +19,14 @@ const maxCarryBytes = 1900 << 10
 // children's reports padded by hand and twenty notifications with large
 // headers together were past it. A continue-as-new's input is not part of
 // what a replay compares, so this changes no history.
-func (s *supervisorRun) fitCarry(next *SupervisorInput) {
+//
+// It reports whether next fits now; one that does not (a rolling update's
+// previous nodes, which it cannot cut, beside a large level) is not
+// continued (SupCarryFits): the run goes on until it fits.
+func (s *supervisorRun) fitCarry(next *SupervisorInput) bool {
 	size := spec.EncodedSize(*next)
 	if size <= maxCarryBytes {
-		return
+		return true
 	}
 	c := next.Carry
 	c.Children = supervise.TrimForCarry(c.Children)
@@ -42,6 +46,7 @@ func (s *supervisorRun) fitCarry(next *SupervisorInput) {
 	}
 	s.log.Warn("continue-as-new: the carried state was past what the server takes, and was trimmed",
 		"path", s.in.Path, "bytes", size, "now", trimmed, "limit", maxCarryBytes, "notificationsDropped", dropped)
+	return trimmed <= maxCarryBytes
 }
 
 // carryJournalFloor: the journal entries a trimmed carry keeps.

@@ -122,3 +122,35 @@ func TestSupervisor_AContinueAsNewPastTheLimitIsTrimmed(t *testing.T) {
 	require.Equal(t, "running", small.Carry.Children[0].Status.Reason, "under the limit nothing is cut")
 	require.NotEmpty(t, small.Carry.Children[0].Status.StaleCopies)
 }
+
+// Regression (review): what trimming cannot cut (a rolling update's
+// previous nodes of a large level, or a spec carried from before the
+// limits) could still pass 2 MiB, and the server ends a supervisor whose
+// continue-as-new it refuses. From supervisor 13 a run does not continue as
+// new while its input would not fit, and goes on supervising.
+func TestSupervisor_AContinueAsNewThatCannotFitWaits(t *testing.T) {
+	pad := strings.Repeat("z", 4000)
+	root := tree("root")
+	carry := &SupervisorCarry{Desired: "running", Revision: 1}
+	for i := range 600 { // 2.4 MB of spec: a carried one is not held to the limits
+		c := stubNode(fmt.Sprintf("w%03d", i), nil)
+		c.Vars = map[string]string{"pad": pad}
+		root.Children = append(root.Children, c)
+		carry.Children = append(carry.Children, ChildRecord{Name: c.Name, Path: "root/" + c.Name, Run: "r", WantGeneration: 1,
+			Status: Status{Path: "root/" + c.Name, Kind: spec.KindStub, State: "running", Desired: "running", Generation: 1}})
+	}
+	env := newEnv(t)
+	mockActions(env)
+	env.OnActivity(activities.ClosedChildrenName, mock.Anything, mock.Anything).Return([]activities.ClosedChild{}, nil)
+	onHandOut(env, func(activities.Delivery) {})
+	env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(nil) // its end stops the children
+	var after Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
+	at(env, 2*time.Minute, func() { after = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(root), Generation: 1, Carry: carry, Version: SupervisorVersion})
+	_, continued := continuedAs[SupervisorInput](t, env.GetWorkflowError())
+	require.False(t, continued, "no continue-as-new the server would refuse")
+	require.Equal(t, "root", after.Path, "it went on answering")
+	require.Len(t, after.Children, 600)
+}

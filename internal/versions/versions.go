@@ -161,6 +161,11 @@ var (
 	// restart times in one task (attack review). Up to 12 a count past
 	// maxRestarts+1 is cut to it, which decides the same.
 	SupTerminationsBounded = Feature{"supervisor.terminations-bounded", typeSupervisor, 13}
+	// 13: a continue-as-new whose input is past what the server takes even
+	// trimmed (workflows' fitCarry) is not made: the run goes on and tries
+	// again at its next event. Up to 12 it was made, and the server ended
+	// the supervisor (a rolling update's previous nodes of a large level).
+	SupCarryFits = Feature{"supervisor.carry-fits", typeSupervisor, 13}
 )
 
 // WorkerWorkflow's versions.
@@ -313,7 +318,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded, SupCarryFits,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
