@@ -192,7 +192,7 @@ func main() {
 	// The records and revisions there, and the logs, are written as this
 	// worker's user (root) and trusted when read back: no other user may
 	// change them (process.SecureDir).
-	if err := process.SecureDir(o.stateDir, 0o700); errors.As(err, new(*process.NotMadeError)) {
+	if err := process.SecureStateDir(o.stateDir, 0o700); errors.As(err, new(*process.NotMadeError)) {
 		// (Unwritable: its starts go unrecorded; docs/reliability.md.)
 		fmt.Fprintln(os.Stderr, "worker: warning: --state-dir:", err)
 	} else if err != nil {
@@ -203,6 +203,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "worker: --log-dir:", err)
 		os.Exit(2)
 	}
+	// The logs are written, rotated and read through the directory as it
+	// was checked, not its name: a group that may write a directory above
+	// it (Ubuntu's /var/log) could swap it for one of its own.
+	anchored, err := process.AnchorDir(o.logDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker: --log-dir:", err)
+		os.Exit(2)
+	}
+	o.logDir = anchored
 	guard.Host = o.host
 	if len(guard.Trusted) > 0 {
 		// The signed revisions this host has run: a replayed older one is refused.

@@ -20,7 +20,16 @@ import (
 // worker's first start), that user plants a link and the worker appends a
 // service's output to /etc/sudoers, or plants a record and the worker
 // kills what it names. ssh's StrictModes checks the same of ~/.ssh.
-func SecureDir(dir string, mode os.FileMode) error {
+func SecureDir(dir string, mode os.FileMode) error { return secureDir(dir, mode, true) }
+
+// SecureStateDir is SecureDir for the state directory, which also refuses
+// a directory above it that its group may write (and is not sticky): the
+// logs go through a directory held open (AnchorDir), the records cannot
+// (a job's shim, another process, writes its exit there by name), so a
+// group that could rename the directory away could plant records.
+func SecureStateDir(dir string, mode os.FileMode) error { return secureDir(dir, mode, false) }
+
+func secureDir(dir string, mode os.FileMode, groupAbove bool) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -40,7 +49,7 @@ func SecureDir(dir string, mode os.FileMode) error {
 	uid := uint32(os.Geteuid())
 	for _, path := range []string{have, real} {
 		for p := path; ; p = filepath.Dir(p) {
-			if err := checkDir(p, p == have || p == real, uid); err != nil {
+			if err := checkDir(p, p == have || p == real, uid, groupAbove); err != nil {
 				return fmt.Errorf("%s: %w", dir, err)
 			}
 			if p == filepath.Dir(p) {
@@ -65,7 +74,7 @@ func (e *NotMadeError) Unwrap() error { return e.Err }
 
 // checkDir checks one directory of SecureDir's path; a link among them is
 // judged by the directory that holds it (checked in turn).
-func checkDir(p string, leaf bool, uid uint32) error {
+func checkDir(p string, leaf bool, uid uint32, groupAbove bool) error {
 	fi, err := os.Lstat(p)
 	if err != nil {
 		return err
@@ -88,9 +97,11 @@ func checkDir(p string, leaf bool, uid uint32) error {
 	case leaf && perm&0o022 != 0:
 		return fmt.Errorf("%s is writable by other users (mode %#o): make it %#o or less", p, perm, perm&^0o022)
 	case !leaf && perm&0o002 != 0 && fi.Mode()&os.ModeSticky == 0:
-		// (A directory above that its group may write is taken: Ubuntu's
-		// /var/log is root:syslog 0775.)
+		// (A directory above that its group may write is taken for the
+		// logs: Ubuntu's /var/log is root:syslog 0775.)
 		return fmt.Errorf("%s is writable by every user (mode %#o) and not sticky", p, perm)
+	case !leaf && !groupAbove && perm&0o020 != 0 && fi.Mode()&os.ModeSticky == 0:
+		return fmt.Errorf("%s is writable by its group (mode %#o) and not sticky: that group could put another directory in this one's place", p, perm)
 	}
 	return nil
 }

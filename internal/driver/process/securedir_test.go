@@ -51,3 +51,21 @@ func TestSecureDir_RefusesADirectoryOthersCanWrite(t *testing.T) {
 		require.ErrorContains(t, SecureDir(filepath.Join(theirs, "state"), 0o700), "belongs to uid 65534")
 	}
 }
+
+// Regression (attack review): a group that may write a directory above the
+// state directory could rename it away and put its own in its place, with
+// records the next worker adopts and signals. The state directory's check
+// refuses such a directory above (the logs are written through an anchor:
+// AnchorDir); sticky ones (/tmp) stay fine.
+func TestSecureStateDir_RefusesADirectoryAboveItsGroupMayWrite(t *testing.T) {
+	base := t.TempDir()
+	group := filepath.Join(base, "var-log")
+	require.NoError(t, os.Mkdir(group, 0o755))
+	require.NoError(t, os.Chmod(group, 0o775))
+	require.ErrorContains(t, SecureStateDir(filepath.Join(group, "state"), 0o700), "is writable by its group (mode 0775) and not sticky")
+	require.NoError(t, SecureDir(filepath.Join(group, "logs"), 0o750), "the logs' check takes it")
+	sticky := filepath.Join(base, "tmp")
+	require.NoError(t, os.Mkdir(sticky, 0o755))
+	require.NoError(t, os.Chmod(sticky, 0o777|os.ModeSticky))
+	require.NoError(t, SecureStateDir(filepath.Join(sticky, "steward", "state"), 0o700))
+}
