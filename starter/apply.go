@@ -378,15 +378,16 @@ func failedWorkers(st workflows.Status) []string {
 	switch {
 	case st.Stale != "" || st.Applying: // a stale row proves nothing
 	case st.State == "failed":
-		msg := st.Path + " (" + st.Reason
+		// (Its reason is anyone's who may signal it: one line, printable.)
+		msg := cell(st.Path) + " (" + cell(st.Reason)
 		if st.LastAction.Error != "" && !strings.Contains(st.Reason, st.LastAction.Error) {
-			msg += ": " + st.LastAction.Error
+			msg += ": " + cell(st.LastAction.Error)
 		}
 		out = append(out, msg+")")
 	case st.LastAction.Status == "refused":
 		// Its host refused the new spec: the service runs on as it was,
 		// which is not what was applied.
-		out = append(out, fmt.Sprintf("%s (%s refused, running as before: %s)", st.Path, st.LastAction.Name, st.LastAction.Error))
+		out = append(out, fmt.Sprintf("%s (%s refused, running as before: %s)", cell(st.Path), cell(st.LastAction.Name), cell(st.LastAction.Error)))
 	}
 	for _, c := range st.Children {
 		out = append(out, failedWorkers(c)...)

@@ -73,7 +73,9 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "starter:", err)
+	// An error may quote what a workflow said (a failed worker's reason,
+	// written by anyone who may signal it): printed made printable.
+	fmt.Fprintln(os.Stderr, "starter:", printable(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		os.Exit(ee.code)

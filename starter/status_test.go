@@ -123,3 +123,14 @@ func TestEnumNameIsTheAPIsName(t *testing.T) {
 	require.Equal(t, "START_TO_CLOSE", enumName(enumspb.TimeoutType_name, int32(enumspb.TIMEOUT_TYPE_START_TO_CLOSE), "TIMEOUT_TYPE_"))
 	require.Equal(t, "4242", enumName(enumspb.TimeoutType_name, 4242, "TIMEOUT_TYPE_"))
 }
+
+// Regression (attack review): `apply --wait` printed a failed worker's
+// reason raw to the operator's terminal (a forged report's escape
+// sequences, or a newline beginning a line of its own); the tables were
+// made printable before, this message was not.
+func TestFailedWorkers_AForgedReasonCannotDriveTheTerminal(t *testing.T) {
+	st := workflows.Status{Path: "t/w", State: "failed", Reason: "boom\x1b]52;c;ZXZpbA==\x07\nstarter: all good",
+		LastAction: workflows.ActionStatus{Error: "e\x1b[2K"}}
+	got := failedWorkers(st)
+	require.Equal(t, []string{"t/w (boom?]52;c;ZXZpbA==? starter: all good: e?[2K)"}, got)
+}

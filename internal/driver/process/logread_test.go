@@ -98,3 +98,36 @@ func TestReadLogFromFollowsAcrossRotation(t *testing.T) {
 	pos = readsNext(t, dir, pos, "j\n", "then the truncated file from its start")
 	readsNext(t, dir, pos, "", "nothing more")
 }
+
+// Regression (attack review): a tail read the whole log into memory for
+// its last lines (a tail of one line of a 300 MiB log held 616 MiB), and a
+// last line longer than MaxLogRead came back empty (a service could hide
+// its recent output). A tail reads the last MaxLogRead bytes only, and
+// keeps a cut last line.
+func TestTailLog_ReadsTheEndOnlyAndKeepsALongLastLine(t *testing.T) {
+	dir := t.TempDir()
+	path := LogPath(dir, "w")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	chunk := strings.Repeat("x", 1023) + "\n"
+	for range 4096 { // 4 MiB of lines before the end
+		_, err = f.WriteString(chunk)
+		require.NoError(t, err)
+	}
+	_, err = f.WriteString("the last line\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	b, pos, err := TailLog(dir, "w", 1)
+	require.NoError(t, err)
+	require.Equal(t, "the last line\n", string(b))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, fi.Size(), pos.Offset)
+
+	long := strings.Repeat("y", MaxLogRead+100) + "\n"
+	require.NoError(t, os.WriteFile(path, []byte("before\n"+long), 0o640))
+	b, _, err = TailLog(dir, "w", 1)
+	require.NoError(t, err)
+	require.Len(t, b, MaxLogRead, "the end of a line longer than a read, not nothing")
+	require.True(t, strings.HasSuffix(string(b), "yyy\n"))
+}
