@@ -1631,6 +1631,7 @@ nosuch 1`,
 			h.env.RegisterDelayedCallback(check, st.at+time.Millisecond)
 		}
 		h.env.RegisterDelayedCallback(func() { check(); h.end() }, end+time.Minute)
+		h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "root/j"}) // a job runs at its path
 		h.execute(JobWorkflow, JobInput{Path: "root/j", Parent: "", Spec: n, Generation: 1, Version: JobVersion})
 		h.checkEnd()
 	})

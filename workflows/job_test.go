@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/steward-sh/steward/activities"
@@ -62,7 +64,7 @@ func TestJob_ItsScheduleFollowsItsLife(t *testing.T) {
 		env.SignalWorkflow(SignalDesired, spec.DesiredStopped)
 	})
 	endAt(env, 3*time.Minute)
-	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: path, Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
+	executeJob(env, JobInput{Path: path, Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
 
 	require.Equal(t, "running", st.State, st.Reason)
 	require.Equal(t, 1, st.Job.Runs)
@@ -107,7 +109,7 @@ func TestJob_RefusesAServiceSpec(t *testing.T) {
 		require.NoError(t, v.Get(&st))
 	})
 	endAt(env, 3*time.Minute)
-	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/backup", Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
+	executeJob(env, JobInput{Path: "t/backup", Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
 	require.Equal(t, 1, st.RejectedSignals)
 	require.EqualValues(t, 1, st.Generation)
 	require.NotNil(t, st.Job)
@@ -298,7 +300,7 @@ func TestJob_NotifiesFailedOnceAndRecovered(t *testing.T) {
 	endAt(env, 5*time.Minute)
 	n := periodicJob("backup")
 	n.Notify = &spec.Notify{Webhook: spec.Value{Literal: "http://127.0.0.1:1/hook"}}
-	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/backup", Spec: n, Generation: 1, Version: JobVersion})
+	executeJob(env, JobInput{Path: "t/backup", Spec: n, Generation: 1, Version: JobVersion})
 	require.Equal(t, []string{"jobFailed failed", "jobRecovered succeeded"}, events)
 }
 
@@ -326,7 +328,7 @@ func TestJob_OnceRunsEachGenerationEvenOneTakenMidRun(t *testing.T) {
 		require.NoError(t, v.Get(&st))
 	})
 	endAt(env, 11*time.Minute)
-	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: JobVersion})
+	executeJob(env, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: JobVersion})
 	require.Equal(t, []int64{1, 2}, gens)
 	require.True(t, st.Completed, st.Reason)
 	require.Equal(t, "t/migrate/run-g2", st.Job.LastRun.ID)
@@ -347,7 +349,7 @@ func TestJob_PeriodicMadeOnceDeletesItsScheduleAndCarriesItsPut(t *testing.T) {
 	once.Job = &spec.Job{Once: true}
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: once}) })
 	endAt(env, 2*time.Minute)
-	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: JobVersion})
+	executeJob(env, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: JobVersion})
 	require.Equal(t, 1, puts)
 	require.Equal(t, 1, deletes, "deleted when it became a once job, and not again at its end")
 
@@ -357,7 +359,7 @@ func TestJob_PeriodicMadeOnceDeletesItsScheduleAndCarriesItsPut(t *testing.T) {
 	env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(func(context.Context, activities.JobSchedule) error { puts++; return nil })
 	env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil)
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
-	env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: JobVersion})
+	executeJob(env, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: JobVersion})
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
 	var next JobInput
@@ -383,7 +385,7 @@ func TestJob_UpgradedToRunsThatAwaitPutsItsScheduleAgain(t *testing.T) {
 		})
 		env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil).Maybe()
 		at(env, time.Minute, func() { env.SignalWorkflow(SignalUpgrade, nil) })
-		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: version, Carry: carry})
+		executeJob(env, JobInput{Path: "t/j", Spec: periodicJob("j"), Generation: 1, Version: version, Carry: carry})
 		var can *workflow.ContinueAsNewError
 		require.ErrorAs(t, env.GetWorkflowError(), &can)
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
@@ -412,7 +414,7 @@ func TestVersions_JobReportsNumberedByTime(t *testing.T) {
 		reps := recordReports(env, "p")
 		began := env.Now()
 		endAt(env, time.Minute)
-		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "p/backup", Parent: "p", Spec: periodicJob("backup"), Generation: 1, Version: version})
+		executeJob(env, JobInput{Path: "p/backup", Parent: "p", Spec: periodicJob("backup"), Generation: 1, Version: version})
 		reps.mu.Lock()
 		got := reps.got
 		reps.mu.Unlock()
@@ -457,13 +459,43 @@ func TestJob_AForgedSuccessOfAOnceRunIsDropped(t *testing.T) {
 			require.NoError(t, v.Get(&st))
 		})
 		endAt(env, 11*time.Minute)
-		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: version})
+		executeJob(env, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: version})
 		if versions.JobOnceRunByResult.In(version) {
 			require.False(t, st.Completed, "version %d: %s", version, st.Reason)
 			require.Equal(t, "failed", st.State, "as its own run ended")
 			require.Equal(t, 1, st.Job.Failures)
 		} else {
 			require.True(t, st.Completed, "version %d: the forged success counted", version)
+		}
+	}
+}
+
+// executeJob runs a job's workflow at its path, as its supervisor starts
+// it (from job version 5 a job whose path is not its ID ends at once).
+func executeJob(env *testsuite.TestWorkflowEnvironment, in JobInput) {
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: in.Path})
+	env.ExecuteWorkflow(JobWorkflow, in)
+}
+
+// Regression (attack review): a job acts on the Schedule its path names;
+// one started by hand under another workflow ID, naming an operator's job
+// as its path, overwrote, paused or deleted that job's Schedule. From job
+// version 5 it ends at once, refused; version 4 took it.
+func TestJob_APathThatIsNotItsIDIsRefused(t *testing.T) {
+	for _, version := range []int{versions.JobPathIsID.Since - 1, JobVersion} {
+		env := newEnv(t)
+		env.RegisterWorkflow(JobWorkflow)
+		var puts atomic.Int32
+		env.OnActivity(activities.PutScheduleName, mock.Anything, mock.Anything).Return(func(context.Context, activities.JobSchedule) error { puts.Add(1); return nil }).Maybe()
+		env.OnActivity(activities.DeleteScheduleName, mock.Anything, mock.Anything).Return(nil).Maybe()
+		env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "x"})
+		endAt(env, time.Minute)
+		env.ExecuteWorkflow(JobWorkflow, JobInput{Path: "shop/backup", Spec: periodicJob("backup"), Generation: 1, Version: version})
+		if versions.JobPathIsID.In(version) {
+			require.ErrorContains(t, env.GetWorkflowError(), `path "shop/backup" is not its workflow ID "x"`)
+			require.Zero(t, puts.Load(), "no Schedule touched")
+		} else {
+			require.Positive(t, puts.Load(), "version %d put shop/backup's Schedule", version)
 		}
 	}
 }
