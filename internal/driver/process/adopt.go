@@ -1,6 +1,7 @@
 package process
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -312,6 +313,20 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 	if p.stopSignal == 0 {
 		p.stopSignal = syscall.SIGTERM
 	}
+	if h := p.health; h != nil && len(h.Exec) > 0 && h.Cred == nil {
+		// A record of an older worker, or none (the spec's probe): the
+		// probe runs as the process it checks runs, read from /proc, not
+		// as this worker (root ran a nobody service's probe program, in
+		// the worker's directory, once its record was lost).
+		if cred, err := procCredential(rec.PID); err != nil {
+			d.log.Warn("process: adopted without its health probe", zap.String("instance", rec.Instance), zap.Error(err))
+			p.health = nil
+		} else {
+			probe := *h
+			probe.Cred, probe.Dir = cred, cmp.Or(probe.Dir, "/")
+			p.health = &probe
+		}
+	}
 	if h := p.health; h != nil && len(h.Exec) > 0 && h.Path == "" {
 		// An older worker's record (or, without one, the spec): its exec
 		// probe resolved and checked now, as a start does; one this host's
@@ -553,4 +568,48 @@ func (d *Driver) tail(wfID string) string {
 		return ""
 	}
 	return strings.TrimRight(string(b), "\n")
+}
+
+// procCredential is the real user, group and groups of pid, from
+// /proc/PID/status.
+func procCredential(pid int) (*Credential, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	var cred Credential
+	found := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		key, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		switch key {
+		case "Uid", "Gid":
+			if len(fields) == 0 {
+				return nil, fmt.Errorf("/proc/%d/status: %s: no value", pid, key)
+			}
+			v, err := strconv.ParseUint(fields[0], 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("/proc/%d/status: %s: %w", pid, key, err)
+			}
+			if key == "Uid" {
+				cred.UID = uint32(v)
+			} else {
+				cred.GID = uint32(v)
+			}
+			found++
+		case "Groups":
+			for _, f := range fields {
+				if v, err := strconv.ParseUint(f, 10, 32); err == nil {
+					cred.Groups = append(cred.Groups, uint32(v))
+				}
+			}
+		}
+	}
+	if found != 2 {
+		return nil, fmt.Errorf("/proc/%d/status: no Uid or Gid", pid)
+	}
+	return &cred, nil
 }

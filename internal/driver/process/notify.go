@@ -103,11 +103,34 @@ func (n *notifier) serve(pgid int) {
 		if sender != 0 && n.accepts(sender) {
 			n.take(buf[:nb])
 		}
-		for _, fd := range fds {
-			syscall.Close(fd) // BARRIER=1's: the messages before it are taken
+		closeReceived(fds) // BARRIER=1's: the messages before it are taken
+	}
+}
+
+// closeReceived closes descriptors sent with a message, off the read loop:
+// a close can block (a TCP socket whose last reference it holds, set to
+// linger with a full send buffer: up to its linger time), and anyone on
+// the host may send to the socket. Closing inline stalled the reader, and
+// a local user made a service's watchdog kill it, over and over. A socket
+// is first set to close at once (no linger); each close then runs on a
+// goroutine of its own, at most closeSlots at once (past that, inline).
+func closeReceived(fds []int) {
+	for _, fd := range fds {
+		_ = syscall.SetsockoptLinger(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 0}) // not a socket: ENOTSOCK, nothing done
+		select {
+		case closeSlots <- struct{}{}:
+			go func() {
+				defer func() { <-closeSlots }()
+				syscall.Close(fd)
+			}()
+		default:
+			syscall.Close(fd)
 		}
 	}
 }
+
+// closeSlots bounds the closes in flight.
+var closeSlots = make(chan struct{}, 64)
 
 // accepts: the sender is a process of the service's group.
 func (n *notifier) accepts(pid int) bool {

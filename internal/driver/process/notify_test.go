@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,5 +94,59 @@ func TestWatchdogEndsAServiceThatStopsFeedingIt(t *testing.T) {
 		require.GreaterOrEqual(t, time.Since(began), 2*time.Second, "fed for 2 s, it lived through them")
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watchdog did not end the service")
+	}
+}
+
+// Regression (attack review): the notify reader closed the descriptors a
+// message carried inline, and anyone on the host may send to the socket:
+// a TCP socket with a full send buffer, set to linger an hour, blocked
+// that close, and with it READY=1 and WATCHDOG=1 (a local user made a
+// service's watchdog kill it, over and over). A message after it is taken
+// at once now.
+func TestNotify_ALingeringSocketSentToItDoesNotStallTheReader(t *testing.T) {
+	name, err := newNotifyName()
+	require.NoError(t, err)
+	n, err := listenNotify(name)
+	require.NoError(t, err)
+	defer n.close()
+	go n.serve(syscall.Getpgrp())
+
+	// The attacker's socket: connected to a listener that never accepts,
+	// its send buffer full, lingering an hour at close.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	tc := c.(*net.TCPConn)
+	require.NoError(t, tc.SetWriteBuffer(4096))
+	chunk := make([]byte, 64<<10)
+	for {
+		require.NoError(t, tc.SetWriteDeadline(time.Now().Add(200*time.Millisecond)))
+		if _, err := tc.Write(chunk); err != nil {
+			break // full
+		}
+	}
+	require.NoError(t, tc.SetLinger(3600))
+	f, err := tc.File()
+	require.NoError(t, err)
+	u, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: "@" + name, Net: "unixgram"})
+	require.NoError(t, err)
+	defer u.Close()
+	raw, err := u.SyscallConn()
+	require.NoError(t, err)
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		err = syscall.Sendmsg(int(fd), []byte("STATUS=x"), syscall.UnixRights(int(f.Fd())), nil, 0)
+	}))
+	require.NoError(t, err)
+	f.Close()
+	c.Close() // the worker now holds its last reference
+
+	_, err = u.Write([]byte("READY=1"))
+	require.NoError(t, err)
+	select {
+	case <-n.ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("READY=1 after a lingering socket was not taken: the reader is stalled")
 	}
 }

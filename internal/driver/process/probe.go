@@ -92,7 +92,12 @@ func (p *Probe) check(ctx context.Context, timeout time.Duration) error {
 		return nil
 	case len(p.Exec) > 0:
 		cmd := command(ctx, p.Path, p.Exec)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// A session of its own (sysProcAttr says why), killed whole at
+		// the timeout; a child it leaves holding its output does not hold
+		// the check past it (the check stopped for good, and the driver's
+		// Close with it).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.WaitDelay = 2 * time.Second
 		if p.Cred != nil {
 			// As the service: a probe may do no more on the host than it.
 			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: p.Cred.UID, Gid: p.Cred.GID, Groups: p.Cred.Groups}

@@ -852,3 +852,49 @@ func TestRecordNamesItsBoot(t *testing.T) {
 	require.Equal(t, CurrentBoot().ID, r.Boot)
 	require.NotEmpty(t, r.Boot)
 }
+
+// sessionOf is the session ID of pid (field 6 of /proc/PID/stat).
+func sessionOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	sid, err := strconv.Atoi(fields[3]) // state, ppid, pgrp, session
+	require.NoError(t, err)
+	return sid
+}
+
+// Regression (attack review): a dieWithWorker service, an exec probe and a
+// reload ran in the worker's session with only a group of their own: they
+// kept the worker's terminal, and as their own user typed commands into
+// the root shell that started the worker (TIOCSTI), or left their group
+// for the worker's and could no longer be stopped. Each leads a session
+// of its own now.
+func TestProcess_ADieWithWorkerServiceLeadsItsOwnSession(t *testing.T) {
+	d, _ := newDriver(t, nil)
+	inst, err := d.Start(context.Background(), req("sess/w", map[string]any{"command": "sleep", "args": []string{"60"}, "startSeconds": "100ms", "dieWithWorker": true}))
+	require.NoError(t, err)
+	pid := pidOf(inst)
+	require.Equal(t, pid, sessionOf(t, pid), "its own session")
+	require.NotEqual(t, sessionOf(t, os.Getpid()), sessionOf(t, pid))
+	require.True(t, sysProcAttr(true).Setsid && sysProcAttr(false).Setsid)
+}
+
+// Regression (attack review): adopted without a record (the state
+// directory lost) or with an older worker's, a service's exec health probe
+// had no credential and ran as the worker (root), in the worker's
+// directory. It runs as the process it checks runs (procCredential).
+func TestProcCredential_IsTheProcessOwn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a process as another user")
+	}
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{65534}}}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	cred, err := procCredential(cmd.Process.Pid)
+	require.NoError(t, err)
+	require.Equal(t, &Credential{UID: 65534, GID: 65534, Groups: []uint32{65534}}, cred)
+	_, err = procCredential(1 << 30)
+	require.Error(t, err, "no such process")
+}

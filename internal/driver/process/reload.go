@@ -82,7 +82,7 @@ func (d *Driver) reloadExec(ctx context.Context, c Config, pid int) error {
 	cmd.Dir = c.Dir
 	// A group of its own, killed whole at the timeout; a child it leaves
 	// holding its output does not hold the reload past it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: l.credential}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: l.credential} // (its own session: sysProcAttr)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	out, err := cmd.CombinedOutput()

@@ -15,10 +15,14 @@ import (
 // sysProcAttr makes the child lead its own session and process group (so
 // stop reaches its children, and a terminal's Ctrl-C or the worker's own
 // signals do not). One that dies with its worker also gets Pdeathsig: it is
-// killed when the thread that forked it exits.
+// killed when the thread that forked it exits. Every child leads its own
+// session: one left in the worker's (a dieWithWorker service had only a
+// group of its own) kept the worker's terminal, and as its own user it
+// typed commands into the root shell that started the worker (TIOCSTI),
+// or left its group for the worker's and could no longer be stopped.
 func sysProcAttr(dieWithWorker bool) *syscall.SysProcAttr {
 	if dieWithWorker {
-		return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	}
 	return &syscall.SysProcAttr{Setsid: true}
 }

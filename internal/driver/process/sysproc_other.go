@@ -12,11 +12,8 @@ import (
 // Without Linux's Pdeathsig, a child outlives a worker that is killed
 // outright even with dieWithWorker; Close still kills those on an orderly
 // shutdown.
-func sysProcAttr(dieWithWorker bool) *syscall.SysProcAttr {
-	if dieWithWorker {
-		return &syscall.SysProcAttr{Setpgid: true}
-	}
-	return &syscall.SysProcAttr{Setsid: true}
+func sysProcAttr(bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true} // (dieWithWorker too: sysproc_linux.go says why)
 }
 
 // startTicks is not known here: adoption needs Linux's /proc.
