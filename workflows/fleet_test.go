@@ -273,14 +273,15 @@ func TestFleet_ADrainMovesWorkersUnderTheUpdatePolicy(t *testing.T) {
 	require.Equal(t, childHosts(drained), childHosts(undrained), "an undrain moves nothing back")
 }
 
-// drainOne drains host a of a single instance, with the given move, and
-// reports whether the start on b was called while the stop on a ran (the
-// stop waits up to 2 s, real time, for the start to be called).
-func drainOne(t *testing.T, move string) (overlapped bool, final Status) {
-	env := newEnv(t)
+// overlapMocks mocks starts and stops of host a and b: a stop on a waits
+// (2 s of real time at most) for a start on b; overlapped reports whether
+// one came meanwhile (a move's start sent with its stop).
+func overlapMocks(env *testsuite.TestWorkflowEnvironment) (overlapped func() bool) {
 	env.SetTestTimeout(30 * time.Second) // the stop's real-time wait
 	startCalled := make(chan struct{})
 	var once sync.Once
+	var mu sync.Mutex
+	seen := false
 	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
 		if r.Spec.RunsOn() == "b" {
 			once.Do(func() { close(startCalled) })
@@ -293,11 +294,26 @@ func drainOne(t *testing.T, move string) (overlapped bool, final Status) {
 		}
 		select {
 		case <-startCalled:
-			overlapped = true
+			mu.Lock()
+			seen = true
+			mu.Unlock()
 		case <-time.After(2 * time.Second):
 		}
 		return activities.ActionResult{Attempt: 1}, nil
 	})
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
+}
+
+// drainOne drains host a of a single instance, with the given move, and
+// reports whether the start on b was called while the stop on a ran (the
+// stop waits up to 2 s, real time, for the start to be called).
+func drainOne(t *testing.T, move string) (overlapped bool, final Status) {
+	env := newEnv(t)
+	overlap := overlapMocks(env)
 	web := stubNode("web", nil)
 	web.Instances = 1
 	root := tree("root", web)
@@ -306,7 +322,7 @@ func drainOne(t *testing.T, move string) (overlapped bool, final Status) {
 	at(env, 3*time.Minute, func() { final = query(t, env) })
 	endAt(env, 4*time.Minute)
 	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: root, Generation: 1, Version: SupervisorVersion})
-	return overlapped, final
+	return overlap(), final
 }
 
 func TestFleet_AMoveOffAnUpHostStopsAndStartsAtOnceUnlessStopFirst(t *testing.T) {
@@ -568,29 +584,7 @@ func TestFleet_ATreeAppliedAgainIsHeardByItsHosts(t *testing.T) {
 // b was sent while the stop on a was still in flight.
 func movedByAForgedLost(t *testing.T, version int) (overlapped bool, final Status) {
 	env := newEnv(t)
-	env.SetTestTimeout(30 * time.Second) // the stop's real-time wait
-	startCalled := make(chan struct{})
-	var once sync.Once
-	env.OnActivity(activities.StartName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
-		if r.Spec.RunsOn() == "b" {
-			once.Do(func() { close(startCalled) })
-		}
-		return activities.ActionResult{Attempt: 1, Instance: r.Path + "@" + r.Spec.RunsOn()}, nil
-	})
-	var mu sync.Mutex
-	env.OnActivity(activities.StopName, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
-		if r.Spec.RunsOn() != "a" {
-			return activities.ActionResult{Attempt: 1}, nil
-		}
-		select {
-		case <-startCalled:
-			mu.Lock()
-			overlapped = true
-			mu.Unlock()
-		case <-time.After(2 * time.Second):
-		}
-		return activities.ActionResult{Attempt: 1}, nil
-	})
+	overlap := overlapMocks(env)
 	env.OnActivity(activities.ObserveName, mock.Anything, mock.Anything).Return(activities.ActionResult{Attempt: 1, Observed: "running"}, nil).Maybe()
 	node := stubNode("web-0", nil)
 	node.Move, node.PlacedOn = spec.MoveStopFirst, "a"
@@ -600,9 +594,7 @@ func movedByAForgedLost(t *testing.T, version int) (overlapped bool, final Statu
 	at(env, 3*time.Minute, func() { final = query(t, env) })
 	endAt(env, 4*time.Minute)
 	env.ExecuteWorkflow(WorkerWorkflow, WorkerInput{Path: "root/web-0", Spec: node, Generation: 1, Version: version})
-	mu.Lock()
-	defer mu.Unlock()
-	return overlapped, final
+	return overlap(), final
 }
 
 // Regression (attack review): a worker took any sender's word that its
