@@ -312,11 +312,6 @@ var (
 	// before a once run ended made its failure count as success, and the
 	// job's dependants started (attack review).
 	JobOnceRunByResult = Feature{"job.once-run-by-result", typeJob, 5}
-	// 5: a job's input names its own workflow ID as its path, or it ends
-	// at once: its path names its Schedule, so one started by hand under
-	// another ID overwrote, paused or deleted another job's Schedule
-	// (attack review).
-	JobPathIsID = Feature{"job.path-is-id", typeJob, 5}
 )
 
 // All lists every table, for the tests that hold them together.
@@ -328,5 +323,5 @@ var All = []Feature{
 	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
 	RevisionsVersioned, RevisionsBounded,
-	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded, JobGenerationBounded, JobOnceRunByResult, JobPathIsID,
+	JobVersioned, JobRunsAwait, JobReportSeqByTime, JobOnceExact, JobNotifyBounded, JobGenerationBounded, JobOnceRunByResult,
 }

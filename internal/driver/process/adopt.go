@@ -321,7 +321,10 @@ func (d *Driver) adopt(rec record, lazily bool) *proc {
 		if cred, err := procCredential(rec.PID); err != nil {
 			d.log.Warn("process: adopted without its health probe", zap.String("instance", rec.Instance), zap.Error(err))
 			p.health = nil
-		} else {
+		} else if cred.UID != uint32(os.Geteuid()) || cred.GID != uint32(os.Getegid()) {
+			// (A process of the worker's own user, as a service without
+			// `user` is: its probe runs as the worker, as at its start; a
+			// credential would need CAP_SETGID a worker not root lacks.)
 			probe := *h
 			probe.Cred, probe.Dir = cred, cmp.Or(probe.Dir, "/")
 			p.health = &probe

@@ -1,8 +1,10 @@
 package process
 
 import (
+	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // anchors are the directories AnchorDir holds open for the life of the
@@ -22,10 +24,18 @@ var anchors []*os.File
 // process only (a child's /proc/self is its own): nothing that a service
 // or a probe is given may name it. Where /proc does not show the
 // directory (not mounted), dir is returned as it is.
+//
+// The directory opened is checked itself (SecureDir checked it by name, a
+// moment before: it could have been swapped since): it must be a
+// directory of this process's user or root, that no other may write.
 func AnchorDir(dir string) (string, error) {
-	f, err := os.Open(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return "", err
+	}
+	if err := checkOpenDir(f); err != nil {
+		f.Close()
+		return "", fmt.Errorf("%s: %w", dir, err)
 	}
 	anchored := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	want, err1 := f.Stat()
@@ -36,4 +46,25 @@ func AnchorDir(dir string) (string, error) {
 	}
 	anchors = append(anchors, f)
 	return anchored, nil
+}
+
+// checkOpenDir holds the open directory f to SecureDir's rule for the
+// directory itself: its owner this process's user or root, writable by
+// its owner alone.
+func checkOpenDir(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if uid := uint32(os.Geteuid()); st.Uid != uid && st.Uid != 0 {
+		return fmt.Errorf("the directory opened belongs to uid %d, not to this worker's user (%d) or root", st.Uid, uid)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("the directory opened is writable by other users (mode %#o)", perm)
+	}
+	return nil
 }

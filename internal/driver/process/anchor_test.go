@@ -44,3 +44,13 @@ func TestAnchorDir_WritesStayInTheCheckedDirectoryAfterASwap(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 }
+
+// The directory anchored is checked as opened (it could have been swapped
+// since SecureDir checked it by name): one others may write is refused.
+func TestAnchorDir_RefusesADirectoryOthersCanWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	_, err := AnchorDir(dir)
+	require.ErrorContains(t, err, "writable by other users")
+}

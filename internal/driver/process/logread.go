@@ -74,15 +74,15 @@ func TailLog(dir, workflowID string, n int) ([]byte, LogPosition, error) {
 	if err != nil {
 		return nil, LogPosition{}, err
 	}
-	cur, err := readTail(f, fi.Size())
+	cur, whole, err := readTail(f, fi.Size())
 	if err != nil {
 		return nil, LogPosition{}, err
 	}
 	out := lastLines(cur, n)
-	if k := countLines(out); k < n {
+	if k := countLines(out); k < n && whole { // (the backup's lines come before the file's first: not before a cut)
 		if old, err := os.Open(path + ".1"); err == nil {
 			if oi, err := old.Stat(); err == nil {
-				if b, err := readTail(old, oi.Size()); err == nil {
+				if b, _, err := readTail(old, oi.Size()); err == nil {
 					out = append(lastLines(b, n-k), out...)
 				}
 			}
@@ -103,13 +103,13 @@ func TailLog(dir, workflowID string, n int) ([]byte, LogPosition, error) {
 // whose maxSize is huge, or that grows between two rotations; the whole
 // file was read before, and a tail of 1 line of a 300 MiB log held 616 MiB
 // of the worker's memory). A first line cut by the window is left out,
-// unless it is all the window holds.
-func readTail(f *os.File, size int64) ([]byte, error) {
+// unless it is all the window holds. whole: the window is all of f.
+func readTail(f *os.File, size int64) (buf []byte, whole bool, err error) {
 	from := max(0, size-MaxLogRead-1)
-	buf := make([]byte, size-from)
+	buf = make([]byte, size-from)
 	n, err := f.ReadAt(buf, from)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, false, err
 	}
 	buf = buf[:n]
 	if from > 0 {
@@ -117,7 +117,7 @@ func readTail(f *os.File, size int64) ([]byte, error) {
 			buf = buf[i+1:]
 		}
 	}
-	return buf, nil
+	return buf, from == 0, nil
 }
 
 // ReadLogFrom returns what the log holds from pos on (at most MaxLogRead

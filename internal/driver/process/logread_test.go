@@ -131,3 +131,17 @@ func TestTailLog_ReadsTheEndOnlyAndKeepsALongLastLine(t *testing.T) {
 	require.Len(t, b, MaxLogRead, "the end of a line longer than a read, not nothing")
 	require.True(t, strings.HasSuffix(string(b), "yyy\n"))
 }
+
+// Found by the review: a tail whose window cut the current file put the
+// backup's last lines before the window's, hiding what lay between.
+func TestTailLog_ACutFileTakesNothingFromItsBackup(t *testing.T) {
+	dir := t.TempDir()
+	path := LogPath(dir, "w")
+	line := strings.Repeat("n", 10<<10-1) + "\n"
+	require.NoError(t, os.WriteFile(path+".1", []byte("old line\n"), 0o640))
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat(line, 100)), 0o640)) // 1 MiB: past a window
+	b, _, err := TailLog(dir, "w", 100)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "old line")
+	require.LessOrEqual(t, len(b), MaxLogRead)
+}

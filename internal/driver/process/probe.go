@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -108,6 +109,9 @@ func (p *Probe) check(ctx context.Context, timeout time.Duration) error {
 		cmd.Env = baseEnvironment()
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		out, err := cmd.CombinedOutput()
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil // it exited 0; a child it left held its output
+		}
 		if err != nil {
 			msg := strings.TrimSpace(string(out))
 			if len(msg) > 200 {

@@ -22,8 +22,9 @@ import (
 // kills what it names. ssh's StrictModes checks the same of ~/.ssh.
 func SecureDir(dir string, mode os.FileMode) error { return secureDir(dir, mode, true) }
 
-// SecureStateDir is SecureDir for the state directory, which also refuses
-// a directory above it that its group may write (and is not sticky): the
+// SecureStateDir is SecureDir for the state directory, which also refuses,
+// for a worker that is root, a directory above it that a group other than
+// root's may write (and is not sticky): the
 // logs go through a directory held open (AnchorDir), the records cannot
 // (a job's shim, another process, writes its exit there by name), so a
 // group that could rename the directory away could plant records.
@@ -100,8 +101,10 @@ func checkDir(p string, leaf bool, uid uint32, groupAbove bool) error {
 		// (A directory above that its group may write is taken for the
 		// logs: Ubuntu's /var/log is root:syslog 0775.)
 		return fmt.Errorf("%s is writable by every user (mode %#o) and not sticky", p, perm)
-	case !leaf && !groupAbove && perm&0o020 != 0 && fi.Mode()&os.ModeSticky == 0:
-		return fmt.Errorf("%s is writable by its group (mode %#o) and not sticky: that group could put another directory in this one's place", p, perm)
+	case !leaf && !groupAbove && uid == 0 && st.Gid != 0 && perm&0o020 != 0 && fi.Mode()&os.ModeSticky == 0:
+		// (For a worker that is root; one that is not writes nothing its
+		// user could not, and a user's own group, umask 002, is common.)
+		return fmt.Errorf("%s is writable by its group (gid %d, mode %#o) and not sticky: that group could put another directory in this one's place", p, st.Gid, perm)
 	}
 	return nil
 }
