@@ -135,11 +135,14 @@ func soakSpec(self, webURL string, gen int, bad bool) string {
 
 // soakRow is one minute's sample (a row of the CSV).
 type soakRow struct {
-	minute                               float64
-	workerRSS, workerHeapObjects         float64
-	workerGoroutines, workerFDs          float64
-	hostsRSS, hostsGoroutines, hostsFDs  float64
-	hostsCached                          float64
+	minute                              float64
+	workerRSS, workerHeapObjects        float64
+	workerGoroutines, workerFDs         float64
+	hostsRSS, hostsGoroutines, hostsFDs float64
+	hostsCached                         float64
+	// hostsHeapMiB: the host workers' Go heap in use (what RSS holds
+	// beside it is the runtime's: freed memory not yet returned).
+	hostsHeapMiB                         float64
 	serverRSS                            float64
 	maxHistory                           float64
 	dbMiB, stateMiB, logsMiB             float64
@@ -150,12 +153,14 @@ type soakRow struct {
 
 var soakColumns = []string{"minute", "worker_rss_mib", "worker_heap_objects", "worker_goroutines", "worker_fds",
 	"hosts_rss_mib", "hosts_goroutines", "hosts_fds", "server_rss_mib", "max_history_events", "db_mib", "state_mib", "logs_mib",
-	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults", "hosts_cached_workflows"}
+	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults", "hosts_cached_workflows",
+	"hosts_heap_inuse_mib"}
 
 func (r soakRow) values() []float64 {
 	return []float64{r.minute, r.workerRSS, r.workerHeapObjects, r.workerGoroutines, r.workerFDs,
 		r.hostsRSS, r.hostsGoroutines, r.hostsFDs, r.serverRSS, r.maxHistory, r.dbMiB, r.stateMiB, r.logsMiB,
-		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt, r.hostsCached}
+		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt, r.hostsCached,
+		r.hostsHeapMiB}
 }
 
 // soakFault is one operation or fault and how long the tree took to be
@@ -754,6 +759,8 @@ func (s *soaker) sample() soakRow {
 		// The workflows a host worker keeps in its sticky cache, each with
 		// its goroutines: growth there is the cache filling, not a leak.
 		r.hostsCached += maxOf(get, "temporal_sticky_cache_size")
+		heap, _ := gaugeValue(get, "go_memstats_heap_inuse_bytes", "")
+		r.hostsHeapMiB += heap / (1 << 20)
 	}
 	serverPid := devServerPid()
 	if f := s.o.serverPidFile; f != "" {
@@ -939,6 +946,8 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	}
 	x, y := col(func(r soakRow) float64 { return r.hostsRSS })
 	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsHeapMiB })
+	res["soak_hosts_heap_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
 	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
 	x, y = col(func(r soakRow) float64 { return r.hostsCached })
