@@ -103,11 +103,7 @@ func TestJob_RefusesAServiceSpec(t *testing.T) {
 	at(env, time.Minute, func() {
 		env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: stubNode("backup", nil)})
 	})
-	at(env, 2*time.Minute, func() {
-		v, err := env.QueryWorkflow(QueryStatus)
-		require.NoError(t, err)
-		require.NoError(t, v.Get(&st))
-	})
+	at(env, 2*time.Minute, func() { st = queryOwn(t, env) })
 	endAt(env, 3*time.Minute)
 	executeJob(env, JobInput{Path: "t/backup", Spec: periodicJob("backup"), Generation: 1, Version: JobVersion})
 	require.Equal(t, 1, st.RejectedSignals)
@@ -322,11 +318,7 @@ func TestJob_OnceRunsEachGenerationEvenOneTakenMidRun(t *testing.T) {
 	changed.Process = map[string]any{"command": "/bin/false"}
 	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: changed}) })
 	var st Status
-	at(env, 10*time.Minute, func() {
-		v, err := env.QueryWorkflow(QueryStatus)
-		require.NoError(t, err)
-		require.NoError(t, v.Get(&st))
-	})
+	at(env, 10*time.Minute, func() { st = queryOwn(t, env) })
 	endAt(env, 11*time.Minute)
 	executeJob(env, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: JobVersion})
 	require.Equal(t, []int64{1, 2}, gens)
@@ -453,11 +445,7 @@ func TestJob_AForgedSuccessOfAOnceRunIsDropped(t *testing.T) {
 			env.SignalWorkflow(SignalJobRun, JobRun{ID: "t/migrate/run-now-x", Outcome: treestatus.RunSucceeded, Generation: 1})
 		})
 		var st Status
-		at(env, 10*time.Minute, func() {
-			v, err := env.QueryWorkflow(QueryStatus)
-			require.NoError(t, err)
-			require.NoError(t, v.Get(&st))
-		})
+		at(env, 10*time.Minute, func() { st = queryOwn(t, env) })
 		endAt(env, 11*time.Minute)
 		executeJob(env, JobInput{Path: "t/migrate", Spec: n, Generation: 1, Version: version})
 		if versions.JobOnceRunByResult.In(version) {
