@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -205,27 +206,32 @@ func TestCodecServer_AnEndlessBodyIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(Handler(c, "", ""))
 	defer srv.Close()
-	sent := &spaces{left: 2 * MaxRequestBytes}
+	sent := &spaces{}
+	sent.left.Store(2 * MaxRequestBytes)
 	resp, err := http.Post(srv.URL+"/decode", "application/json", sent)
 	if err == nil { // (the server may close the connection before the client has sent it all)
 		defer resp.Body.Close()
 		require.NotEqual(t, http.StatusOK, resp.StatusCode)
 	}
-	require.Positive(t, sent.left, "the server stopped reading: %d of %d bytes were sent", 2*MaxRequestBytes-sent.left, 2*MaxRequestBytes)
+	left := sent.left.Load()
+	require.Positive(t, left, "the server stopped reading: %d of %d bytes were sent", 2*MaxRequestBytes-left, 2*MaxRequestBytes)
 }
 
 // spaces reads as left spaces (a JSON body that never ends, as far as a
-// server that stops at its bound can tell).
-type spaces struct{ left int64 }
+// server that stops at its bound can tell). left is atomic: the client's
+// transport may still be reading the body after Post has returned the
+// server's early answer (the race detector caught it in CI).
+type spaces struct{ left atomic.Int64 }
 
 func (s *spaces) Read(p []byte) (int, error) {
-	if s.left <= 0 {
+	left := s.left.Load()
+	if left <= 0 {
 		return 0, io.EOF
 	}
-	n := min(int64(len(p)), s.left)
+	n := min(int64(len(p)), left)
 	for i := range p[:n] {
 		p[i] = ' '
 	}
-	s.left -= n
+	s.left.Add(-n)
 	return int(n), nil
 }
