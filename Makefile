@@ -28,6 +28,7 @@ test: build temporal-cli lint
 	@[ -n "$(RACE)" ] || echo "make test: no C compiler ($$(go env CC)): running without -race"
 	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 STEWARD_RACE=$(RACE) \
 		go test $(RACE) -count=1 -timeout 35m -cover $(GO_PACKAGES)
+	cd third_party/temporal-sdk-go && go test $(RACE) -count=1 -run '^TestStewardPatch' ./internal
 
 ## fuzz: every fuzz target in turn, FUZZTIME each (default 2m): the spec parser, and the workflows' signals and Updates (seeds run in `make test`)
 # go test fuzzes one target per invocation: each package's targets are
@@ -86,7 +87,7 @@ temporal-cli:
 	fi
 
 lint: vet
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' ':!third_party' 2>/dev/null || find . -name '*.go' -not -path './third_party/*'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go' ':!third_party'); exit 1; }
 	go run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) -config workflowcheck.config.yaml ./workflows/...
 
 vet:
