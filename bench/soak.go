@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -142,7 +143,12 @@ type soakRow struct {
 	hostsCached                         float64
 	// hostsHeapMiB: the host workers' Go heap in use (what RSS holds
 	// beside it is the runtime's: freed memory not yet returned).
-	hostsHeapMiB                         float64
+	hostsHeapMiB float64
+	// hostsSysMiB, hostsReleasedMiB: what the Go runtime holds from the
+	// system and what of it it has given back (RSS is about their
+	// difference): a heap that is flat under a growing RSS is the
+	// runtime's keeping, not a leak.
+	hostsSysMiB, hostsReleasedMiB        float64
 	serverRSS                            float64
 	maxHistory                           float64
 	dbMiB, stateMiB, logsMiB             float64
@@ -154,13 +160,13 @@ type soakRow struct {
 var soakColumns = []string{"minute", "worker_rss_mib", "worker_heap_objects", "worker_goroutines", "worker_fds",
 	"hosts_rss_mib", "hosts_goroutines", "hosts_fds", "server_rss_mib", "max_history_events", "db_mib", "state_mib", "logs_mib",
 	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults", "hosts_cached_workflows",
-	"hosts_heap_inuse_mib"}
+	"hosts_heap_inuse_mib", "hosts_go_sys_mib", "hosts_heap_released_mib"}
 
 func (r soakRow) values() []float64 {
 	return []float64{r.minute, r.workerRSS, r.workerHeapObjects, r.workerGoroutines, r.workerFDs,
 		r.hostsRSS, r.hostsGoroutines, r.hostsFDs, r.serverRSS, r.maxHistory, r.dbMiB, r.stateMiB, r.logsMiB,
 		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt, r.hostsCached,
-		r.hostsHeapMiB}
+		r.hostsHeapMiB, r.hostsSysMiB, r.hostsReleasedMiB}
 }
 
 // soakFault is one operation or fault and how long the tree took to be
@@ -190,6 +196,8 @@ type soaker struct {
 	dbPath           string
 	hosts            map[string]*hostWorker
 	hostMetrics      map[string]string
+	hostPprof        map[string]string // each host worker's --pprof base URL
+	out, stamp       string            // where and under what name the soak writes
 	began            time.Time
 
 	mu           sync.Mutex
@@ -225,7 +233,7 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 		restartServer: restartServer, workerPid: workerPid, workerMetrics: workerMetrics, stateDir: stateDir,
 		logDir: o.logDir, dbPath: o.dbPath, began: time.Now(), workerBorn: time.Now(),
 		suspects: map[int]time.Time{}, dupSuspects: map[string]time.Time{}, dupPaths: map[string]bool{},
-		orphanPids: map[int]bool{}, taskFailing: map[string]bool{}, hostMetrics: map[string]string{}}
+		orphanPids: map[int]bool{}, taskFailing: map[string]bool{}, hostMetrics: map[string]string{}, hostPprof: map[string]string{}}
 	dir, err := os.MkdirTemp("", "steward-soak-hosts-")
 	if err != nil {
 		return err
@@ -240,7 +248,13 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 		// Its metrics and logs of its own, from its first start (a start
 		// and a stop at once lost the stop: a worker that inherited SIGINT
 		// ignored, as under nohup, ignores it until it listens for it).
-		args := []string{"--metrics", addr, "--log-dir", filepath.Join(dir, "logs-"+h)}
+		// Its heap profiles too: taken at minute 15, 60 and at the end, so
+		// that what grows between them is named (go tool pprof -diff_base).
+		pprofAddr, err := freePort()
+		if err != nil {
+			return err
+		}
+		args := []string{"--metrics", addr, "--pprof", pprofAddr, "--log-dir", filepath.Join(dir, "logs-"+h)}
 		if o.soakHostCache > 0 {
 			args = append(args, "--workflow-cache", strconv.Itoa(o.soakHostCache))
 		}
@@ -248,7 +262,7 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 		if err := w.start(); err != nil {
 			return err
 		}
-		s.hosts[h], s.hostMetrics[h] = w, "http://"+addr+"/metrics"
+		s.hosts[h], s.hostMetrics[h], s.hostPprof[h] = w, "http://"+addr+"/metrics", "http://"+pprofAddr
 	}
 	defer func() {
 		for _, w := range s.hosts {
@@ -279,6 +293,7 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 	}
 	s.began = time.Now()
 	stamp := s.began.UTC().Format("20060102T150405Z")
+	s.out, s.stamp = o.out, stamp
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
@@ -313,9 +328,16 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 	}
 	everyUntilDone(20*time.Second, s.check) // the invariants, all along
 	var rows []soakRow
+	profiled := map[string]bool{}
 	everyUntilDone(o.soakSample, func() { // a sample every minute
 		r := s.sample()
 		rows = append(rows, r)
+		for _, at := range []float64{15, 60} {
+			if name := fmt.Sprintf("%.0fm", at); r.minute >= at && !profiled[name] {
+				profiled[name] = true
+				s.heapProfiles(name)
+			}
+		}
 		rec := make([]string, 0, len(soakColumns))
 		for _, v := range r.values() {
 			rec = append(rec, strconv.FormatFloat(v, 'f', -1, 64))
@@ -329,6 +351,7 @@ func soakStep(ctx context.Context, c client.Client, o options, res Result, resta
 	close(checkDone)
 	wg.Wait()
 	s.check()
+	s.heapProfiles("end")
 	return s.results(res, rows, stamp, csvPath)
 }
 
@@ -761,6 +784,10 @@ func (s *soaker) sample() soakRow {
 		r.hostsCached += maxOf(get, "temporal_sticky_cache_size")
 		heap, _ := gaugeValue(get, "go_memstats_heap_inuse_bytes", "")
 		r.hostsHeapMiB += heap / (1 << 20)
+		sys, _ := gaugeValue(get, "go_memstats_sys_bytes", "")
+		r.hostsSysMiB += sys / (1 << 20)
+		released, _ := gaugeValue(get, "go_memstats_heap_released_bytes", "")
+		r.hostsReleasedMiB += released / (1 << 20)
 	}
 	serverPid := devServerPid()
 	if f := s.o.serverPidFile; f != "" {
@@ -807,6 +834,54 @@ func (s *soaker) sample() soakRow {
 	r.faultsAt = float64(len(s.faults))
 	s.mu.Unlock()
 	return r
+}
+
+// windowMinima is, of each run of n samples in turn, the lowest (with its
+// x); a last run shorter than n is dropped.
+func windowMinima(x, y []float64, n int) (mx, my []float64) {
+	for i := 0; i+n <= len(y); i += n {
+		j := i
+		for k := i + 1; k < i+n; k++ {
+			if y[k] < y[j] {
+				j = k
+			}
+		}
+		mx, my = append(mx, x[j]), append(my, y[j])
+	}
+	return mx, my
+}
+
+// heapProfiles writes each host worker's heap profile as
+// STAMP-soak-heap-HOST-AT.pb.gz beside the CSV (a frozen host's is
+// skipped: its server does not answer). Compare two with
+// `go tool pprof -sample_index=inuse_space -diff_base A B`.
+func (s *soaker) heapProfiles(at string) {
+	for _, h := range soakHosts {
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		err := func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.hostPprof[h]+"/debug/pprof/heap", nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s", resp.Status)
+			}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(s.out, fmt.Sprintf("%s-soak-heap-%s-%s.pb.gz", s.stamp, h, at)), b, 0o644)
+		}()
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: soak: heap profile of %s at %s: %v\n", h, at, err)
+		}
+	}
 }
 
 // maxHistory is the longest current history among the soak's
@@ -946,8 +1021,15 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	}
 	x, y := col(func(r soakRow) float64 { return r.hostsRSS })
 	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	// The same of each 10 minutes' lowest RSS: a Go heap's RSS is a saw
+	// (it grows to the next collection), and minute samples land anywhere
+	// on it; its floor is what the workers keep.
+	x, y = windowMinima(x, y, 10)
+	res["soak_rss_floor_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsHeapMiB })
 	res["soak_hosts_heap_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsSysMiB - r.hostsReleasedMiB })
+	res["soak_hosts_go_held_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
 	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
 	x, y = col(func(r soakRow) float64 { return r.hostsCached })
