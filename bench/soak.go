@@ -101,13 +101,13 @@ func soakSpec(self, webURL string, gen int, bad bool) string {
 		mode = "fail"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nintensity: {maxRestarts: 100000, period: 1m}\nvars: {gen: \"%d\"}\nchildren:\n", soakTree, gen)
-	b.WriteString("  - name: crashy\n    intensity: {maxRestarts: 100000, period: 1m}\n    children:\n")
+	fmt.Fprintf(&b, "name: %s\nintensity: {maxRestarts: 10000, period: 1m}\nvars: {gen: \"%d\"}\nchildren:\n", soakTree, gen)
+	b.WriteString("  - name: crashy\n    intensity: {maxRestarts: 10000, period: 1m}\n    children:\n")
 	for i := range 10 {
 		fmt.Fprintf(&b, "      - {name: s%d, kind: stub, instances: 96, stub: {delay: 0s, crashAfter: %ds}, observe: {interval: 1h}, backoff: {initial: 100ms, max: 1s}}\n",
 			i, 300+30*i)
 	}
-	b.WriteString("  - name: procs\n    intensity: {maxRestarts: 100000, period: 1m}\n" +
+	b.WriteString("  - name: procs\n    intensity: {maxRestarts: 10000, period: 1m}\n" +
 		"    update: {maxParallel: 2, minHealthyTime: 2s, healthyDeadline: 30s, autoRevert: true}\n    children:\n")
 	proc := func(name, mode, extra string) {
 		fmt.Fprintf(&b, "      - name: %s\n        kind: process\n        backoff: {initial: 100ms, max: 1s}\n        observe: {interval: 1h}\n"+
@@ -123,7 +123,7 @@ func soakSpec(self, webURL string, gen int, bad bool) string {
 	b.WriteString("  - name: web\n    children:\n")
 	fmt.Fprintf(&b, "      - {name: w, kind: http, instances: 10, observe: {interval: 30s}, http: {start: {url: %q}, stop: {url: %q}, health: {url: %q}}}\n",
 		webURL+"/start", webURL+"/stop", webURL+"/health")
-	fmt.Fprintf(&b, "  - name: fleet\n    hosts: [%s]\n    reschedule: {after: %s}\n    intensity: {maxRestarts: 100000, period: 1m}\n    children:\n",
+	fmt.Fprintf(&b, "  - name: fleet\n    hosts: [%s]\n    reschedule: {after: %s}\n    intensity: {maxRestarts: 10000, period: 1m}\n    children:\n",
 		strings.Join(soakHosts, ", "), soakAfter)
 	fmt.Fprintf(&b, "      - {name: f, kind: process, instances: 10, observe: {interval: 1h}, process: {command: %q, args: [soak-helper, sleep, \"%s%s/fleet/f-{{ .Instance }}\"], startSeconds: 1s}}\n",
 		self, soakMarker, soakTree)
