@@ -38,6 +38,7 @@ import (
 
 	"github.com/steward-sh/steward/internal/admission"
 	"github.com/steward-sh/steward/internal/driver"
+	"github.com/steward-sh/steward/internal/driver/process"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/treestatus"
 )
@@ -404,7 +405,9 @@ func (a *Activities) run(ctx context.Context, req ActionRequest, do func(driver.
 	if driver.IsPermanent(err) {
 		typ = ErrPermanent
 	}
-	return res, temporal.NewApplicationErrorWithOptions(err.Error(), typ,
+	// A log path in the message names the log directory, not the
+	// descriptor the worker reaches it through (process.AnchorDir).
+	return res, temporal.NewApplicationErrorWithOptions(process.ShowAnchors(err.Error()), typ,
 		temporal.ApplicationErrorOptions{NonRetryable: typ == ErrPermanent, Details: []any{attempt}})
 }
 

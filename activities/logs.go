@@ -95,7 +95,7 @@ func (l *Logs) ReadLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, 
 	}
 	res, err := l.readLog(ctx, req)
 	if err != nil || auth == nil {
-		return res, err
+		return res, shownLogError(ctx, err)
 	}
 	sealed, err := sealAnswer(auth, res)
 	return ReadLogResult{Sealed: sealed}, err
@@ -134,7 +134,7 @@ func (l *Logs) readLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, 
 		case errors.Is(err, process.ErrNoLog):
 			return ReadLogResult{}, noLog(err)
 		case errors.Is(err, process.ErrNoPreviousRun):
-			return ReadLogResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrNoLog, nil)
+			return ReadLogResult{}, temporal.NewNonRetryableApplicationError(process.ShowAnchors(err.Error()), ErrNoLog, nil)
 		}
 		return ReadLogResult{Data: data, Next: next, Range: true, More: more}, err
 	}
@@ -179,7 +179,19 @@ func (l *Logs) readLog(ctx context.Context, req ReadLogRequest) (ReadLogResult, 
 // noLog is the error of a log that is not on the host.
 func noLog(err error) error {
 	return temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("%v: the service has not run on this host, or its worker's --log-dir changed", err), ErrNoLog, nil)
+		fmt.Sprintf("%s: the service has not run on this host, or its worker's --log-dir changed", process.ShowAnchors(err.Error())), ErrNoLog, nil)
+}
+
+// shownLogError is err as the reader is shown it: a path in the worker's
+// anchored log directory written as the directory's name
+// (process.ShowAnchors). A cancellation, and an answer already made for
+// the reader, are returned as they are.
+func shownLogError(ctx context.Context, err error) error {
+	var app *temporal.ApplicationError
+	if err == nil || errors.As(err, &app) || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		return err
+	}
+	return errors.New(process.ShowAnchors(err.Error()))
 }
 
 // followLinger is how long a follow read that found output waits for more.

@@ -84,3 +84,20 @@ func TestReadLog_FollowsBeyondTheBoundAnswerAtOnce(t *testing.T) {
 	require.Less(t, time.Since(began), MaxFollowWait, "answered without waiting")
 	require.EqualValues(t, MaxFollowsAtOnce, l.following.Load(), "its count given back")
 }
+
+// The worker reaches its log directory through a descriptor
+// (/proc/self/fd/N, process.AnchorDir); a reader was told
+// "/proc/self/fd/7/...: no log file", a path that names nothing to them.
+func TestReadLog_AnErrorNamesTheLogDirectoryNotItsDescriptor(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	require.NoError(t, os.Mkdir(dir, 0o750))
+	anchored, err := process.AnchorDir(dir)
+	require.NoError(t, err)
+	l := &Logs{Dir: anchored, Poll: 10 * time.Millisecond}
+	_, err = l.ReadLog(context.Background(), ReadLogRequest{WorkflowID: "p/w", Lines: 10})
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	require.Equal(t, ErrNoLog, app.Type())
+	require.Contains(t, app.Message(), dir)
+	require.NotContains(t, app.Message(), "/proc/self/fd/")
+}

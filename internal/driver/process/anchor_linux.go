@@ -3,7 +3,10 @@ package process
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -11,6 +14,35 @@ import (
 // process (a closed *os.File would free its descriptor, and with it the
 // path that names it).
 var anchors []*os.File
+
+// anchorNames maps each anchored path to the name its directory was given,
+// for messages (ShowAnchors).
+var (
+	anchorMu    sync.Mutex
+	anchorNames = map[string]string{}
+)
+
+// anchoredPath finds the paths AnchorDir hands out, in a message.
+var anchoredPath = regexp.MustCompile(`/proc/self/fd/[0-9]+`)
+
+// ShowAnchors returns msg with each anchored directory (/proc/self/fd/N,
+// which names nothing outside this process) written as the name the
+// operator gave it, so that an error about a log reads
+// "/var/log/steward/x.log: no space left on device". What is written is the
+// name as it was checked, not necessarily the directory's name now.
+func ShowAnchors(msg string) string {
+	anchorMu.Lock()
+	defer anchorMu.Unlock()
+	if len(anchorNames) == 0 {
+		return msg
+	}
+	return anchoredPath.ReplaceAllStringFunc(msg, func(p string) string {
+		if dir, ok := anchorNames[p]; ok {
+			return dir
+		}
+		return p
+	})
+}
 
 // AnchorDir holds dir open and returns a path that names the directory
 // itself, whatever its name becomes: /proc/self/fd/N. SecureDir checks a
@@ -45,6 +77,9 @@ func AnchorDir(dir string) (string, error) {
 		return dir, nil
 	}
 	anchors = append(anchors, f)
+	anchorMu.Lock()
+	anchorNames[anchored] = filepath.Clean(dir)
+	anchorMu.Unlock()
 	return anchored, nil
 }
 

@@ -54,3 +54,23 @@ func TestAnchorDir_RefusesADirectoryOthersCanWrite(t *testing.T) {
 	_, err := AnchorDir(dir)
 	require.ErrorContains(t, err, "writable by other users")
 }
+
+// An error about a log named the anchored directory (/proc/self/fd/N),
+// which means nothing to the operator reading it: ShowAnchors writes the
+// directory's name back.
+func TestShowAnchors_AnErrorNamesTheLogDirectoryNotItsDescriptor(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	require.NoError(t, os.Mkdir(dir, 0o750))
+	anchored, err := AnchorDir(dir)
+	require.NoError(t, err)
+	_, err = os.Open(filepath.Join(anchored, "missing.log"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), anchored)
+	shown := ShowAnchors(err.Error())
+	require.Contains(t, shown, filepath.Join(dir, "missing.log"))
+	require.NotContains(t, shown, "/proc/self/fd/")
+	// A descriptor path that is not an anchor, or one that only begins
+	// like one, is left as it is.
+	require.Equal(t, "/proc/self/fd/999999/x", ShowAnchors("/proc/self/fd/999999/x"))
+	require.Equal(t, anchored+"0000/x", ShowAnchors(anchored+"0000/x"))
+}
