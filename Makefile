@@ -29,6 +29,7 @@ test: build temporal-cli lint
 	STEWARD_TEMPORAL_BIN=$(TEMPORAL) STEWARD_REQUIRE_INTEGRATION=1 STEWARD_RACE=$(RACE) \
 		go test $(RACE) -count=1 -timeout 35m -cover $(GO_PACKAGES)
 	cd third_party/temporal-sdk-go && go test $(RACE) -count=1 -run '^TestStewardPatch' ./internal
+	cd tools/dist && go test -count=1 ./...
 
 ## fuzz: every fuzz target in turn, FUZZTIME each (default 2m): the spec parser, and the workflows' signals and Updates (seeds run in `make test`)
 # go test fuzzes one target per invocation: each package's targets are

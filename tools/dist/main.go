@@ -90,7 +90,9 @@ func run(root, bin, out, version, arch string) error {
 		fmt.Println(name)
 	}
 	name := filepath.Join(out, fmt.Sprintf("steward_%s_linux_%s.tar.gz", version, arch))
-	if err := tarball(name, layout(root, bin, "/lib/systemd/system")); err != nil {
+	// /usr/lib, not /lib: on a merged-/usr host /lib is a link, which tar
+	// would replace by a directory of the tarball's (tarball).
+	if err := tarball(name, layout(root, bin, "/usr/lib/systemd/system")); err != nil {
 		return fmt.Errorf("tarball: %w", err)
 	}
 	fmt.Println(name)
@@ -159,7 +161,13 @@ func pkg(format, root string, es []entry, version, arch, out string) (string, er
 }
 
 // tarball writes the layout as a .tar.gz to unpack at / (the maintainer
-// scripts' work, enabling the unit, is the operator's).
+// scripts' work, enabling the unit, is the operator's). It holds a header
+// for steward's own directories only, never for the system's above them
+// (/lib, /var, /var/log, /etc, /usr): unpacked at /, tar replaces a link
+// that stands where the archive has a directory (a merged-/usr host's /lib
+// -> usr/lib: its loader and libc gone) and sets an existing directory's
+// mode to the archive's (Ubuntu's /var/log, 0775 root:syslog, made 0755).
+// tar makes a missing parent itself.
 func tarball(name string, es []entry) error {
 	f, err := os.Create(name)
 	if err != nil {
@@ -168,27 +176,12 @@ func tarball(name string, es []entry) error {
 	defer f.Close()
 	gz := gzip.NewWriter(f)
 	tw := tar.NewWriter(gz)
-	dirs := map[string]bool{}
-	var addDir func(d string, mode os.FileMode) error
-	addDir = func(d string, mode os.FileMode) error {
-		if d == "." || d == "/" || dirs[d] {
-			return nil
-		}
-		if err := addDir(filepath.Dir(d), 0o755); err != nil {
-			return err
-		}
-		dirs[d] = true
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(d, "/") + "/", Mode: int64(mode), ModTime: time.Unix(0, 0)})
-	}
 	for _, e := range es {
 		if e.src == "" {
-			if err := addDir(e.dst, e.mode); err != nil {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(e.dst, "/") + "/", Mode: int64(e.mode), ModTime: time.Unix(0, 0)}); err != nil {
 				return err
 			}
 			continue
-		}
-		if err := addDir(filepath.Dir(e.dst), 0o755); err != nil {
-			return err
 		}
 		src, err := os.Open(e.src)
 		if err != nil {
