@@ -235,11 +235,13 @@ func run(o options) error {
 	metrics := telemetry.NewMetrics(func(err error) { zl.Warn("metrics", zap.Error(err)) })
 	defer metrics.Close()
 	if o.metrics != "" {
-		addr, err := metrics.Serve(o.metrics)
-		if err != nil {
-			return err
-		}
-		zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics"))
+		// A port someone else holds leaves the worker without metrics,
+		// not down (its services unsupervised): it binds when it can.
+		metrics.ServeWhenFree(o.metrics, 10*time.Second,
+			func(err error) {
+				zl.Error("metrics not served: another process holds the address; trying again every 10s", zap.Error(err))
+			},
+			func(addr net.Addr) { zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics")) })
 	}
 	if o.pprof != "" {
 		ln, err := net.Listen("tcp", o.pprof)
@@ -247,7 +249,10 @@ func run(o options) error {
 			return fmt.Errorf("--pprof: %w", err)
 		}
 		defer ln.Close()
-		go func() { _ = http.Serve(ln, nil) }() // net/http/pprof registers on the default mux
+		// net/http/pprof registers on the default mux. No write timeout: a
+		// CPU profile takes the seconds it is asked for.
+		srv := telemetry.OperatorServer(http.DefaultServeMux, 0)
+		go func() { _ = srv.Serve(telemetry.LimitConns(ln)) }()
 		zl.Info("serving profiles", zap.String("url", "http://"+ln.Addr().String()+"/debug/pprof/"))
 	}
 	c, namespace, err := temporalclient.Dial(o.conn, telemetry.NewSDKLogger(zl), metrics.Handler)

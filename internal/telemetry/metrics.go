@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,6 +19,7 @@ import (
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
+	"golang.org/x/net/netutil"
 
 	"github.com/steward-sh/steward/internal/treestatus"
 )
@@ -31,7 +33,11 @@ type Metrics struct {
 	// Handler goes into client.Options.MetricsHandler.
 	Handler client.MetricsHandler
 	closer  io.Closer
-	server  *http.Server
+
+	mu     sync.Mutex
+	server *http.Server
+	closed bool
+	done   chan struct{} // closed by Close: ServeWhenFree stops trying
 }
 
 var promSafe = tally.SanitizeOptions{
@@ -73,6 +79,7 @@ func NewMetrics(onError func(error)) *Metrics {
 		Registry: reg,
 		Handler:  sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
 		closer:   closer,
+		done:     make(chan struct{}),
 	}
 }
 
@@ -85,23 +92,86 @@ func (m *Metrics) Serve(addr string) (net.Addr, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
-	m.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := OperatorServer(mux, 30*time.Second)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		ln.Close()
+		return nil, errors.New("metrics: closed")
+	}
+	m.server = srv
 	go func() {
-		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(LimitConns(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Println("metrics server:", err)
 		}
 	}()
 	return ln.Addr(), nil
 }
 
+// ServeWhenFree is Serve, tried again every retry while addr cannot be
+// bound, until it is or m is closed; warn hears each failure. A port held
+// by another process (any local user may bind an unprivileged port, before
+// the worker starts at boot) must not keep a worker, and with it its
+// services' supervision, down: it runs without metrics meanwhile. served
+// hears the address once bound.
+func (m *Metrics) ServeWhenFree(addr string, retry time.Duration, warn func(error), served func(net.Addr)) {
+	bound, err := m.Serve(addr)
+	if err == nil {
+		served(bound)
+		return
+	}
+	warn(err)
+	go func() {
+		t := time.NewTicker(retry)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+			}
+			if bound, err := m.Serve(addr); err == nil {
+				served(bound)
+				return
+			}
+		}
+	}()
+}
+
 // Close stops the server and flushes the reporter.
 func (m *Metrics) Close() {
-	if m.server != nil {
+	m.mu.Lock()
+	if !m.closed {
+		m.closed = true
+		close(m.done)
+	}
+	srv := m.server
+	m.mu.Unlock()
+	if srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = m.server.Shutdown(ctx)
+		_ = srv.Shutdown(ctx)
 	}
 	_ = m.closer.Close()
+}
+
+// MaxOperatorConns bounds the connections an operator's endpoint (metrics,
+// profiles) holds at once: each is a descriptor of the worker's, and a
+// local user who opened them by the thousand, idle, would leave it none to
+// open a service's log with. Past it, new connections wait.
+const MaxOperatorConns = 64
+
+// LimitConns is ln holding at most MaxOperatorConns connections.
+func LimitConns(ln net.Listener) net.Listener { return netutil.LimitListener(ln, MaxOperatorConns) }
+
+// OperatorServer is an HTTP server for an operator's tools (a scraper, a
+// profiler) with every timeout set: a header, a request, an idle
+// connection, and a reply (write; 0: none, for a CPU profile that takes
+// its seconds) are each bounded, so that a connection opened and left
+// cannot be kept.
+func OperatorServer(h http.Handler, write time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: write, IdleTimeout: time.Minute}
 }
 
 // MetricWorkflowTaskFailed is the Temporal SDK's own counter of failed

@@ -95,3 +95,44 @@ func TestServiceUsageExportsTheLastSamples(t *testing.T) {
 	samples = map[string]treestatus.Usage{}
 	require.NotContains(t, scrape(t, addr), `path="web/api"`)
 }
+
+// A metrics port held by another process (any local user may bind an
+// unprivileged one, before the worker starts at boot) made the worker
+// exit, its services unsupervised, again at every restart: it now runs
+// without metrics and binds the address once it is free.
+func TestMetrics_APortHeldElsewhereIsServedWhenFree(t *testing.T) {
+	squatter, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := squatter.Addr().String()
+	m := NewMetrics(func(err error) { t.Error(err) })
+	defer m.Close()
+	warned := make(chan error, 1)
+	served := make(chan net.Addr, 1)
+	m.ServeWhenFree(addr, 20*time.Millisecond, func(err error) { warned <- err }, func(a net.Addr) { served <- a })
+	select {
+	case err := <-warned:
+		require.ErrorContains(t, err, "address already in use")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no warning of the port held")
+	}
+	require.Empty(t, served)
+	require.NoError(t, squatter.Close())
+	select {
+	case a := <-served:
+		require.Equal(t, addr, a.String())
+		require.Contains(t, scrape(t, a), "go_goroutines")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the address was never served once free")
+	}
+}
+
+// Closed before the port frees, it stops trying (goleak checks that its
+// goroutine is gone).
+func TestMetrics_ServeWhenFreeStopsAtClose(t *testing.T) {
+	squatter, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer squatter.Close()
+	m := NewMetrics(func(err error) { t.Error(err) })
+	m.ServeWhenFree(squatter.Addr().String(), 10*time.Millisecond, func(error) {}, func(net.Addr) { t.Error("served") })
+	m.Close()
+}
