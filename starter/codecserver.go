@@ -62,6 +62,10 @@ rebinding). With --token-file, /encode and /decode need
 			auth := "no token"
 			if token != "" {
 				auth = "token from " + tokenFile
+			} else {
+				// Loopback is every local user's: without a token any of
+				// them decrypts with these keys what they can read.
+				fmt.Fprintln(cmd.ErrOrStderr(), "codec-server: warning: no --token-file: whoever reaches --listen (every local user, on loopback) can decode and encode with these keys")
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "codec server on http://%s (Web UI origin: %s; %s); Ctrl-C stops it\n", l.Addr(), orNone(uiOrigin), auth)
 			ctx, stop := ossignal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)

@@ -85,6 +85,12 @@ name of its own (DNS rebinding).`,
 			if err != nil {
 				return err
 			}
+			if reads != nil && readToken == "" {
+				// Loopback is not private: every local user reaches it,
+				// and the console would sign their reads of logs the
+				// hosts answer only when signed.
+				return badInput("--sign-key (or STEWARD_SIGN_KEY) signs log and usage reads for whoever reaches --listen, every local user included: give --read-token-file too")
+			}
 			if compression != "gzip" && compression != "none" {
 				return badInput("--grpc-compression must be gzip or none, not %q", compression)
 			}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"io"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steward-sh/steward/internal/admission"
 )
 
 // Each unauthenticated GET /api/logs started a workflow (issue 47): pages
@@ -44,4 +48,20 @@ func TestConsoleReadsAreSharedAmongPagesThatAskTheSame(t *testing.T) {
 	_, err = r.do("log\x00a", read)
 	require.NoError(t, err)
 	require.Equal(t, int32(3), reads.Load(), "a second later: read again")
+}
+
+// The console signed log and usage reads for whoever reached its address,
+// and loopback is every local user's: on hosts that answer only signed
+// reads, any local user read every service's log through it. With
+// --sign-key it now needs --read-token-file, before it listens or dials.
+func TestConsole_ASignKeyWithoutAReadTokenIsRefused(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "ops")
+	_, err := admission.GenerateKey(prefix)
+	require.NoError(t, err)
+	cmd := consoleCmd(&globals{})
+	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--sign-key", prefix})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err = cmd.Execute()
+	require.ErrorContains(t, err, "give --read-token-file too")
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -114,10 +115,18 @@ func main() {
 		return
 	}
 	if *config != "" {
+		if err := process.SecureFile(*config, false); err != nil {
+			fmt.Fprintln(os.Stderr, "worker: --config:", err)
+			os.Exit(2)
+		}
 		if err := applyConfig(flag.CommandLine, *config); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(2)
 		}
+	}
+	if err := checkTrustedFiles(o); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "worker: unexpected arguments %q (flags only)\n", flag.Args())
@@ -224,6 +233,35 @@ func main() {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
+}
+
+// checkTrustedFiles holds each file the worker trusts (its policy, the keys
+// and CA it trusts) or proves itself with (a TLS key, an API key, an
+// encryption key) to process.SecureFile: one another local user could
+// change would let them decide what the worker runs as its user (root).
+func checkTrustedFiles(o options) error {
+	for _, f := range []struct {
+		flag, files string
+		secret      bool
+	}{
+		{"policy", o.policy, false},
+		{"trusted-keys", o.trustedKeys, false},
+		{"tls-ca", o.conn.TLSCA, false},
+		{"tls-cert", o.conn.TLSCert, false},
+		{"tls-key", o.conn.TLSKey, true},
+		{"api-key-file", o.conn.APIKeyFile, true},
+		{"encryption-key-file", o.conn.EncryptionKeyFiles, true},
+	} {
+		for _, file := range strings.Split(f.files, ",") {
+			if file = strings.TrimSpace(file); file == "" {
+				continue
+			}
+			if err := process.SecureFile(file, f.secret); err != nil {
+				return fmt.Errorf("--%s: %w", f.flag, err)
+			}
+		}
+	}
+	return nil
 }
 
 func run(o options) error {

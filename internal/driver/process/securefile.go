@@ -1,0 +1,80 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// SecureFile checks a file whose content decides what the worker runs or
+// whom it trusts (its configuration, its policy, the keys it trusts, the
+// CA it checks the server with) or proves who it is (secret: a TLS key, an
+// API key, an encryption key): the file, as its links resolve, is a
+// regular file of this process's user or root that no other user may
+// write; the directory that holds it no other user may write either
+// (unless sticky: /tmp's own files cannot be swapped by another); every
+// directory above it passes SecureDir's rule for the directories above a
+// log directory. A secret file may not be readable by every user (its
+// group may: Debian's ssl-cert group reads /etc/ssl/private).
+//
+// A policy file left 0666 let any local user allow themselves a command
+// that the root worker then ran; ssh's StrictModes refuses the same of
+// authorized_keys.
+func SecureFile(file string, secret bool) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", file)
+	}
+	uid := uint32(os.Geteuid())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != uid && st.Uid != 0 {
+		return fmt.Errorf("%s belongs to uid %d, not to this worker's user (%d) or root: that user could change what the worker trusts", file, st.Uid, uid)
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o022 != 0 {
+		return fmt.Errorf("%s is writable by other users (mode %#o): make it %#o or less", file, perm, perm&^0o022)
+	}
+	if secret && perm&0o004 != 0 {
+		return fmt.Errorf("%s is a secret readable by every user (mode %#o): make it %#o or less", file, perm, perm&^0o007)
+	}
+	for _, path := range []string{abs, real} {
+		dir := filepath.Dir(path)
+		if err := checkHolder(dir); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		for p := dir; ; p = filepath.Dir(p) {
+			if err := checkDir(p, false, uid, true); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// checkHolder refuses the directory that holds a trusted file when another
+// user may write it and it is not sticky: they could put another file in
+// the file's place.
+func checkHolder(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+		return fmt.Errorf("%s is writable by other users (mode %#o) and not sticky: another file could be put in this one's place", dir, perm)
+	}
+	return nil
+}
