@@ -194,6 +194,11 @@ func main() {
 		os.Exit(2)
 	}
 	o.guard = guard
+	if opts, err := o.conn.Options(); err == nil && temporalclient.Plaintext(opts) && os.Geteuid() == 0 && len(guard.Trusted) == 0 {
+		// (A warning, not a refusal: the dev server of `make run` is
+		// plaintext on loopback.)
+		fmt.Fprintf(os.Stderr, "worker: warning: root, without TLS to %s and without --trusted-keys: whoever answers at that address (any local user who binds the port before the server does, at boot or while it restarts) can have this worker run what the policy allows; see docs/security.md\n", opts.HostPort)
+	}
 	if o.stateDir == "" {
 		o.stateDir = filepath.Join(os.TempDir(), "steward", "state")
 	}

@@ -146,6 +146,13 @@ func (c Config) Options() (client.Options, error) {
 	return opts, nil
 }
 
+// Plaintext reports whether opts connect without TLS: nothing then proves
+// that what answers at the address is the server (an API key alone turns
+// TLS on in the SDK).
+func Plaintext(opts client.Options) bool {
+	return opts.ConnectionOptions.TLS == nil && opts.Credentials == nil
+}
+
 // Dial connects as c says. metrics may be nil. It returns the namespace it
 // uses.
 func Dial(c Config, logger log.Logger, metrics client.MetricsHandler) (client.Client, string, error) {

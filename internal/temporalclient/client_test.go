@@ -100,3 +100,26 @@ func TestConfigPayloadVisitConcurrency(t *testing.T) {
 	_, err = Config{PayloadVisitConcurrency: -1}.Options()
 	require.EqualError(t, err, "payload visit concurrency -1: want 0 (the SDK's default) or more")
 }
+
+// Plaintext tells a connection that proves nothing of the server (the
+// package's default, localhost:7233) from one with TLS or an API key: the
+// root worker warns of the first, where a local user can bind the port.
+func TestPlaintext_TellsAConnectionWithoutTLSOrAKey(t *testing.T) {
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_PROFILE", "TEMPORAL_API_KEY", "TEMPORAL_TLS", "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_PATH"} {
+		unsetenv(t, k)
+	}
+	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
+	opts, err := Config{}.Options()
+	require.NoError(t, err)
+	require.True(t, Plaintext(opts))
+
+	key := filepath.Join(t.TempDir(), "api.key")
+	require.NoError(t, os.WriteFile(key, []byte("k\n"), 0o600))
+	opts, err = Config{APIKeyFile: key}.Options()
+	require.NoError(t, err)
+	require.False(t, Plaintext(opts), "an API key turns TLS on")
+
+	opts, err = Config{TLSServerName: "temporal.example"}.Options()
+	require.NoError(t, err)
+	require.False(t, Plaintext(opts))
+}
