@@ -25,6 +25,7 @@ log-dir: $W/logs
 metrics: ""
 log-level: info
 YAML
+chmod 600 "$W/worker.yaml" # the worker refuses a config others may write (umask 002)
 flags=(--address "127.0.0.1:$PORT" --host measure --state-dir "$W/state" --log-dir "$W/logs" --metrics "" --log-level info)
 # one start, timed: ms from the exec to the shared queue's "Started Worker"
 once() {

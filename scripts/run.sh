@@ -10,7 +10,9 @@ CONSOLE_PORT="${STEWARD_CONSOLE_PORT:-8090}"
 ADDRESS="localhost:${PORT}"
 SPEC="${STEWARD_SPEC:-examples/demo.yaml}"
 DATA=.data
-mkdir -p "$DATA"
+# The worker refuses a policy that another user may change, or that sits in
+# a directory another user may write (a umask of 002 makes both).
+mkdir -p "$DATA" && chmod 700 "$DATA"
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for p in "$PORT" "$UI_PORT" "$CONSOLE_PORT"; do
@@ -118,6 +120,7 @@ commands:
 urls:
   - http://127.0.0.1:18081/
 YAML
+chmod 600 "$DATA/policy.yaml"
 
 echo "Starting the steward worker (logs: $DATA/worker.log; policy: $DATA/policy.yaml)..."
 bin/worker --address "$ADDRESS" --log-dir "$DATA/logs" --state-dir "$DATA/state" --policy "$DATA/policy.yaml" >"$DATA/worker.log" 2>&1 &

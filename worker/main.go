@@ -241,29 +241,26 @@ func main() {
 }
 
 // checkTrustedFiles holds each file the worker trusts (its policy, the keys
-// and CA it trusts) or proves itself with (a TLS key, an API key, an
-// encryption key) to process.SecureFile: one another local user could
-// change would let them decide what the worker runs as its user (root).
+// and CA it trusts, its client configuration) or proves itself with (a TLS
+// key, an API key, an encryption key), wherever it is named (a flag, the
+// environment, the client configuration's profile), to process.SecureFile:
+// one another local user could change would let them decide what the
+// worker runs as its user (root).
 func checkTrustedFiles(o options) error {
-	for _, f := range []struct {
-		flag, files string
-		secret      bool
-	}{
-		{"policy", o.policy, false},
-		{"trusted-keys", o.trustedKeys, false},
-		{"tls-ca", o.conn.TLSCA, false},
-		{"tls-cert", o.conn.TLSCert, false},
-		{"tls-key", o.conn.TLSKey, true},
-		{"api-key-file", o.conn.APIKeyFile, true},
-		{"encryption-key-file", o.conn.EncryptionKeyFiles, true},
-	} {
-		for _, file := range strings.Split(f.files, ",") {
-			if file = strings.TrimSpace(file); file == "" {
-				continue
+	files, err := o.conn.TrustedFiles()
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct{ from, list string }{{"--policy", o.policy}, {"--trusted-keys", o.trustedKeys}} {
+		for _, file := range strings.Split(f.list, ",") {
+			if file = strings.TrimSpace(file); file != "" {
+				files = append(files, temporalclient.TrustedFile{From: f.from, Path: file})
 			}
-			if err := process.SecureFile(file, f.secret); err != nil {
-				return fmt.Errorf("--%s: %w", f.flag, err)
-			}
+		}
+	}
+	for _, f := range files {
+		if err := process.SecureFile(f.Path, f.Secret); err != nil {
+			return fmt.Errorf("%s: %w", f.From, err)
 		}
 	}
 	return nil
@@ -280,11 +277,13 @@ func run(o options) error {
 	if o.metrics != "" {
 		// A port someone else holds leaves the worker without metrics,
 		// not down (its services unsupervised): it binds when it can.
-		metrics.ServeWhenFree(o.metrics, 10*time.Second,
+		if err := metrics.ServeWhenFree(o.metrics, 10*time.Second,
 			func(err error) {
 				zl.Error("metrics not served: another process holds the address; trying again every 10s", zap.Error(err))
 			},
-			func(addr net.Addr) { zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics")) })
+			func(addr net.Addr) { zl.Info("serving metrics", zap.String("url", "http://"+addr.String()+"/metrics")) }); err != nil {
+			return err
+		}
 	}
 	if o.pprof != "" {
 		ln, err := net.Listen("tcp", o.pprof)
@@ -292,9 +291,10 @@ func run(o options) error {
 			return fmt.Errorf("--pprof: %w", err)
 		}
 		defer ln.Close()
-		// net/http/pprof registers on the default mux. No write timeout: a
-		// CPU profile takes the seconds it is asked for.
-		srv := telemetry.OperatorServer(http.DefaultServeMux, 0)
+		// net/http/pprof registers on the default mux; it refuses a profile
+		// or trace longer than the write timeout, so none holds the
+		// profiler (and a connection) for long.
+		srv := telemetry.OperatorServer(http.DefaultServeMux, 65*time.Second)
 		go func() { _ = srv.Serve(telemetry.LimitConns(ln)) }()
 		zl.Info("serving profiles", zap.String("url", "http://"+ln.Addr().String()+"/debug/pprof/"))
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -108,17 +109,22 @@ func (m *Metrics) Serve(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-// ServeWhenFree is Serve, tried again every retry while addr cannot be
-// bound, until it is or m is closed; warn hears each failure. A port held
-// by another process (any local user may bind an unprivileged port, before
+// ServeWhenFree is Serve, tried again every retry while another process
+// holds addr (EADDRINUSE), until it is free or m is closed. A port held by
+// another process (any local user may bind an unprivileged port, before
 // the worker starts at boot) must not keep a worker, and with it its
-// services' supervision, down: it runs without metrics meanwhile. served
-// hears the address once bound.
-func (m *Metrics) ServeWhenFree(addr string, retry time.Duration, warn func(error), served func(net.Addr)) {
+// services' supervision, down: it runs without metrics meanwhile, and warn
+// hears of it once. Any other failure (a port out of range, one below 1024
+// for a user that may not bind it, a name that does not resolve) is the
+// operator's to fix: it is returned. served hears the address once bound.
+func (m *Metrics) ServeWhenFree(addr string, retry time.Duration, warn func(error), served func(net.Addr)) error {
 	bound, err := m.Serve(addr)
 	if err == nil {
 		served(bound)
-		return
+		return nil
+	}
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
 	}
 	warn(err)
 	go func() {
@@ -136,6 +142,7 @@ func (m *Metrics) ServeWhenFree(addr string, retry time.Duration, warn func(erro
 			}
 		}
 	}()
+	return nil
 }
 
 // Close stops the server and flushes the reporter.
@@ -166,12 +173,14 @@ func LimitConns(ln net.Listener) net.Listener { return netutil.LimitListener(ln,
 
 // OperatorServer is an HTTP server for an operator's tools (a scraper, a
 // profiler) with every timeout set: a header, a request, an idle
-// connection, and a reply (write; 0: none, for a CPU profile that takes
-// its seconds) are each bounded, so that a connection opened and left
+// connection, and a reply (write) are each bounded, so that a connection opened and left
 // cannot be kept.
 func OperatorServer(h http.Handler, write time.Duration) *http.Server {
+	// A short idle timeout: a connection kept alive holds one of the
+	// MaxOperatorConns; 64 of them, each asking again within a minute,
+	// kept a scraper out.
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: write, IdleTimeout: time.Minute}
+		WriteTimeout: write, IdleTimeout: 5 * time.Second}
 }
 
 // MetricWorkflowTaskFailed is the Temporal SDK's own counter of failed

@@ -108,7 +108,7 @@ func TestMetrics_APortHeldElsewhereIsServedWhenFree(t *testing.T) {
 	defer m.Close()
 	warned := make(chan error, 1)
 	served := make(chan net.Addr, 1)
-	m.ServeWhenFree(addr, 20*time.Millisecond, func(err error) { warned <- err }, func(a net.Addr) { served <- a })
+	require.NoError(t, m.ServeWhenFree(addr, 20*time.Millisecond, func(err error) { warned <- err }, func(a net.Addr) { served <- a }))
 	select {
 	case err := <-warned:
 		require.ErrorContains(t, err, "address already in use")
@@ -133,6 +133,15 @@ func TestMetrics_ServeWhenFreeStopsAtClose(t *testing.T) {
 	require.NoError(t, err)
 	defer squatter.Close()
 	m := NewMetrics(func(err error) { t.Error(err) })
-	m.ServeWhenFree(squatter.Addr().String(), 10*time.Millisecond, func(error) {}, func(net.Addr) { t.Error("served") })
+	require.NoError(t, m.ServeWhenFree(squatter.Addr().String(), 10*time.Millisecond, func(error) {}, func(net.Addr) { t.Error("served") }))
 	m.Close()
+}
+
+// Only a port another process holds is waited for: an address that can
+// never be bound is the operator's mistake, refused at once as before.
+func TestMetrics_AnAddressThatCannotBeBoundIsRefused(t *testing.T) {
+	m := NewMetrics(func(err error) { t.Error(err) })
+	defer m.Close()
+	err := m.ServeWhenFree("127.0.0.1:99999", 10*time.Millisecond, func(error) { t.Error("warned: retried") }, func(net.Addr) { t.Error("served") })
+	require.ErrorContains(t, err, "invalid port")
 }

@@ -146,11 +146,63 @@ func (c Config) Options() (client.Options, error) {
 	return opts, nil
 }
 
+// TrustedFile is a file a connection trusts (the server's CA, the client
+// configuration) or proves itself with (a key: Secret), and what named it.
+type TrustedFile struct {
+	From, Path string
+	Secret     bool
+}
+
+// TrustedFiles lists the files c reads to connect, wherever they are named:
+// its own flags, the environment (TEMPORAL_TLS_*, EncryptionKeyEnv) or the
+// client configuration file and its profile (TEMPORAL_CONFIG_FILE, or
+// temporal.toml in the user's configuration directory), which may itself
+// set the address, turn TLS off and hold an API key. A worker checks each
+// (process.SecureFile) before it reads them.
+func (c Config) TrustedFiles() ([]TrustedFile, error) {
+	var out []TrustedFile
+	add := func(from, path string, secret bool) {
+		if path = strings.TrimSpace(path); path != "" {
+			out = append(out, TrustedFile{From: from, Path: path, Secret: secret})
+		}
+	}
+	file := os.Getenv("TEMPORAL_CONFIG_FILE")
+	if file == "" {
+		if def := envconfig.DefaultConfigFilePath(); def != "" {
+			if _, err := os.Stat(def); err == nil {
+				file = def
+			}
+		}
+	}
+	add("the client configuration file (TEMPORAL_CONFIG_FILE or temporal.toml)", file, false)
+	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{ConfigFileProfile: c.Profile})
+	if err != nil {
+		return nil, fmt.Errorf("client configuration: %w", err)
+	}
+	if t := prof.TLS; t != nil {
+		add("the profile's or TEMPORAL_TLS_* client certificate", t.ClientCertPath, false)
+		add("the profile's or TEMPORAL_TLS_* client key", t.ClientKeyPath, true)
+		add("the profile's or TEMPORAL_TLS_* server CA", t.ServerCACertPath, false)
+	}
+	add("--tls-ca", c.TLSCA, false)
+	add("--tls-cert", c.TLSCert, false)
+	add("--tls-key", c.TLSKey, true)
+	add("--api-key-file", c.APIKeyFile, true)
+	keys, from := c.EncryptionKeyFiles, "--encryption-key-file"
+	if keys == "" {
+		keys, from = os.Getenv(EncryptionKeyEnv), EncryptionKeyEnv
+	}
+	for _, k := range strings.Split(keys, ",") {
+		add(from, k, true)
+	}
+	return out, nil
+}
+
 // Plaintext reports whether opts connect without TLS: nothing then proves
 // that what answers at the address is the server (an API key alone turns
 // TLS on in the SDK).
 func Plaintext(opts client.Options) bool {
-	return opts.ConnectionOptions.TLS == nil && opts.Credentials == nil
+	return opts.ConnectionOptions.TLS == nil && (opts.Credentials == nil || opts.ConnectionOptions.TLSDisabled)
 }
 
 // Dial connects as c says. metrics may be nil. It returns the namespace it

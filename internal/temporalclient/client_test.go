@@ -118,8 +118,45 @@ func TestPlaintext_TellsAConnectionWithoutTLSOrAKey(t *testing.T) {
 	opts, err = Config{APIKeyFile: key}.Options()
 	require.NoError(t, err)
 	require.False(t, Plaintext(opts), "an API key turns TLS on")
+	t.Setenv("TEMPORAL_TLS", "false")
+	opts, err = Config{APIKeyFile: key}.Options()
+	require.NoError(t, err)
+	require.True(t, Plaintext(opts), "an API key with TLS turned off goes out in clear")
+	unsetenv(t, "TEMPORAL_TLS")
 
 	opts, err = Config{TLSServerName: "temporal.example"}.Options()
 	require.NoError(t, err)
 	require.False(t, Plaintext(opts))
+}
+
+// A worker checked the files its flags name, not those the environment
+// (TEMPORAL_TLS_*, STEWARD_ENCRYPTION_KEY_FILE) or the client configuration
+// file and its profile name, nor that file itself, which can set the
+// address, turn TLS off and hold an API key (the reviewer's finding).
+func TestTrustedFiles_ListsWhatTheEnvironmentAndTheProfileName(t *testing.T) {
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_PROFILE", "TEMPORAL_API_KEY", "TEMPORAL_TLS", "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_PATH", EncryptionKeyEnv} {
+		unsetenv(t, k)
+	}
+	dir := t.TempDir()
+	toml := filepath.Join(dir, "temporal.toml")
+	require.NoError(t, os.WriteFile(toml, []byte(`
+[profile.default]
+address = "prod.example:7233"
+[profile.default.tls]
+client_cert_path = "/etc/p/cert.pem"
+client_key_path = "/etc/p/key.pem"
+`), 0o600))
+	t.Setenv("TEMPORAL_CONFIG_FILE", toml)
+	t.Setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", "/etc/p/ca.pem")
+	t.Setenv(EncryptionKeyEnv, "/etc/p/a.key, /etc/p/b.key")
+	files, err := Config{TLSKey: "/flag/key.pem"}.TrustedFiles()
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, f := range files {
+		got[f.Path] = f.Secret
+	}
+	require.Equal(t, map[string]bool{
+		toml: false, "/etc/p/cert.pem": false, "/etc/p/key.pem": true, "/etc/p/ca.pem": false,
+		"/flag/key.pem": true, "/etc/p/a.key": true, "/etc/p/b.key": true,
+	}, got)
 }

@@ -14,8 +14,9 @@ import (
 // regular file of this process's user or root that no other user may
 // write; the directory that holds it no other user may write either
 // (unless sticky: /tmp's own files cannot be swapped by another); every
-// directory above it passes SecureDir's rule for the directories above a
-// log directory. A secret file may not be readable by every user (its
+// directory above it passes SecureStateDir's rule for the directories
+// above a state directory; a link on the way belongs to this process's
+// user or root. A secret file may not be readable by every user (its
 // group may: Debian's ssl-cert group reads /etc/ssl/private).
 //
 // A policy file left 0666 let any local user allow themselves a command
@@ -48,18 +49,46 @@ func SecureFile(file string, secret bool) error {
 	if secret && perm&0o004 != 0 {
 		return fmt.Errorf("%s is a secret readable by every user (mode %#o): make it %#o or less", file, perm, perm&^0o007)
 	}
+	if err := checkLinks(abs, uid); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
 	for _, path := range []string{abs, real} {
 		dir := filepath.Dir(path)
 		if err := checkHolder(dir); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		for p := dir; ; p = filepath.Dir(p) {
-			if err := checkDir(p, false, uid, true); err != nil {
+			// SecureStateDir's rule: for a root worker, a directory above
+			// that a group other than root's may write is refused too
+			// (that group could rename the file's directory away and put
+			// its own in its place between the check and the read).
+			if err := checkDir(p, false, uid, false); err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
 			if p == filepath.Dir(p) {
 				break
 			}
+		}
+	}
+	return nil
+}
+
+// checkLinks refuses a link on the way to a trusted file (the file itself
+// or a directory of its path as given) that belongs to another user than
+// this process's or root: in a sticky directory (/tmp) its owner may point
+// it elsewhere after the check (where the kernel's protected_symlinks is
+// off, root follows it).
+func checkLinks(abs string, uid uint32) error {
+	for p := abs; p != filepath.Dir(p); p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != uid && st.Uid != 0 {
+			return fmt.Errorf("the link %s belongs to uid %d, not to this worker's user (%d) or root: that user could point it elsewhere", p, st.Uid, uid)
 		}
 	}
 	return nil

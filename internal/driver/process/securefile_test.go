@@ -54,3 +54,32 @@ func TestSecureFile_RefusesAnotherUsersFile(t *testing.T) {
 	require.NoError(t, os.Chown(file, 65534, 65534))
 	require.ErrorContains(t, SecureFile(file, false), "belongs to uid 65534")
 }
+
+// A directory two levels up that a group may write let that group rename
+// the file's directory away and put its own in its place; a link another
+// user owns, in a sticky directory, could be pointed elsewhere after the
+// check (the reviewer's findings).
+func TestSecureFile_RefusesAGroupWritableDirectoryAboveAndAnotherUsersLink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the group rule is a root worker's, and a link is given away with chown")
+	}
+	top := t.TempDir()
+	srv := filepath.Join(top, "srv")
+	require.NoError(t, os.MkdirAll(filepath.Join(srv, "steward"), 0o755))
+	file := filepath.Join(srv, "steward", "policy.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("commands: []\n"), 0o644))
+	require.NoError(t, SecureFile(file, false))
+	require.NoError(t, os.Chown(srv, 0, 50))
+	require.NoError(t, os.Chmod(srv, 0o775))
+	require.ErrorContains(t, SecureFile(file, false), "writable by its group")
+	require.NoError(t, os.Chmod(srv, 0o755))
+
+	sticky := filepath.Join(top, "tmp")
+	require.NoError(t, os.Mkdir(sticky, 0o777))
+	require.NoError(t, os.Chmod(sticky, 0o777|os.ModeSticky))
+	link := filepath.Join(sticky, "policy.yaml")
+	require.NoError(t, os.Symlink(file, link))
+	require.NoError(t, SecureFile(link, false), "root's own link")
+	require.NoError(t, os.Lchown(link, 65534, 65534))
+	require.ErrorContains(t, SecureFile(link, false), "belongs to uid 65534")
+}
