@@ -114,6 +114,10 @@ func (c *Control) PutSchedule(ctx context.Context, s JobSchedule) error {
 			if sch.State.Paused != s.Paused {
 				sch.State.Paused, sch.State.Note = s.Paused, note
 			}
+			// A limit on its runs (a schedule made, or changed, by hand with
+			// remaining actions) stopped the job for good once spent, while
+			// its status said scheduled: a job runs as its spec says.
+			sch.State.LimitedActions, sch.State.RemainingActions = false, 0
 			return &client.ScheduleUpdate{Schedule: &sch}, nil
 		},
 	}))

@@ -108,14 +108,16 @@ type HostCarry = hostcore.State
 
 // HostWorkflow is one host's record, liveness and drain (see above).
 func HostWorkflow(ctx workflow.Context, in HostInput) error {
-	checkVersion("HostWorkflow", in.Version, HostVersion)
 	// A run whose name is not its ID's (started by hand as host:a, named
 	// b) leased b's queue and told a's subscribers of b, and a's workers
 	// never replaced it: it ends at once, whatever version it says (its
-	// starter picks that; a real host's name is always its ID's).
+	// starter picks that; a real host's name is always its ID's), before
+	// the version is looked at (one from the future is retried until a
+	// newer worker takes it: a squatter's would be kept for good).
 	if id := workflow.GetInfo(ctx).WorkflowExecution.ID; id != HostID(in.Name) {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("host workflow %s named %.100q: a host's workflow is %s", id, in.Name, HostID(in.Name)), "InvalidHost", nil)
 	}
+	checkVersion("HostWorkflow", in.Version, HostVersion)
 	h := &hostRun{ctx: ctx, name: in.Name, version: in.Version}
 	if in.Carry != nil {
 		h.carry = *in.Carry

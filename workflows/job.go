@@ -76,6 +76,14 @@ const jobHistoryLimit = 2000
 // A supervisor's group stop or restart (one_for_all, rest_for_one) is
 // acknowledged and changes nothing: a job is not a service of the group.
 func JobWorkflow(ctx workflow.Context, in JobInput) error {
+	if id := workflow.GetInfo(ctx).WorkflowExecution.ID; in.Path != id {
+		// Its path names its Schedule (put, paused, deleted) and its runs:
+		// one started by hand under another ID would act on another job's.
+		// Whatever version its input says (its starter picks that, as a
+		// host's: host.go): a supervisor starts every job at its path. Before
+		// the version is looked at, as a host's.
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("invalid job input: path %.100q is not its workflow ID %.100q", in.Path, id), "InvalidSpec", nil)
+	}
 	checkVersion("JobWorkflow", in.Version, JobVersion)
 	j := &jobRun{ctx: ctx, in: in, log: workflow.GetLogger(ctx)}
 	if in.Carry != nil {
@@ -91,13 +99,6 @@ func JobWorkflow(ctx workflow.Context, in JobInput) error {
 		OnceByResult: versions.JobOnceRunByResult.In(in.Version)}
 	if err := jobcore.Check(in.Path, in.Spec); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid job spec:\n"+err.Error(), "InvalidSpec", nil)
-	}
-	if id := workflow.GetInfo(ctx).WorkflowExecution.ID; in.Path != id {
-		// Its path names its Schedule (put, paused, deleted) and its runs:
-		// one started by hand under another ID would act on another job's.
-		// Whatever version its input says (its starter picks that, as a
-		// host's: host.go): a supervisor starts every job at its path.
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("invalid job input: path %.100q is not its workflow ID %.100q", in.Path, id), "InvalidSpec", nil)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return j.status(), nil }); err != nil {
 		return err

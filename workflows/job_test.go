@@ -471,7 +471,7 @@ func executeJob(env *testsuite.TestWorkflowEnvironment, in JobInput) {
 // once, refused, whatever version its input says (the review found that a
 // check by version was the hand-starter's to skip).
 func TestJob_APathThatIsNotItsIDIsRefused(t *testing.T) {
-	for _, version := range []int{JobVersion - 1, JobVersion} {
+	for _, version := range []int{JobVersion - 1, JobVersion, JobVersion + 50} { // (+50: refused before the version is looked at)
 		env := newEnv(t)
 		env.RegisterWorkflow(JobWorkflow)
 		var puts atomic.Int32
