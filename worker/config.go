@@ -5,12 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // Configuration file (`worker --config FILE`).
@@ -40,12 +41,21 @@ var configGroups = map[string]map[string]string{
 	"apiKey": {"file": "api-key-file"},
 }
 
+// maxConfigBytes bounds a --config file (one is a few hundred bytes).
+const maxConfigBytes = 1 << 20
+
 // applyConfig sets, from file, every flag of fs the command line did not
 // set (fs is parsed).
 func applyConfig(fs *flag.FlagSet, file string) error {
-	data, err := os.ReadFile(file)
+	data, err := spec.ReadBounded(file, maxConfigBytes)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
+	}
+	if len(data) > maxConfigBytes {
+		return fmt.Errorf("--config %s: over %d bytes", file, maxConfigBytes)
+	}
+	if err := spec.CheckYAML(data); err != nil { // (nesting and aliases that parse into gigabytes)
+		return fmt.Errorf("--config %s: %w", file, err)
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(data, &doc); err != nil {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +115,15 @@ func TestConfigErrorsNameTheFileAndTheKey(t *testing.T) {
 	fs, _ := testFlags(t)
 	require.NoError(t, fs.Parse(nil))
 	require.ErrorContains(t, applyConfig(fs, "/nonexistent/worker.yaml"), "--config: open /nonexistent/worker.yaml")
+}
+
+// A --config with flow collections nested deep parsed into gigabytes (the
+// parser copies the path at every level): refused before it is parsed.
+func TestConfig_DeepNestingIsRefusedBeforeParsing(t *testing.T) {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var o options
+	registerFlags(fs, &o)
+	require.NoError(t, fs.Parse(nil))
+	file := writeConfig(t, "host: a\nvars: "+strings.Repeat("[", 40000)+strings.Repeat("]", 40000)+"\n")
+	require.ErrorContains(t, applyConfig(fs, file), "more than 256 deep")
 }

@@ -128,6 +128,9 @@ func SupervisorWorkflow(ctx workflow.Context, in SupervisorInput) error {
 			}
 			return temporal.NewNonRetryableApplicationError("invalid supervisor spec:\n"+msg, "InvalidSpec", nil)
 		}
+		if err := spec.CheckExpansion(in.Spec); err != nil { // (at any version: none ever ran past it)
+			return temporal.NewNonRetryableApplicationError("invalid supervisor spec: "+err.Error(), "InvalidSpec", nil)
+		}
 		in.Spec.Children = spec.StartOrder(s.expand(in.Spec))
 		s.in = in
 		s.full = in.Spec

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -275,4 +276,34 @@ func TestSupervisor_AReportNumberedPastItsTimeIsRefused(t *testing.T) {
 			require.Equal(t, "failed", a.State, "version %d: pinned by the forged report", version)
 		}
 	}
+}
+
+// Regression (attack review): a supervisor started by hand is held to the
+// limits of the version before them (none), and a few kilobytes of spec
+// with half a million instances made its first task build a node for
+// each: gigabytes, retried on every worker that polls. It ends at once,
+// and a spec signal that would expand so is refused, the run going on.
+func TestSupervisor_ASpecThatExpandsPastTheLimitIsRefused(t *testing.T) {
+	huge := func(name string) spec.Node { // 500 children of 1,000 instances: 500,000 nodes from 23 KB
+		var kids []spec.Node
+		for i := range 500 {
+			n := stubNode(fmt.Sprintf("w%d", i), nil)
+			n.Instances = spec.MaxInstances
+			kids = append(kids, n)
+		}
+		return tree(name, kids...)
+	}
+	env := newEnv(t)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: huge("root"), Generation: 1, Version: SupervisorVersion})
+	require.True(t, env.IsWorkflowCompleted())
+	require.ErrorContains(t, env.GetWorkflowError(), "children expand to more than 2000")
+
+	env = newEnv(t)
+	var st Status
+	at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: huge("root")}) })
+	at(env, 2*time.Minute, func() { st = query(t, env) })
+	endAt(env, 3*time.Minute)
+	env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: tree("root", stubNode("a", nil)), Generation: 1})
+	require.Equal(t, 1, st.RejectedSignals)
+	require.Len(t, st.Children, 1)
 }

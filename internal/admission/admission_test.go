@@ -962,3 +962,10 @@ func TestPolicy_AllowLists(t *testing.T) {
 		require.ErrorContains(t, err, want, text)
 	}
 }
+
+// A policy with flow collections nested deep parsed into gigabytes, as
+// root at the worker's start: refused before it is parsed.
+func TestParsePolicy_DeepNestingIsRefusedBeforeParsing(t *testing.T) {
+	_, err := ParsePolicy([]byte("commands: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"))
+	require.ErrorContains(t, err, "more than 256 deep")
+}

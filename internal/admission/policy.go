@@ -97,7 +97,7 @@ type command struct {
 // that is not absolute, a bad glob and a ".." after a wildcard are errors
 // naming their entry. The commands' links are followed now (Policy).
 func LoadPolicy(file string) (*Policy, error) {
-	data, err := os.ReadFile(file)
+	data, err := spec.ReadBounded(file, spec.MaxSpecFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -114,6 +114,12 @@ func LoadPolicy(file string) (*Policy, error) {
 
 // ParsePolicy decodes a policy (LoadPolicy without the file).
 func ParsePolicy(data []byte) (*Policy, error) {
+	if len(data) > spec.MaxSpecFileBytes {
+		return nil, fmt.Errorf("the policy is over %d bytes", spec.MaxSpecFileBytes)
+	}
+	if err := spec.CheckYAML(data); err != nil { // (nesting and aliases that parse into gigabytes)
+		return nil, err
+	}
 	var p Policy
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
 		return nil, errors.New(yaml.FormatError(err, false, false))

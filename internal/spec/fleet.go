@@ -119,6 +119,48 @@ func (v *validator) instanceClashes(p string, children []Node) {
 	}
 }
 
+// MaxExpandedChildren is the most children a supervisor's spec may expand
+// to (instances counted), whatever version started it: Temporal refuses a
+// workflow more than 2,000 pending children (the server's default
+// limit.numPendingChildExecutions.error), so no supervisor ever ran with
+// more. The starter holds a spec to less (MaxChildren).
+const MaxExpandedChildren = 2000
+
+// MaxExpandedDependencies is the most names a supervisor's children's
+// dependsOn may expand to, all children together (a dependency on a
+// worker of N instances is N names).
+const MaxExpandedDependencies = 100_000
+
+// CheckExpansion bounds what Expand would make of sup, before it is made:
+// a spec started by hand (a supervisor's first input is held to the limits
+// of the version before them, which had none) of a few kilobytes with
+// instances in the millions made a worker build a node for each, gigabytes
+// in one workflow task, retried on every worker that polls.
+func CheckExpansion(sup Node) error {
+	multi := map[string]int{}
+	total := 0
+	for _, c := range sup.Children {
+		n := 1
+		if c.Instances > 0 && !c.IsSupervisor() {
+			n = c.Instances
+			multi[c.Name] = c.Instances
+		}
+		if n > MaxExpandedChildren-total {
+			return fmt.Errorf("children expand to more than %d (instances counted): a supervisor has at most %d", MaxExpandedChildren, MaxExpandedChildren)
+		}
+		total += n
+	}
+	deps := 0
+	for _, c := range sup.Children {
+		for _, d := range c.DependsOn {
+			if deps += max(multi[d], 1); deps > MaxExpandedDependencies {
+				return fmt.Errorf("children's dependsOn expand to more than %d names (a dependency on N instances is N names)", MaxExpandedDependencies)
+			}
+		}
+	}
+	return nil
+}
+
 // Expand returns a supervisor's children as it runs them: a worker with
 // instances becomes its instances (Instance set, Instances cleared), a
 // worker without hosts of its own gets the supervisor's hosts and

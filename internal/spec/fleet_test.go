@@ -126,3 +126,22 @@ func TestDiffComparesInstancesAsTheyRun(t *testing.T) {
 	require.Equal(t, []string{"t/w-2"}, p.Removed)
 	require.True(t, strings.HasPrefix(p.Removed[0], "t/w-"))
 }
+
+// CheckExpansion bounds what Expand would make, before it is made.
+func TestCheckExpansion_BoundsInstancesAndDependencies(t *testing.T) {
+	sup := func(children ...Node) Node { return Node{Name: "s", Children: children} }
+	w := func(name string, instances int, deps ...string) Node {
+		return Node{Name: name, Kind: KindStub, Instances: instances, DependsOn: deps}
+	}
+	require.NoError(t, CheckExpansion(sup(w("a", 1000), w("b", 999), w("c", 0))))
+	require.ErrorContains(t, CheckExpansion(sup(w("a", 1000), w("b", 1000), w("c", 0))), "more than 2000")
+	require.ErrorContains(t, CheckExpansion(sup(w("a", 1<<62), w("b", 1<<62))), "more than 2000", "no overflow")
+	// A supervisor's instances are not expanded here (its own children are, by it).
+	require.NoError(t, CheckExpansion(sup(Node{Name: "g", Instances: 5000, Children: []Node{w("x", 1)}})))
+	deps := make([]string, 101)
+	for i := range deps {
+		deps[i] = "a"
+	}
+	require.ErrorContains(t, CheckExpansion(sup(w("a", 1000), w("b", 1, deps...))), "dependsOn expand to more than 100000")
+	require.NoError(t, CheckExpansion(sup(w("a", 1000), w("b", 1, deps[:100]...))))
+}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -39,8 +40,8 @@ func Parse(data []byte) (Node, error) {
 	if len(data) > MaxSpecFileBytes {
 		return Node{}, limitProblem("the spec is %s (at most %s)", FormatSize(int64(len(data))), FormatSize(MaxSpecFileBytes))
 	}
-	if ps := checkAliases(data); ps != nil {
-		return Node{}, ps
+	if err := CheckYAML(data); err != nil {
+		return Node{}, err.(Problems)
 	}
 	var n Node
 	if err := yaml.UnmarshalWithOptions(data, &n, yaml.Strict()); err != nil {
@@ -62,11 +63,23 @@ func Parse(data []byte) (Node, error) {
 
 // Load reads and parses a spec file.
 func Load(path string) (Node, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadBounded(path, MaxSpecFileBytes)
 	if err != nil {
 		return Node{}, Problems{{Msg: fmt.Sprintf("cannot read spec: %v", err)}}
 	}
 	return Parse(data)
+}
+
+// ReadBounded reads a file of at most limit bytes: one larger is read no
+// further than limit+1 (and refused by its parser), so that /dev/zero or
+// a file of gigabytes given by mistake is not read into memory whole.
+func ReadBounded(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(limit)+1))
 }
 
 // intensityProblems holds each supervisor's intensity.maxRestarts to
