@@ -64,7 +64,7 @@ func TestPackagesHoldWhatAHostNeeds(t *testing.T) {
 		modes[strings.TrimSuffix(h.Name, "/")] = h.Mode
 	}
 	for name, mode := range map[string]int64{
-		"usr/bin/steward": 0o755, "usr/bin/steward-worker": 0o755, "lib/systemd/system/steward-worker.service": 0o644,
+		"usr/bin/steward": 0o755, "usr/bin/steward-worker": 0o755, "usr/lib/systemd/system/steward-worker.service": 0o644,
 		"etc/steward/worker.yaml": 0o644, "etc/steward/policy.yaml": 0o600, "var/lib/steward": 0o700, "var/log/steward": 0o750,
 	} {
 		require.Equal(t, mode, modes[name], name)

@@ -124,10 +124,6 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := checkTrustedFiles(o); err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		os.Exit(2)
-	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "worker: unexpected arguments %q (flags only)\n", flag.Args())
 		os.Exit(2)
@@ -174,6 +170,12 @@ func main() {
 	}
 	if o.conn.PayloadVisitConcurrency < 0 {
 		fmt.Fprintf(os.Stderr, "worker: --payload-visit-concurrency must be >= 0, not %d\n", o.conn.PayloadVisitConcurrency)
+		os.Exit(2)
+	}
+	// (After the flags' own checks: a mistake in a flag is named first;
+	// before any of them is read.)
+	if err := checkTrustedFiles(o); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(2)
 	}
 	if _, err := o.conn.Options(); err != nil { // the codec's keys, TLS and API key files
