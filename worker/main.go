@@ -249,20 +249,22 @@ func main() {
 // one another local user could change would let them decide what the
 // worker runs as its user (root).
 func checkTrustedFiles(o options) error {
-	files, err := o.conn.TrustedFiles()
-	if err != nil {
+	check := func(f temporalclient.TrustedFile) error {
+		if err := process.SecureFile(f.Path, f.Secret); err != nil {
+			return fmt.Errorf("%s: %w", f.From, err)
+		}
+		return nil
+	}
+	if err := o.conn.TrustedFiles(check); err != nil {
 		return err
 	}
 	for _, f := range []struct{ from, list string }{{"--policy", o.policy}, {"--trusted-keys", o.trustedKeys}} {
 		for _, file := range strings.Split(f.list, ",") {
 			if file = strings.TrimSpace(file); file != "" {
-				files = append(files, temporalclient.TrustedFile{From: f.from, Path: file})
+				if err := check(temporalclient.TrustedFile{From: f.from, Path: file}); err != nil {
+					return err
+				}
 			}
-		}
-	}
-	for _, f := range files {
-		if err := process.SecureFile(f.Path, f.Secret); err != nil {
-			return fmt.Errorf("%s: %w", f.From, err)
 		}
 	}
 	return nil

@@ -128,8 +128,11 @@ const MaxExpandedChildren = 2000
 
 // MaxExpandedDependencies is the most names a supervisor's children's
 // dependsOn may expand to, all children together (a dependency on a
-// worker of N instances is N names).
-const MaxExpandedDependencies = 100_000
+// worker of N instances is N names): MaxExpandedChildren²/4, the most a
+// level of MaxExpandedChildren makes (half of it instances that the other
+// half depends on), so that no spec that ran is refused (the starter's
+// limits allow about 250,000); tens of MB of names at most.
+const MaxExpandedDependencies = MaxExpandedChildren * MaxExpandedChildren / 4
 
 // CheckExpansion bounds what Expand would make of sup, before it is made:
 // a spec started by hand (a supervisor's first input is held to the limits

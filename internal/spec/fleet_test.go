@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -138,10 +139,17 @@ func TestCheckExpansion_BoundsInstancesAndDependencies(t *testing.T) {
 	require.ErrorContains(t, CheckExpansion(sup(w("a", 1<<62), w("b", 1<<62))), "more than 2000", "no overflow")
 	// A supervisor's instances are not expanded here (its own children are, by it).
 	require.NoError(t, CheckExpansion(sup(Node{Name: "g", Instances: 5000, Children: []Node{w("x", 1)}})))
-	deps := make([]string, 101)
+	deps := make([]string, 1001)
 	for i := range deps {
 		deps[i] = "a"
 	}
-	require.ErrorContains(t, CheckExpansion(sup(w("a", 1000), w("b", 1, deps...))), "dependsOn expand to more than 100000")
-	require.NoError(t, CheckExpansion(sup(w("a", 1000), w("b", 1, deps[:100]...))))
+	require.ErrorContains(t, CheckExpansion(sup(w("a", 1000), w("b", 1, deps...))), "dependsOn expand to more than 1000000")
+	require.NoError(t, CheckExpansion(sup(w("a", 1000), w("b", 1, deps[:1000]...))))
+	// What the starter's limits allow (the reviewer's): 300 instances and
+	// 334 siblings depending on them all.
+	kids := []Node{w("web", 300)}
+	for i := range 334 {
+		kids = append(kids, w(fmt.Sprintf("s%d", i), 0, "web"))
+	}
+	require.NoError(t, CheckExpansion(sup(kids...)))
 }

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -39,56 +38,103 @@ func CheckYAML(data []byte) error {
 	return nil
 }
 
-// checkFlowDepth scans data once for the nesting of flow collections,
-// outside quoted scalars and comments. A quote opens a quoted scalar only
-// where a scalar begins (after ':', '-', ',', '?', '[' or '{', or at a
-// line's start), as in YAML: an apostrophe in a plain scalar ("it's")
-// hides nothing after it. (A block scalar's brackets are counted too: one
-// with more than MaxFlowDepth open ones is refused, a price no spec pays.)
+// checkFlowDepth scans data once, line by line, for the nesting of flow
+// collections, as YAML reads them: not inside a quoted scalar (a quote
+// opens one only where a scalar begins: at a line's start, after '[', '{'
+// or ',', or after ':', '-' or '?' and a space; "it's" and "x-'" open
+// none; two apostrophes in a single-quoted scalar are one), not in a
+// comment (a '#' after a space or at a line's start), not in a block
+// scalar (the lines after a "|" or ">" header, outside flow collections,
+// indented more than it). It errs towards counting: brackets it cannot
+// tell from nesting are counted, and a file with more than MaxFlowDepth
+// of them open is refused, which no spec is.
 func checkFlowDepth(data []byte) Problems {
-	depth, line := 0, 1
-	var quote, prev byte = 0, '\n' // prev: the last byte that is not a space
-	comment := false
-	for i := 0; i < len(data); i++ {
-		b := data[i]
-		if b == '\n' {
-			line++
-			comment = false
-			if quote == 0 {
-				prev = '\n'
-			}
-			continue
+	depth := 0
+	var quote byte    // the quoted scalar open, across lines
+	blockIndent := -1 // in a block scalar: the indentation of its header's line
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
 		}
-		switch {
-		case comment:
-			continue
-		case quote == '"':
-			if b == '\\' {
-				i++
-			} else if b == '"' {
-				quote = 0
-			}
-		case quote == '\'':
-			if b == '\'' {
-				quote = 0
-			}
-		case b == ' ' || b == '\t' || b == '\r':
-			continue
-		case b == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == '\n'):
-			comment = true
-			continue
-		case (b == '"' || b == '\'') && strings.IndexByte(":-,?[{\n", prev) >= 0:
-			quote = b
-		case b == '[' || b == '{':
-			if depth++; depth > MaxFlowDepth {
-				return limitProblem("invalid YAML: line %d nests [ and { more than %d deep", line, MaxFlowDepth)
-			}
-		case b == ']' || b == '}':
-			depth = max(depth-1, 0)
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
 		}
-		prev = b
+		blank := len(bytes.TrimSpace(line)) == 0
+		if blockIndent >= 0 {
+			if blank || indent > blockIndent {
+				continue
+			}
+			blockIndent = -1
+		}
+		prev, spaced := byte('\n'), true // what precedes: the line's start
+		wordStart, wordEnd := -1, -1     // the line's last word outside quotes and comments
+	scan:
+		for i := 0; i < len(line); i++ {
+			b := line[i]
+			switch quote {
+			case '"':
+				if b == '\\' {
+					i++
+				} else if b == '"' {
+					quote, prev, spaced = 0, b, false
+				}
+				continue
+			case '\'':
+				if b == '\'' {
+					if i+1 < len(line) && line[i+1] == '\'' {
+						i++ // '' is a quote inside
+					} else {
+						quote, prev, spaced = 0, b, false
+					}
+				}
+				continue
+			}
+			switch {
+			case b == ' ' || b == '\t' || b == '\r':
+				spaced = true
+				continue
+			case b == '#' && spaced:
+				break scan
+			case (b == '"' || b == '\'') && (prev == '\n' || prev == '[' || prev == '{' || prev == ',' ||
+				(spaced && (prev == ':' || prev == '-' || prev == '?'))):
+				quote = b
+				continue
+			case b == '[' || b == '{':
+				if depth++; depth > MaxFlowDepth {
+					return limitProblem("invalid YAML: line %d nests [ and { more than %d deep", lineNo, MaxFlowDepth)
+				}
+			case b == ']' || b == '}':
+				depth = max(depth-1, 0)
+			}
+			if spaced || wordEnd != i {
+				wordStart = i
+			}
+			wordEnd = i + 1
+			prev, spaced = b, false
+		}
+		if quote == 0 && depth == 0 && wordStart >= 0 && isBlockHeader(line[wordStart:wordEnd]) {
+			blockIndent = indent
+		}
 	}
 	return nil
+}
+
+// isBlockHeader says whether w is a block scalar's header: | or >, with a
+// chomping indicator and an indentation digit in either order.
+func isBlockHeader(w []byte) bool {
+	if len(w) == 0 || len(w) > 3 || (w[0] != '|' && w[0] != '>') {
+		return false
+	}
+	for _, b := range w[1:] {
+		if b != '-' && b != '+' && (b < '1' || b > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkAliases refuses a YAML document whose aliases expand too far. It

@@ -25,9 +25,25 @@ func TestCheckYAML_DeepFlowNestingIsRefusedBeforeParsing(t *testing.T) {
 	// Brackets in quotes and comments are not nesting...
 	quoted := "name: t\nvars: {a: \"" + strings.Repeat("[", 1000) + "\", b: '" + strings.Repeat("{", 1000) + "'}\n# " + strings.Repeat("[", 1000) + "\n"
 	require.NoError(t, CheckYAML([]byte(quoted)))
-	// ...but an apostrophe inside a plain scalar opens no quote.
-	sneaky := "name: it's\n" + string(deep("x: {y: ", 1000))
-	require.ErrorContains(t, CheckYAML([]byte(sneaky)), "more than 256 deep")
+	// ...but an apostrophe inside a plain scalar opens no quote, nor a
+	// quote on a block scalar's line, nor a quote after "x-" or "x:"; two
+	// apostrophes in a single-quoted scalar are one (the reviewer's
+	// bypasses, each of which the parser took 300 deep).
+	nest := strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n"
+	for _, sneaky := range []string{
+		"name: it's\nx: " + nest,
+		"a: |\n  \"\nb: " + nest,
+		"a: x-\"\nb: " + nest,
+		"a: x:'\nb: " + nest,
+		"a: |\n  x, '\nb: " + nest,
+		"a: " + strings.Repeat("['x'']', ", 1) + strings.Repeat("[", 300) + "\n",
+		"a: [ |\n  " + nest,
+	} {
+		require.ErrorContains(t, CheckYAML([]byte(sneaky)), "more than 256 deep", "%.40q", sneaky)
+	}
+	// A block scalar's brackets are text: a script with many is taken.
+	script := "name: t\nkind: process\nprocess:\n  command: sh\n  args:\n    - -c\n    - |\n      " + strings.Repeat("[ ", 300) + "\n      echo \"it's\"\nafter: [a, {b: c}]\n"
+	require.NoError(t, CheckYAML([]byte(script)))
 }
 
 // Load read the whole file before its size was checked: /dev/zero given

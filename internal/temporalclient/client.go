@@ -153,18 +153,19 @@ type TrustedFile struct {
 	Secret     bool
 }
 
-// TrustedFiles lists the files c reads to connect, wherever they are named:
-// its own flags, the environment (TEMPORAL_TLS_*, EncryptionKeyEnv) or the
-// client configuration file and its profile (TEMPORAL_CONFIG_FILE, or
-// temporal.toml in the user's configuration directory), which may itself
-// set the address, turn TLS off and hold an API key. A worker checks each
-// (process.SecureFile) before it reads them.
-func (c Config) TrustedFiles() ([]TrustedFile, error) {
-	var out []TrustedFile
-	add := func(from, path string, secret bool) {
-		if path = strings.TrimSpace(path); path != "" {
-			out = append(out, TrustedFile{From: from, Path: path, Secret: secret})
+// TrustedFiles hands check, one by one, the files c reads to connect,
+// wherever they are named: its own flags, the environment (TEMPORAL_TLS_*,
+// EncryptionKeyEnv) or the client configuration file and its profile
+// (TEMPORAL_CONFIG_FILE, or temporal.toml in the user's configuration
+// directory), which may itself set the address, turn TLS off and hold an
+// API key: that file first, before it is read for the paths it names. A
+// worker checks each (process.SecureFile); the first refusal is returned.
+func (c Config) TrustedFiles(check func(TrustedFile) error) error {
+	do := func(from, path string, secret bool) error {
+		if path = strings.TrimSpace(path); path == "" {
+			return nil
 		}
+		return check(TrustedFile{From: from, Path: path, Secret: secret})
 	}
 	file := os.Getenv("TEMPORAL_CONFIG_FILE")
 	if file == "" {
@@ -174,28 +175,38 @@ func (c Config) TrustedFiles() ([]TrustedFile, error) {
 			}
 		}
 	}
-	add("the client configuration file (TEMPORAL_CONFIG_FILE or temporal.toml)", file, false)
+	if err := do("the client configuration file (TEMPORAL_CONFIG_FILE or temporal.toml)", file, false); err != nil {
+		return err
+	}
 	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{ConfigFileProfile: c.Profile})
 	if err != nil {
-		return nil, fmt.Errorf("client configuration: %w", err)
+		return fmt.Errorf("client configuration: %w", err)
+	}
+	files := []TrustedFile{
+		{"--tls-ca", c.TLSCA, false},
+		{"--tls-cert", c.TLSCert, false},
+		{"--tls-key", c.TLSKey, true},
+		{"--api-key-file", c.APIKeyFile, true},
 	}
 	if t := prof.TLS; t != nil {
-		add("the profile's or TEMPORAL_TLS_* client certificate", t.ClientCertPath, false)
-		add("the profile's or TEMPORAL_TLS_* client key", t.ClientKeyPath, true)
-		add("the profile's or TEMPORAL_TLS_* server CA", t.ServerCACertPath, false)
+		files = append(files,
+			TrustedFile{"the profile's or TEMPORAL_TLS_* client certificate", t.ClientCertPath, false},
+			TrustedFile{"the profile's or TEMPORAL_TLS_* client key", t.ClientKeyPath, true},
+			TrustedFile{"the profile's or TEMPORAL_TLS_* server CA", t.ServerCACertPath, false})
 	}
-	add("--tls-ca", c.TLSCA, false)
-	add("--tls-cert", c.TLSCert, false)
-	add("--tls-key", c.TLSKey, true)
-	add("--api-key-file", c.APIKeyFile, true)
 	keys, from := c.EncryptionKeyFiles, "--encryption-key-file"
 	if keys == "" {
 		keys, from = os.Getenv(EncryptionKeyEnv), EncryptionKeyEnv
 	}
 	for _, k := range strings.Split(keys, ",") {
-		add(from, k, true)
+		files = append(files, TrustedFile{from, k, true})
 	}
-	return out, nil
+	for _, f := range files {
+		if err := do(f.From, f.Path, f.Secret); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Plaintext reports whether opts connect without TLS: nothing then proves

@@ -149,12 +149,14 @@ client_key_path = "/etc/p/key.pem"
 	t.Setenv("TEMPORAL_CONFIG_FILE", toml)
 	t.Setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", "/etc/p/ca.pem")
 	t.Setenv(EncryptionKeyEnv, "/etc/p/a.key, /etc/p/b.key")
-	files, err := Config{TLSKey: "/flag/key.pem"}.TrustedFiles()
-	require.NoError(t, err)
 	got := map[string]bool{}
-	for _, f := range files {
+	var order []string
+	require.NoError(t, Config{TLSKey: "/flag/key.pem"}.TrustedFiles(func(f TrustedFile) error {
 		got[f.Path] = f.Secret
-	}
+		order = append(order, f.Path)
+		return nil
+	}))
+	require.Equal(t, toml, order[0], "the configuration file is checked before it is read")
 	require.Equal(t, map[string]bool{
 		toml: false, "/etc/p/cert.pem": false, "/etc/p/key.pem": true, "/etc/p/ca.pem": false,
 		"/flag/key.pem": true, "/etc/p/a.key": true, "/etc/p/b.key": true,
