@@ -148,7 +148,10 @@ type soakRow struct {
 	// system and what of it it has given back (RSS is about their
 	// difference): a heap that is flat under a growing RSS is the
 	// runtime's keeping, not a leak.
-	hostsSysMiB, hostsReleasedMiB        float64
+	hostsSysMiB, hostsReleasedMiB float64
+	// hostsLiveMiB: the heap the last collection found alive (what a
+	// leak grows; steward_go_heap_live_bytes).
+	hostsLiveMiB                         float64
 	serverRSS                            float64
 	maxHistory                           float64
 	dbMiB, stateMiB, logsMiB             float64
@@ -160,13 +163,13 @@ type soakRow struct {
 var soakColumns = []string{"minute", "worker_rss_mib", "worker_heap_objects", "worker_goroutines", "worker_fds",
 	"hosts_rss_mib", "hosts_goroutines", "hosts_fds", "server_rss_mib", "max_history_events", "db_mib", "state_mib", "logs_mib",
 	"status_ms", "kill_to_running_ms", "not_at_desired", "duplicates", "orphans", "task_failures", "worker_age_min", "faults", "hosts_cached_workflows",
-	"hosts_heap_inuse_mib", "hosts_go_sys_mib", "hosts_heap_released_mib"}
+	"hosts_heap_inuse_mib", "hosts_go_sys_mib", "hosts_heap_released_mib", "hosts_heap_live_mib"}
 
 func (r soakRow) values() []float64 {
 	return []float64{r.minute, r.workerRSS, r.workerHeapObjects, r.workerGoroutines, r.workerFDs,
 		r.hostsRSS, r.hostsGoroutines, r.hostsFDs, r.serverRSS, r.maxHistory, r.dbMiB, r.stateMiB, r.logsMiB,
 		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt, r.hostsCached,
-		r.hostsHeapMiB, r.hostsSysMiB, r.hostsReleasedMiB}
+		r.hostsHeapMiB, r.hostsSysMiB, r.hostsReleasedMiB, r.hostsLiveMiB}
 }
 
 // soakFault is one operation or fault and how long the tree took to be
@@ -788,6 +791,8 @@ func (s *soaker) sample() soakRow {
 		r.hostsSysMiB += sys / (1 << 20)
 		released, _ := gaugeValue(get, "go_memstats_heap_released_bytes", "")
 		r.hostsReleasedMiB += released / (1 << 20)
+		live, _ := gaugeValue(get, telemetry.MetricHeapLive, "")
+		r.hostsLiveMiB += live / (1 << 20)
 	}
 	serverPid := devServerPid()
 	if f := s.o.serverPidFile; f != "" {
@@ -1028,6 +1033,10 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	res["soak_rss_floor_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsHeapMiB })
 	res["soak_hosts_heap_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsLiveMiB })
+	if len(y) > 1 && mean(y) > 0 {
+		res["soak_hosts_heap_live_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	}
 	x, y = col(func(r soakRow) float64 { return r.hostsSysMiB - r.hostsReleasedMiB })
 	res["soak_hosts_go_held_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })

@@ -29,6 +29,7 @@ var soakPlots = []soakPlot{
 		{"worker (kill -9 every 15 min)", func(r soakRow) float64 { return r.workerRSS }},
 		{"3 host workers", func(r soakRow) float64 { return r.hostsRSS }},
 		{"3 host workers' Go heap in use", func(r soakRow) float64 { return r.hostsHeapMiB }},
+		{"3 host workers' live heap (after the last GC)", func(r soakRow) float64 { return r.hostsLiveMiB }},
 		{"3 host workers' Go memory held (sys - released)", func(r soakRow) float64 { return r.hostsSysMiB - r.hostsReleasedMiB }},
 		{"dev server", func(r soakRow) float64 { return r.serverRSS }},
 	}},

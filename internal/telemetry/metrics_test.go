@@ -1,9 +1,11 @@
 package telemetry
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +146,24 @@ func TestMetrics_AnAddressThatCannotBeBoundIsRefused(t *testing.T) {
 	defer m.Close()
 	err := m.ServeWhenFree("127.0.0.1:99999", 10*time.Millisecond, func(error) { t.Error("warned: retried") }, func(net.Addr) { t.Error("served") })
 	require.ErrorContains(t, err, "invalid port")
+}
+
+// The live heap (what a leak grows) is served beside the runtime's
+// memstats, whose heap in use and the RSS also hold garbage until the
+// next collection: a soak's slopes of those were a saw's.
+func TestMetrics_ServeTheLiveHeap(t *testing.T) {
+	m := NewMetrics(func(err error) { t.Error(err) })
+	defer m.Close()
+	addr, err := m.Serve("127.0.0.1:0")
+	require.NoError(t, err)
+	runtime.GC() // (none has run yet in a test this short: the live heap is then 0)
+	got := scrape(t, addr)
+	var v float64
+	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, MetricHeapLive+" ") {
+			_, err := fmt.Sscanf(line, MetricHeapLive+" %g", &v)
+			require.NoError(t, err)
+		}
+	}
+	require.Positive(t, v, "a positive live heap in:\n%.2000s", got)
 }
