@@ -1,7 +1,9 @@
 package process
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -28,6 +30,15 @@ func SecureFile(file string, secret bool) error {
 		return err
 	}
 	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Missing: its reader says so in its own words. Its directory is
+		// checked all the same, when there is one: another user must not
+		// be able to put the file there after this check.
+		if dir := filepath.Dir(abs); dirExists(dir) {
+			return checkDirs(file, dir, uint32(os.Geteuid()))
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -53,24 +64,36 @@ func SecureFile(file string, secret bool) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	for _, path := range []string{abs, real} {
-		dir := filepath.Dir(path)
-		if err := checkHolder(dir); err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		for p := dir; ; p = filepath.Dir(p) {
-			// SecureStateDir's rule: for a root worker, a directory above
-			// that a group other than root's may write is refused too
-			// (that group could rename the file's directory away and put
-			// its own in its place between the check and the read).
-			if err := checkDir(p, false, uid, false); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			if p == filepath.Dir(p) {
-				break
-			}
+		if err := checkDirs(file, filepath.Dir(path), uid); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkDirs checks the directory dir that holds a trusted file, and every
+// one above it.
+func checkDirs(file, dir string, uid uint32) error {
+	if err := checkHolder(dir); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		// SecureStateDir's rule: for a root worker, a directory above
+		// that a group other than root's may write is refused too (that
+		// group could rename the file's directory away and put its own
+		// in its place between the check and the read).
+		if err := checkDir(p, false, uid, false); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }
 
 // checkLinks refuses a link on the way to a trusted file (the file itself

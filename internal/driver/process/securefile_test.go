@@ -41,7 +41,12 @@ func TestSecureFile_RefusesAFileOthersCanChangeOrASecretAllCanRead(t *testing.T)
 	require.ErrorContains(t, SecureFile(link, false), "writable by other users")
 
 	require.ErrorContains(t, SecureFile(dir, false), "not a regular file")
-	require.Error(t, SecureFile(filepath.Join(dir, "missing"), false))
+	// A missing file is its reader's to name; its directory is checked.
+	require.NoError(t, SecureFile(filepath.Join(dir, "missing"), false))
+	require.NoError(t, SecureFile("/nonexistent-dir/missing", false))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	require.ErrorContains(t, SecureFile(filepath.Join(dir, "missing"), false), "another file could be put in this one's place")
+	require.NoError(t, os.Chmod(dir, 0o700))
 }
 
 // A file of another user (not root) is refused: that user could change it.
