@@ -41,9 +41,6 @@ func (s *supervisorRun) onSpec(raw converter.RawValue) {
 		}
 		taken, err = supervise.TakeSpec(held, u)
 	}
-	if err == nil {
-		err = spec.CheckExpansion(u.Spec) // (what a run without the limits took too: none ever ran past it)
-	}
 	if err != nil {
 		s.reject(SignalSpec, err)
 		return

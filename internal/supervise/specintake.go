@@ -85,6 +85,9 @@ func TakeSpec(held SpecHeld, u spec.Update) (SpecTaken, error) {
 			return SpecTaken{}, fmt.Errorf("%s: a job cannot become a service or a supervisor in place (remove it, apply, then add it back)", c.Name)
 		}
 	}
+	if err := spec.CheckExpansion(u.Spec); err != nil { // (what a run without the limits took too: none ever ran past it)
+		return SpecTaken{}, err
+	}
 	r := u.Spec.Resolved()
 	t := SpecTaken{
 		Generation:      nextGeneration(held.Generation, held.GenerationBounded),

@@ -54,6 +54,10 @@ func TestTakeSpec(t *testing.T) {
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{jobNode("a")}}}, jobs: true, asked: true, problem: "a: a service or a supervisor cannot become a job in place"},
 		{name: "a job made a service in place",
 			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{{Name: "nightly", Kind: spec.KindStub}}}}, jobs: true, asked: true, problem: "nightly: a job cannot become a service"},
+		{name: "children that expand past what any supervisor ran, limits not held: refused",
+			u: spec.Update{Spec: spec.Node{Name: "root", Children: []spec.Node{
+				{Name: "a", Kind: spec.KindStub, Instances: 1000}, {Name: "b", Kind: spec.KindStub, Instances: 1000}, {Name: "c", Kind: spec.KindStub}}}},
+			asked: true, problem: "children expand to more than 2000"},
 		{name: "a generation sent by hand near 2^63, bounded: refused (the next one would wrap)",
 			u: spec.Update{Generation: 1<<63 - 1, Spec: tree("root", "", "")}, bounded: true, asked: true, problem: "generation 9223372036854775807 is out of range"},
 		{name: "a negative generation, bounded: refused",
