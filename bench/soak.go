@@ -856,37 +856,43 @@ func windowMinima(x, y []float64, n int) (mx, my []float64) {
 	return mx, my
 }
 
-// heapProfiles writes each host worker's heap profile as
-// STAMP-soak-heap-HOST-AT.pb.gz beside the CSV (a frozen host's is
-// skipped: its server does not answer). Compare two with
-// `go tool pprof -sample_index=inuse_space -diff_base A B`.
+// heapProfiles writes each host worker's heap and goroutine profiles as
+// STAMP-soak-heap-HOST-AT.pb.gz and STAMP-soak-goroutine-HOST-AT.pb.gz
+// beside the CSV (a frozen host's are skipped: its server does not
+// answer). Compare two with `go tool pprof -diff_base A B`
+// (`-sample_index=inuse_space` for the heap's): what grows between them
+// is named, objects and the coroutines that hold them alike.
 func (s *soaker) heapProfiles(at string) {
 	for _, h := range soakHosts {
-		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-		err := func() error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.hostPprof[h]+"/debug/pprof/heap", nil)
-			if err != nil {
-				return err
+		for _, kind := range []string{"heap", "goroutine"} {
+			if err := s.profile(h, kind, at); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: soak: %s profile of %s at %s: %v\n", kind, h, at, err)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("%s", resp.Status)
-			}
-			b, err := io.ReadAll(resp.Body)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(s.out, fmt.Sprintf("%s-soak-heap-%s-%s.pb.gz", s.stamp, h, at)), b, 0o644)
-		}()
-		cancel()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: soak: heap profile of %s at %s: %v\n", h, at, err)
 		}
 	}
+}
+
+// profile fetches one pprof profile of host h's worker into the results.
+func (s *soaker) profile(h, kind, at string) error {
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.hostPprof[h]+"/debug/pprof/"+kind, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.out, fmt.Sprintf("%s-soak-%s-%s-%s.pb.gz", s.stamp, kind, h, at)), b, 0o644)
 }
 
 // maxHistory is the longest current history among the soak's
