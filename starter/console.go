@@ -120,7 +120,7 @@ name of its own (DNS rebinding).`,
 			handler := console.New(src, watch, console.Options{
 				AllowActions: allowActions, Token: token, ReadToken: readToken,
 				Namespace: g.namespace, WebUI: strings.TrimSuffix(webUI, "/"), Grafana: grafana,
-				Log: func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) },
+				Log: func(format string, args ...any) { linef(errOut, format, args...) },
 			})
 			out := cmd.OutOrStdout()
 			mode := "read-only"
@@ -190,6 +190,34 @@ type consoleSource struct {
 	// new), so its trees may differ from the look before (last).
 	fetched bool
 	last    []treestatus.Status
+	// unanswered are the roots that did not answer at the last look: they
+	// are asked after the others (rootsFirst).
+	unanswered map[string]bool
+}
+
+// consoleRootTimeout bounds one root's query at a look: a quarter of the
+// shortest look's 10 s, so that roots that do not answer (a workflow
+// started by hand whose queries hang) cannot hold every slot for the
+// whole look.
+const consoleRootTimeout = 2500 * time.Millisecond
+
+// rootsFirst orders roots for a look: those that answered at the last one
+// first, in their order, then those that did not. Four roots that never
+// answer then cost the others nothing: they had held all rootsParallel
+// slots for the whole look, and every tree after them missed it.
+func rootsFirst(roots []string, unanswered map[string]bool) []string {
+	out := make([]string, 0, len(roots))
+	for _, r := range roots {
+		if !unanswered[r] {
+			out = append(out, r)
+		}
+	}
+	for _, r := range roots {
+		if unanswered[r] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 type cachedAnswer struct {
@@ -309,7 +337,7 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 	if rootsChanged {
 		s.fetched = true
 	}
-	roots := s.roots
+	roots := rootsFirst(s.roots, s.unanswered)
 	s.mu.Lock()
 	if s.cache == nil {
 		s.cache = map[string]cachedAnswer{}
@@ -327,13 +355,15 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 	// a tree listed late is not dropped because the ones before it were
 	// slow (a page opened then would wait for the next look).
 	got := make([]*treestatus.Status, len(roots))
+	failed := make([]bool, len(roots))
 	var g errgroup.Group
 	g.SetLimit(rootsParallel)
 	for i, r := range roots {
 		g.Go(func() error {
 			// The supervisors' records: one small query per supervisor.
-			st, err := treestatus.Assemble(ctx, r, s.query, treestatus.Options{})
+			st, err := treestatus.Assemble(ctx, r, s.query, treestatus.Options{RootTimeout: consoleRootTimeout})
 			if err != nil {
+				failed[i] = true
 				// A tree seen before stays, its root marked stale, until the
 				// roots' listing drops it: a look that timed out must not make
 				// a whole tree leave the page and come back at the next one.
@@ -349,11 +379,16 @@ func (s *consoleSource) Trees(ctx context.Context) ([]treestatus.Status, bool, e
 	}
 	_ = g.Wait()
 	out := make([]treestatus.Status, 0, len(roots))
-	for _, st := range got {
+	s.unanswered = map[string]bool{}
+	for i, st := range got {
+		if failed[i] {
+			s.unanswered[roots[i]] = true
+		}
 		if st != nil {
 			out = append(out, *st)
 		}
 	}
+	slices.SortFunc(out, func(a, b treestatus.Status) int { return strings.Compare(a.Path, b.Path) }) // as listed
 	s.mu.Lock()
 	for p := range s.cache {
 		if !s.asked[p] {

@@ -118,7 +118,7 @@ func deleteCmd(g *globals) *cobra.Command {
 			// Its revisions go with it (their specs too): a tree applied
 			// anew under the name starts again at revision 1.
 			if err := c.CancelWorkflow(ctx, workflows.RevisionsID(a[0]), ""); err != nil && !errors.As(err, &nf) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: the revisions of %s were not deleted: %v\n", a[0], err)
+				linef(cmd.ErrOrStderr(), "warning: the revisions of %s were not deleted: %v", a[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: deleted\n", a[0])
 			return nil

@@ -69,7 +69,7 @@ func historyCmd(g *globals) *cobra.Command {
 						action += ": " + e.Action.Error
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), orDash(e.From), e.State, action, cell(e.Reason))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), cell(orDash(e.From)), cell(e.State), cell(action), cell(e.Reason))
 			}
 			return tw.Flush()
 		},

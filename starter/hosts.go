@@ -43,7 +43,7 @@ func hostsCmd(g *globals) *cobra.Command {
 			}
 			for _, h := range hosts {
 				if h.err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: host %s did not answer, its row says %s: %v\n", h.Name, hostUnanswered, h.err)
+					linef(cmd.ErrOrStderr(), "warning: host %s did not answer, its row says %s: %v", h.Name, hostUnanswered, h.err)
 				}
 			}
 			return printHosts(cmd.OutOrStdout(), hosts, output)
@@ -192,7 +192,7 @@ func printHosts(w io.Writer, hosts []hostLine, output string) error {
 		if !r.BootedAt.IsZero() {
 			booted = r.BootedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Name, r.State, since, r.Services, build, addr, booted)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), cell(r.State), since, r.Services, cell(build), cell(addr), booted)
 	}
 	return tw.Flush()
 }
@@ -275,7 +275,7 @@ func waitDrained(ctx context.Context, c client.Client, namespace, host string, s
 			// the server can hold its task or query for a while): ask
 			// again, within --timeout.
 			if !unanswered {
-				fmt.Fprintf(progress, "%s did not answer, asking again: %v\n", host, err)
+				linef(progress, "%s did not answer, asking again: %v", host, err)
 			}
 			unanswered = true
 		default:
@@ -291,7 +291,7 @@ func waitDrained(ctx context.Context, c client.Client, namespace, host string, s
 				}
 				return nil
 			} else if n != last {
-				fmt.Fprintf(progress, "%s: %d services still there, %d on their way elsewhere\n", host, n.left, n.moving)
+				linef(progress, "%s: %d services still there, %d on their way elsewhere", host, n.left, n.moving)
 				last = n
 			}
 		}

@@ -142,18 +142,18 @@ func printPlan(w io.Writer, p spec.Plan, output string) error {
 		return err
 	}
 	for _, a := range p.Added {
-		fmt.Fprintf(w, "+ %s\n", a)
+		linef(w, "+ %s", a)
 	}
 	for _, r := range p.Removed {
-		fmt.Fprintf(w, "- %s\n", r)
+		linef(w, "- %s", r)
 	}
 	for _, c := range p.Changed {
 		for _, f := range c.Fields {
-			fmt.Fprintf(w, "~ %s: %s\n", c.Path, f)
+			linef(w, "~ %s: %s", c.Path, f)
 		}
 	}
 	for _, s := range p.Stale {
-		fmt.Fprintf(w, "? %s: %s\n", s.Path, s.Reason)
+		linef(w, "? %s: %s", s.Path, s.Reason)
 	}
 	fmt.Fprintf(w, "%d added, %d removed, %d changed, %d unchanged", len(p.Added), len(p.Removed), len(p.Changed), p.Unchanged)
 	if len(p.Stale) > 0 {

@@ -331,5 +331,11 @@ func keptSpec(ctx context.Context, c client.Client, root string, e revision.Entr
 	if spec.Digest(n) != e.Digest {
 		return spec.Node{}, failure("the spec kept for revision %d of %s is not the one applied (digest %s, recorded %s)", e.Revision, root, spec.Digest(n), e.Digest)
 	}
+	if n.Name != root {
+		// A record written by hand into this tree's revisions, of another
+		// tree's spec (one an operator signed): applied, it would have
+		// rolled that tree back.
+		return spec.Node{}, failure("the spec kept for revision %d of %s is of the tree %s", e.Revision, root, printable(n.Name))
+	}
 	return n, nil
 }

@@ -231,7 +231,7 @@ func printRollout(out io.Writer, st workflows.RolloutStatus, output string) erro
 			fmt.Fprintln(tw, "TARGET\tSTATUS\tERROR")
 			shown = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Path, t.Status, t.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", cell(t.Path), cell(t.Status), cell(t.Error))
 	}
 	_ = tw.Flush()
 	took := st.EndedAt.Sub(st.StartedAt).Round(100 * time.Millisecond)
@@ -251,11 +251,14 @@ func startRollout(ctx context.Context, cl client.Client, namespace string, in wo
 	if stale := staleSummary([]workflows.Status{st}); stale != "" {
 		// The workers below a supervisor that did not answer are the
 		// running ones visibility lists, in path order.
-		fmt.Fprintf(warn, "warning: %s; the workers below them are those visibility lists as running\n", stale)
+		linef(warn, "warning: %s; the workers below them are those visibility lists as running", stale)
 	}
 	targets := st.Leaves()
 	if len(targets) == 0 {
 		return "", 0, failure("no workers under %s", path)
+	}
+	if err := targetsUnder(path, targets); err != nil {
+		return "", 0, err
 	}
 	if err := refuseOverlap(ctx, cl, namespace, path); err != nil {
 		return "", 0, err
@@ -279,4 +282,18 @@ func startRollout(ctx context.Context, cl client.Client, namespace string, in wo
 		return "", 0, failure("start rollout: %v", err)
 	}
 	return id, len(targets), nil
+}
+
+// targetsUnder refuses a rollout of path whose targets are not all path
+// or below it. The tree is its workflows' say, and a workflow started by
+// hand may name anything: treestatus.Assemble leaves out rows that are not
+// below the node that gave them; this holds whatever else gave the rows
+// (a rollout of prod restarted billing/db).
+func targetsUnder(path string, targets []string) error {
+	for _, t := range targets {
+		if t != path && !strings.HasPrefix(t, path+"/") {
+			return failure("the status of %s names a worker %s that is not under it: no rollout started", path, printable(t))
+		}
+	}
+	return nil
 }

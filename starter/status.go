@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/telemetry"
 	"github.com/steward-sh/steward/internal/treestatus"
 	"github.com/steward-sh/steward/workflows"
@@ -90,7 +91,7 @@ func statusCmd(g *globals) *cobra.Command {
 			warnQueueHealth(rest, c, g.namespace, &health)
 			if usage {
 				for _, w := range addHostViews(rest, c, g.namespace, sts, rd) {
-					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+					linef(cmd.ErrOrStderr(), "warning: %s", w)
 				}
 			}
 			warnStale(cmd.ErrOrStderr(), sts)
@@ -142,7 +143,8 @@ func statusBounds(began time.Time, timeout time.Duration) treestatus.Options {
 // paths is empty; no query runs past bounds.Deadline, no visibility read
 // past bounds.FallbackDeadline (no bound when zero).
 func collectTrees(ctx context.Context, c client.Client, namespace string, paths []string, exact string, bounds treestatus.Options) ([]workflows.Status, error) {
-	if len(paths) == 0 {
+	listed := len(paths) == 0
+	if listed {
 		lctx := ctx
 		if !bounds.FallbackDeadline.IsZero() {
 			var cancel context.CancelFunc
@@ -158,8 +160,14 @@ func collectTrees(ctx context.Context, c client.Client, namespace string, paths 
 	sts := []workflows.Status{}
 	for _, p := range paths {
 		st, err := sizedStatus(ctx, c, p, exact, bounds)
-		if err != nil {
+		if err != nil && (!listed || ctx.Err() != nil) {
 			return nil, err
+		}
+		if err != nil {
+			// One root that cannot be read (a workflow started by hand
+			// under a tree's name that answers no status, or garbage)
+			// hides no other tree: its row says why.
+			st = workflows.Status{Path: p, State: "unknown", Children: []workflows.Status{}, Stale: "could not be read: " + err.Error()}
 		}
 		sts = append(sts, st)
 	}
@@ -277,23 +285,26 @@ func assembleTree(ctx context.Context, c client.Client, path string, o treestatu
 }
 
 // listRoots finds the running trees: steward workflows with no parent
-// whose path has no '/' (not a rollout's, a log read's or revisions'). Asking for no
-// parent lists the roots only, not every workflow of a large tree.
+// whose path has no '/' (not a rollout's, a log read's or revisions'), of
+// the two types `apply` starts a root as (another type started by hand
+// under a name answers no status). Asking for no parent lists the roots
+// only, not every workflow of a large tree.
 func listRoots(ctx context.Context, c client.Client, namespace string) ([]string, error) {
 	var roots []string
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: namespace, NextPageToken: token,
-			Query: "ExecutionStatus = 'Running' AND TaskQueue = '" + workflows.TaskQueue + "' AND ParentWorkflowId IS NULL",
+			Query: "ExecutionStatus = 'Running' AND TaskQueue = '" + workflows.TaskQueue + "' AND ParentWorkflowId IS NULL AND WorkflowType IN ('SupervisorWorkflow', 'WorkerWorkflow')",
 		})
 		if err != nil {
 			return nil, failure("list workflows: %v", err)
 		}
 		for _, e := range resp.GetExecutions() {
 			id := e.GetExecution().GetWorkflowId()
-			// A name has neither '/' nor ':' (rollouts and revisions have one).
-			if !strings.ContainsAny(id, "/:") && !strings.HasPrefix(id, workflows.LogsWorkflowIDPrefix) {
+			// A name has neither '/' nor ':' (rollouts and revisions have
+			// one), nor a quote or a control character.
+			if spec.NameShaped(id) && !strings.HasPrefix(id, workflows.LogsWorkflowIDPrefix) {
 				roots = append(roots, id)
 			}
 		}
@@ -393,7 +404,7 @@ func staleSummary(sts []workflows.Status) string {
 // warnStale writes staleSummary to w as a warning.
 func warnStale(w io.Writer, sts []workflows.Status) {
 	if s := staleSummary(sts); s != "" {
-		fmt.Fprintln(w, "warning:", s)
+		linef(w, "warning: %s", s)
 	}
 }
 

@@ -122,7 +122,7 @@ func warnTaskFailures(w io.Writer, sts []workflows.Status) {
 			if f.Identity != "" {
 				where = "the log of worker " + f.Identity
 			}
-			fmt.Fprintf(w, "warning: %s does not answer: its workflow task keeps failing (%s); nothing of it moves until a worker can run it. The stack is in %s and in `temporal workflow show --workflow-id %s`\n",
+			linef(w, "warning: %s does not answer: its workflow task keeps failing (%s); nothing of it moves until a worker can run it. The stack is in %s and in `temporal workflow show --workflow-id %s`",
 				n.Path, f.Summary(), where, n.Path)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -58,6 +59,13 @@ func (t terminalSafe) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// linef prints format as one printable line to w: warnings and progress
+// lines quote paths, reasons, errors and identities that anyone who may
+// write to the namespace chose.
+func linef(w io.Writer, format string, a ...any) {
+	fmt.Fprintln(w, cell(fmt.Sprintf(format, a...)))
 }
 
 // cell is s made printable for one cell of a table or one event line: a

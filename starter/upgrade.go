@@ -97,7 +97,7 @@ up after --timeout naming what lags (exit 1).`,
 					return failure("no running workflow of steward at %q (see `starter status`)", path)
 				}
 				res, behind = countBuilds(rows, build)
-				fmt.Fprintf(errOut, "upgrade: %d of %d workflows on build %s%s\n", res.Upgraded, res.Total, build, otherBuilds(res.Builds, build))
+				linef(errOut, "upgrade: %d of %d workflows on build %s%s", res.Upgraded, res.Total, build, otherBuilds(res.Builds, build))
 				if len(behind) == 0 {
 					break
 				}
@@ -160,12 +160,26 @@ func stewardWorkflows(ctx context.Context, c client.Client, path string) ([]upgr
 			if b == "" {
 				b = noBuild
 			}
-			rows = append(rows, upgradeRow{id: e.GetExecution().GetWorkflowId(), build: b})
+			id := e.GetExecution().GetWorkflowId()
+			if path != "" && !inTree(id, path) {
+				// Its StewardPath says path, its ID another: a workflow
+				// started by hand with the attribute, which had kept
+				// `upgrade --wait` waiting on it.
+				continue
+			}
+			rows = append(rows, upgradeRow{id: id, build: b})
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			return rows, nil
 		}
 	}
+}
+
+// inTree: the workflow ID id is of the tree at path: path's own, one below
+// it, or a rollout of either.
+func inTree(id, path string) bool {
+	id = strings.TrimPrefix(id, workflows.RolloutID(""))
+	return id == path || strings.HasPrefix(id, path+"/")
 }
 
 // countBuilds counts rows by build, and lists those not on build.
@@ -281,7 +295,7 @@ func waitForWorkersOf(ctx context.Context, c client.Client, build string, wait b
 			waiting = "workers of other builds still poll: " + strings.Join(others, ", ")
 		}
 		if waiting != said {
-			fmt.Fprintf(errOut, "upgrade: waiting: %s\n", waiting)
+			linef(errOut, "upgrade: waiting: %s", waiting)
 			said = waiting
 		}
 		select {

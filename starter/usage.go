@@ -34,6 +34,13 @@ import (
 // not answer by then leaves its services without usage (and is named).
 const usageWait = 5 * time.Second
 
+// hostReadsParallel bounds the hosts read at once for one status. The
+// hosts are named by the supervisors' specs, and a supervisor started by
+// hand may name thousands: each read is a workflow started on the host's
+// queue, and every `starter status` and `top` refresh started them all at
+// once.
+const hostReadsParallel = 8
+
 // addHostViews fills in what the hosts tell of every running process
 // service of the trees (usage, notify status), read from them: one spec query per supervisor
 // with process services (where its children run), then one read per host,
@@ -53,10 +60,19 @@ func addHostViews(ctx context.Context, c client.Client, namespace string, sts []
 	var mu sync.Mutex
 	got := map[string]treestatus.HostView{}
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, hostReadsParallel)
 	for h, paths := range byHost {
 		wg.Go(func() {
 			slices.Sort(paths)
-			views, err := readServices(ctx, c, namespace, h, activities.ReadServicesRequest{WorkflowIDs: paths}, rd)
+			var views map[string]treestatus.HostView
+			var err error
+			select {
+			case sem <- struct{}{}:
+				views, err = readServices(ctx, c, namespace, h, activities.ReadServicesRequest{WorkflowIDs: paths}, rd)
+				<-sem
+			case <-ctx.Done():
+				err = fmt.Errorf("not read within %s", usageWait)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -73,8 +89,15 @@ func addHostViews(ctx context.Context, c client.Client, namespace string, sts []
 		fillHostViews(&sts[i], got)
 	}
 	slices.Sort(warnings)
+	if len(warnings) > maxUsageWarnings {
+		warnings = append(warnings[:maxUsageWarnings], fmt.Sprintf("and %d more", len(warnings)-maxUsageWarnings))
+	}
 	return warnings
 }
+
+// maxUsageWarnings bounds the warnings one status prints of hosts and
+// supervisors it could not read (the rest are counted).
+const maxUsageWarnings = 10
 
 func fillHostViews(st *workflows.Status, got map[string]treestatus.HostView) {
 	if v, ok := got[st.Path]; ok && st.Kind == spec.KindProcess {
@@ -90,12 +113,14 @@ func fillHostViews(st *workflows.Status, got map[string]treestatus.HostView) {
 // children's nodes), or its own for a tree that is one service.
 func processHosts(ctx context.Context, c client.Client, sts []workflows.Status) (map[string]string, []string) {
 	var sups []string
+	isSup := map[string]bool{}
 	hosts := map[string]string{}
 	var warnings []string
 	var walk func(workflows.Status)
 	walk = func(st workflows.Status) {
 		for _, ch := range st.Children {
-			if ch.Kind == spec.KindProcess && ch.State == "running" && !slices.Contains(sups, st.Path) {
+			if ch.Kind == spec.KindProcess && ch.State == "running" && !isSup[st.Path] {
+				isSup[st.Path] = true
 				sups = append(sups, st.Path)
 			}
 			walk(ch)
@@ -198,7 +223,7 @@ and with -o json, one sample is printed.`,
 					return err
 				}
 				for _, w := range warnings {
-					fmt.Fprintln(errOut, "warning:", w)
+					linef(errOut, "warning: %s", w)
 				}
 				if output == "json" {
 					return writeJSON(out, rows)
@@ -273,7 +298,7 @@ func printTop(out io.Writer, rows []topRow) {
 	tw := tabwriter.NewWriter(terminalSafe{out}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tSTATE\tCPU%\tMEMORY\tRESTARTS\tSAMPLED")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%d\t%s\n", r.Path, r.State, r.CPUPercent, humanBytes(r.MemoryBytes), r.Restarts, r.At.Local().Format("15:04:05"))
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%d\t%s\n", cell(r.Path), cell(r.State), r.CPUPercent, humanBytes(r.MemoryBytes), r.Restarts, r.At.Local().Format("15:04:05"))
 	}
 	tw.Flush()
 }

@@ -99,7 +99,7 @@ func watchStatus(ctx context.Context, out, errOut io.Writer, collect func(contex
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			fmt.Fprintf(errOut, "%s: %v (asking again in %s)\n", time.Now().UTC().Format(time.RFC3339), err, interval)
+			linef(errOut, "%s: %v (asking again in %s)", time.Now().UTC().Format(time.RFC3339), err, interval)
 		case tty:
 			var b bytes.Buffer
 			printTree(&b, sts)

@@ -10,6 +10,12 @@ import (
 // namePattern keeps names usable as workflow ID segments and CLI arguments.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// NameShaped reports whether s is made as a node's name is (letters,
+// digits, '.', '_' and '-', a letter or digit first), whatever its length:
+// a workflow ID that is not cannot be a tree's root (`starter` lists none
+// such, so that no query it builds quotes one).
+func NameShaped(s string) bool { return namePattern.MatchString(s) }
+
 // Validate returns every problem in a spec tree, each named by its path.
 // A spec with problems must start nothing.
 func Validate(root Node) Problems { return ValidateAt("", root) }

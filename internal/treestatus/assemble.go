@@ -3,8 +3,13 @@ package treestatus
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/steward-sh/steward/internal/spec"
 )
 
 // ErrNotFound is what a Query returns (wrapped) when no workflow runs at the
@@ -159,10 +164,16 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		finish(&fb)
 		return fb, nil
 	}
+	if st.Path != root {
+		// Another workflow's answer, or a forged one: what it names below
+		// it is not this tree.
+		return Status{}, fmt.Errorf("the workflow at %.100q answered as %.100q", root, st.Path)
+	}
+	a.ownChildren(&st)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.cancel = cancel
-	a.expand(ctx, &st)
+	a.expand(ctx, &st, 1)
 	a.wg.Wait()
 	if a.err != nil {
 		return Status{}, a.err
@@ -224,6 +235,47 @@ type assembler struct {
 	mu               sync.Mutex
 	err              error
 	cancel           context.CancelFunc
+	// rows counts the rows the answers gave (MaxRows bounds them).
+	rows atomic.Int64
+}
+
+// MaxRows bounds the rows one assembly takes from its answers: a tree of
+// 10,000 workers is well within it. A status answer is the workflow's own
+// say, and anyone who may write to the namespace can start a workflow
+// that answers what they like; without a bound one answer listing itself
+// as its children thousands of times grew the tree without end.
+const MaxRows = 200_000
+
+// errFull: a node left unasked because the assembly holds MaxRows rows.
+var errFull = fmt.Errorf("not asked: the tree is past %d rows", MaxRows)
+
+// ownChildren keeps of st's children, as its answer gives them, those that
+// are its own: one level below its path, each path once, at most
+// spec.MaxExpandedChildren (what a supervisor holds), within MaxRows. A
+// steward supervisor never names another; when the answer did, its row
+// says how many rows were left out.
+func (a *assembler) ownChildren(st *Status) {
+	prefix := st.Path + "/"
+	seen := make(map[string]bool, len(st.Children))
+	kept := make([]Status, 0, min(len(st.Children), spec.MaxExpandedChildren))
+	left := 0
+	for _, c := range st.Children {
+		name, under := strings.CutPrefix(c.Path, prefix)
+		if !under || name == "" || strings.Contains(name, "/") || seen[c.Path] || len(kept) == spec.MaxExpandedChildren {
+			left++
+			continue
+		}
+		seen[c.Path] = true
+		kept = append(kept, c)
+	}
+	if over := a.rows.Add(int64(len(kept))) - MaxRows; over > 0 {
+		cut := int(min(over, int64(len(kept))))
+		kept, left = kept[:len(kept)-cut], left+cut
+	}
+	st.Children = kept
+	if left > 0 {
+		st.Stale = fmt.Sprintf("its answer named %d rows that are not its children (or past what a tree holds): left out", left)
+	}
 }
 
 // query runs one query when a slot is free, its time counted from then
@@ -249,6 +301,9 @@ func (a *assembler) query(ctx context.Context, path string, timeout time.Duratio
 		return Status{}, context.DeadlineExceeded
 	}
 	defer func() { <-a.sem }()
+	if a.rows.Load() >= MaxRows {
+		return Status{}, errFull // (the root's query is the first: never)
+	}
 	qctx, cancel := context.WithTimeout(bounded, timeout)
 	defer cancel()
 	return a.q(qctx, path)
@@ -272,9 +327,13 @@ func (a *assembler) read(ctx context.Context, q Query, path string) (Status, err
 
 // expand replaces, concurrently, every child supervisor record of st (and
 // with leaves every worker record) with that child's own answer, a
-// supervisor's expanded in turn. Each goroutine writes only its own element
-// of st.Children.
-func (a *assembler) expand(ctx context.Context, st *Status) {
+// supervisor's expanded in turn; st is at level depth of the tree (the
+// root's is 1), and no level below spec.MaxDepth is asked. Each goroutine
+// writes only its own element of st.Children.
+func (a *assembler) expand(ctx context.Context, st *Status, depth int) {
+	if depth >= spec.MaxDepth {
+		return // no tree is deeper: its records are what is shown
+	}
 	for i := range st.Children {
 		c := &st.Children[i]
 		if (!c.IsSupervisor() && !a.leaves) || c.WorkflowClosed {
@@ -289,6 +348,9 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 			}
 			got, err := a.query(ctx, c.Path, timeout)
 			switch {
+			case errors.Is(err, errFull):
+				c.Stale = err.Error()
+				return
 			case errors.Is(err, ErrNotFound):
 				return // keep the record: starting, or closed
 			case err != nil && ctx.Err() != nil:
@@ -304,11 +366,18 @@ func (a *assembler) expand(ctx context.Context, st *Status) {
 				a.fail(err)
 				return
 			}
+			if got.Path != c.Path {
+				c.Stale = fmt.Sprintf("answered as %.100q: row from its supervisor's record", got.Path)
+				return
+			}
 			got.Applying = got.Applying || c.Applying
 			*c = got
-			if c.IsSupervisor() {
-				a.expand(ctx, c)
+			if !c.IsSupervisor() {
+				c.Children = c.Children[:0] // a worker has none
+				return
 			}
+			a.ownChildren(c)
+			a.expand(ctx, c, depth+1)
 		}()
 	}
 }
