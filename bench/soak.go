@@ -1032,6 +1032,7 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	}
 	x, y := col(func(r soakRow) float64 { return r.hostsRSS })
 	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	res["soak_rss_slope_ci95_pct_per_hour"] = round(100 * slopeHalfWidth(x, y) / mean(y))
 	// The same of each 10 minutes' lowest RSS: a Go heap's RSS is a saw
 	// (it grows to the next collection), and minute samples land anywhere
 	// on it; its floor is what the workers keep.
@@ -1042,11 +1043,13 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	x, y = col(func(r soakRow) float64 { return r.hostsLiveMiB })
 	if len(y) > 1 && mean(y) > 0 {
 		res["soak_hosts_heap_live_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+		res["soak_hosts_heap_live_slope_ci95_pct_per_hour"] = round(100 * slopeHalfWidth(x, y) / mean(y))
 	}
 	x, y = col(func(r soakRow) float64 { return r.hostsSysMiB - r.hostsReleasedMiB })
 	res["soak_hosts_go_held_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
 	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
 	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
+	res["soak_goroutine_slope_ci95_per_hour"] = round(slopeHalfWidth(x, y))
 	x, y = col(func(r soakRow) float64 { return r.hostsCached })
 	res["soak_hosts_cached_slope_per_hour"] = round(slope(x, y))
 	// Goroutines per hour beyond what the cached workflows explain: a leak
@@ -1058,9 +1061,11 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
 	if len(cached) == len(x) {
 		res["soak_goroutine_beyond_cache_slope_per_hour"] = round(slopeBeyond(x, y, cached))
+		res["soak_goroutine_beyond_cache_slope_ci95_per_hour"] = round(slopeHalfWidth(residualsOn(cached, x), residualsOn(cached, y)))
 	}
 	x, y = col(func(r soakRow) float64 { return r.hostsFDs })
 	res["soak_fd_slope_per_hour"] = round(slope(x, y))
+	res["soak_fd_slope_ci95_per_hour"] = round(slopeHalfWidth(x, y))
 	x, y = col(func(r soakRow) float64 {
 		if r.workerAgeMin < 10 || r.workerAgeMin > 14 {
 			return math.NaN()
@@ -1159,23 +1164,56 @@ func slope(x, y []float64) float64 {
 	return num / den
 }
 
+// slopeHalfWidth is the half-width of the 95 % confidence interval of
+// slope(x, y): 1.96 standard errors of the least-squares slope, the
+// standard error widened for the residuals' lag-1 autocorrelation (minute
+// samples of a saw are not independent: as if there were n(1-r)/(1+r)
+// samples). A slope within it of 0 is noise.
+func slopeHalfWidth(x, y []float64) float64 {
+	n := len(x)
+	b := slope(x, y)
+	if n < 4 || math.IsNaN(b) {
+		return math.NaN()
+	}
+	mx, my := mean(x), mean(y)
+	res := make([]float64, n)
+	var ssr, sxx float64
+	for i := range x {
+		res[i] = y[i] - my - b*(x[i]-mx)
+		ssr += res[i] * res[i]
+		sxx += (x[i] - mx) * (x[i] - mx)
+	}
+	var lag float64
+	for i := 1; i < n; i++ {
+		lag += res[i] * res[i-1]
+	}
+	r := 0.0
+	if ssr > 0 {
+		r = max(0, min(lag/ssr, 0.95))
+	}
+	se := math.Sqrt(ssr / float64(n-2) / sxx * (1 + r) / (1 - r))
+	return 1.96 * se
+}
+
+// residualsOn is v less its least-squares fit on z.
+func residualsOn(z, v []float64) []float64 {
+	b := slope(z, v)
+	if math.IsNaN(b) {
+		b = 0 // z constant: nothing of v is explained by it
+	}
+	a := mean(v) - b*mean(z)
+	out := make([]float64, len(v))
+	for i := range v {
+		out[i] = v[i] - a - b*z[i]
+	}
+	return out
+}
+
 // slopeBeyond is the slope of y over x with z held still: the
 // coefficient of x in the least-squares fit y = a + b x + c z (x and y
 // are each fitted on z first; their residuals' slope is b).
 func slopeBeyond(x, y, z []float64) float64 {
-	residual := func(v []float64) []float64 {
-		b := slope(z, v)
-		if math.IsNaN(b) {
-			b = 0 // z constant: nothing of v is explained by it
-		}
-		a := mean(v) - b*mean(z)
-		out := make([]float64, len(v))
-		for i := range v {
-			out[i] = v[i] - a - b*z[i]
-		}
-		return out
-	}
-	return slope(residual(x), residual(y))
+	return slope(residualsOn(z, x), residualsOn(z, y))
 }
 
 // soakExec runs the bench binary's helper when asked to (the soak's
