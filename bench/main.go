@@ -164,7 +164,15 @@ func main() {
 	flag.StringVar(&o.serverPidFile, "server-pid-file", "", "with -address: a file holding the server's PID, read at each soak sample for its RSS (a cluster's: <cluster dir>/server.pid)")
 	flag.StringVar(&o.dbDir, "db-dir", "", "with -address: the directory of the server's database, whose size the soak samples (a cluster's: <cluster dir>/pgdata)")
 	flag.StringVar(&o.compression, "grpc-compression", "gzip", "compression of gRPC requests on both sides: gzip (the SDK's default) or none")
+	soakCSV := flag.String("soak-slopes", "", "print the slopes (with their 95 % intervals) of this soak CSV as JSON, and run nothing")
 	flag.Parse()
+	if *soakCSV != "" {
+		if err := printSoakSlopes(*soakCSV); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

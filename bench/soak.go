@@ -166,10 +166,11 @@ var soakColumns = []string{"minute", "worker_rss_mib", "worker_heap_objects", "w
 	"hosts_heap_inuse_mib", "hosts_go_sys_mib", "hosts_heap_released_mib", "hosts_heap_live_mib"}
 
 func (r soakRow) values() []float64 {
-	return []float64{r.minute, r.workerRSS, r.workerHeapObjects, r.workerGoroutines, r.workerFDs,
-		r.hostsRSS, r.hostsGoroutines, r.hostsFDs, r.serverRSS, r.maxHistory, r.dbMiB, r.stateMiB, r.logsMiB,
-		r.statusMs, r.killToRunningMs, r.notAtDesired, r.duplicates, r.orphans, r.taskFailures, r.workerAgeMin, r.faultsAt, r.hostsCached,
-		r.hostsHeapMiB, r.hostsSysMiB, r.hostsReleasedMiB, r.hostsLiveMiB}
+	var out []float64
+	for _, p := range r.fields() {
+		out = append(out, *p)
+	}
+	return out
 }
 
 // soakFault is one operation or fault and how long the tree took to be
@@ -1018,63 +1019,7 @@ func (s *soaker) results(res Result, rows []soakRow, stamp, csvPath string) erro
 	} else {
 		res["soak_lost_revisions"], res["soak_doubled_revisions"] = lost, twice
 	}
-	// Slopes after the first 15 minutes: the host workers live through the
-	// whole soak; the main worker is replaced every 15 minutes, so its
-	// slope is of its RSS at the same age in each life.
-	steady := slices.DeleteFunc(slices.Clone(rows), func(r soakRow) bool { return r.minute < 15 })
-	col := func(f func(r soakRow) float64) (x, y []float64) {
-		for _, r := range steady {
-			if v := f(r); !math.IsNaN(v) {
-				x, y = append(x, r.minute/60), append(y, v)
-			}
-		}
-		return x, y
-	}
-	x, y := col(func(r soakRow) float64 { return r.hostsRSS })
-	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
-	res["soak_rss_slope_ci95_pct_per_hour"] = round(100 * slopeHalfWidth(x, y) / mean(y))
-	// The same of each 10 minutes' lowest RSS: a Go heap's RSS is a saw
-	// (it grows to the next collection), and minute samples land anywhere
-	// on it; its floor is what the workers keep.
-	x, y = windowMinima(x, y, 10)
-	res["soak_rss_floor_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
-	x, y = col(func(r soakRow) float64 { return r.hostsHeapMiB })
-	res["soak_hosts_heap_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
-	x, y = col(func(r soakRow) float64 { return r.hostsLiveMiB })
-	if len(y) > 1 && mean(y) > 0 {
-		res["soak_hosts_heap_live_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
-		res["soak_hosts_heap_live_slope_ci95_pct_per_hour"] = round(100 * slopeHalfWidth(x, y) / mean(y))
-	}
-	x, y = col(func(r soakRow) float64 { return r.hostsSysMiB - r.hostsReleasedMiB })
-	res["soak_hosts_go_held_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
-	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
-	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
-	res["soak_goroutine_slope_ci95_per_hour"] = round(slopeHalfWidth(x, y))
-	x, y = col(func(r soakRow) float64 { return r.hostsCached })
-	res["soak_hosts_cached_slope_per_hour"] = round(slope(x, y))
-	// Goroutines per hour beyond what the cached workflows explain: a leak
-	// shows here, the cache filling does not.
-	var cached []float64
-	for _, r := range steady {
-		cached = append(cached, r.hostsCached)
-	}
-	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
-	if len(cached) == len(x) {
-		res["soak_goroutine_beyond_cache_slope_per_hour"] = round(slopeBeyond(x, y, cached))
-		res["soak_goroutine_beyond_cache_slope_ci95_per_hour"] = round(slopeHalfWidth(residualsOn(cached, x), residualsOn(cached, y)))
-	}
-	x, y = col(func(r soakRow) float64 { return r.hostsFDs })
-	res["soak_fd_slope_per_hour"] = round(slope(x, y))
-	res["soak_fd_slope_ci95_per_hour"] = round(slopeHalfWidth(x, y))
-	x, y = col(func(r soakRow) float64 {
-		if r.workerAgeMin < 10 || r.workerAgeMin > 14 {
-			return math.NaN()
-		}
-		return r.workerRSS
-	})
-	res["soak_worker_rss_at_age_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
-	x, y = col(func(r soakRow) float64 { return r.dbMiB })
-	res["soak_db_slope_mib_per_hour"] = round(slope(x, y))
+	soakSlopes(res, rows)
 	var first, last []float64
 	total := time.Since(s.began).Minutes()
 	for _, r := range rows {
@@ -1162,6 +1107,128 @@ func slope(x, y []float64) float64 {
 		return math.NaN()
 	}
 	return num / den
+}
+
+// soakSlopes puts in res the slopes per hour of the rows after the first
+// 15 minutes (the caches filling), each with its 95 % interval
+// (slopeHalfWidth): the host workers live through the whole soak; the main
+// worker is replaced every 15 minutes, so its slope is of its RSS at the
+// same age in each life.
+func soakSlopes(res Result, rows []soakRow) {
+	steady := slices.DeleteFunc(slices.Clone(rows), func(r soakRow) bool { return r.minute < 15 })
+	col := func(f func(r soakRow) float64) (x, y []float64) {
+		for _, r := range steady {
+			if v := f(r); !math.IsNaN(v) {
+				x, y = append(x, r.minute/60), append(y, v)
+			}
+		}
+		return x, y
+	}
+	x, y := col(func(r soakRow) float64 { return r.hostsRSS })
+	res["soak_rss_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	res["soak_rss_slope_ci95_pct_per_hour"] = round(100 * slopeHalfWidth(x, y) / mean(y))
+	// The same of each 10 minutes' lowest RSS: a Go heap's RSS is a saw
+	// (it grows to the next collection), and minute samples land anywhere
+	// on it; its floor is what the workers keep.
+	x, y = windowMinima(x, y, 10)
+	res["soak_rss_floor_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsHeapMiB })
+	res["soak_hosts_heap_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsLiveMiB })
+	if len(y) > 1 && mean(y) > 0 {
+		res["soak_hosts_heap_live_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+		res["soak_hosts_heap_live_slope_ci95_pct_per_hour"] = round(100 * slopeHalfWidth(x, y) / mean(y))
+	}
+	x, y = col(func(r soakRow) float64 { return r.hostsSysMiB - r.hostsReleasedMiB })
+	res["soak_hosts_go_held_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
+	res["soak_goroutine_slope_per_hour"] = round(slope(x, y))
+	res["soak_goroutine_slope_ci95_per_hour"] = round(slopeHalfWidth(x, y))
+	x, y = col(func(r soakRow) float64 { return r.hostsCached })
+	res["soak_hosts_cached_slope_per_hour"] = round(slope(x, y))
+	// Goroutines per hour beyond what the cached workflows explain: a leak
+	// shows here, the cache filling does not.
+	var cached []float64
+	for _, r := range steady {
+		cached = append(cached, r.hostsCached)
+	}
+	x, y = col(func(r soakRow) float64 { return r.hostsGoroutines })
+	if len(cached) == len(x) {
+		res["soak_goroutine_beyond_cache_slope_per_hour"] = round(slopeBeyond(x, y, cached))
+		res["soak_goroutine_beyond_cache_slope_ci95_per_hour"] = round(slopeHalfWidth(residualsOn(cached, x), residualsOn(cached, y)))
+	}
+	x, y = col(func(r soakRow) float64 { return r.hostsFDs })
+	res["soak_fd_slope_per_hour"] = round(slope(x, y))
+	res["soak_fd_slope_ci95_per_hour"] = round(slopeHalfWidth(x, y))
+	x, y = col(func(r soakRow) float64 {
+		if r.workerAgeMin < 10 || r.workerAgeMin > 14 {
+			return math.NaN()
+		}
+		return r.workerRSS
+	})
+	res["soak_worker_rss_at_age_slope_pct_per_hour"] = round(100 * slope(x, y) / mean(y))
+	x, y = col(func(r soakRow) float64 { return r.dbMiB })
+	res["soak_db_slope_mib_per_hour"] = round(slope(x, y))
+}
+
+// fields are the row's figures in soakColumns' order.
+func (r *soakRow) fields() []*float64 {
+	return []*float64{&r.minute, &r.workerRSS, &r.workerHeapObjects, &r.workerGoroutines, &r.workerFDs,
+		&r.hostsRSS, &r.hostsGoroutines, &r.hostsFDs, &r.serverRSS, &r.maxHistory, &r.dbMiB, &r.stateMiB, &r.logsMiB,
+		&r.statusMs, &r.killToRunningMs, &r.notAtDesired, &r.duplicates, &r.orphans, &r.taskFailures, &r.workerAgeMin, &r.faultsAt, &r.hostsCached,
+		&r.hostsHeapMiB, &r.hostsSysMiB, &r.hostsReleasedMiB, &r.hostsLiveMiB}
+}
+
+// readSoakCSV reads the rows of a soak's CSV (a column it lacks, from a
+// soak before it was sampled, is NaN).
+func readSoakCSV(path string) ([]soakRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: no header", path)
+	}
+	at := map[string]int{}
+	for i, name := range recs[0] {
+		at[name] = i
+	}
+	var rows []soakRow
+	for _, rec := range recs[1:] {
+		var r soakRow
+		for i, p := range r.fields() {
+			*p = math.NaN()
+			if j, ok := at[soakColumns[i]]; ok && j < len(rec) {
+				if v, err := strconv.ParseFloat(rec[j], 64); err == nil {
+					*p = v
+				}
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// printSoakSlopes prints, as JSON, the slopes of the soak CSV at path:
+// those of a soak that ran before a slope (or its interval) was reported.
+func printSoakSlopes(path string) error {
+	rows, err := readSoakCSV(path)
+	if err != nil {
+		return err
+	}
+	res := Result{}
+	soakSlopes(res, rows)
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(b))
+	return nil
 }
 
 // slopeHalfWidth is the half-width of the 95 % confidence interval of
