@@ -97,7 +97,7 @@ func NewMetrics(onError func(error)) *Metrics {
 	}, time.Second)
 	return &Metrics{
 		Registry: reg,
-		Handler:  sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
+		Handler:  BoundTags(sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope))),
 		closer:   closer,
 		done:     make(chan struct{}),
 	}
