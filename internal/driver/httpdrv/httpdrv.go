@@ -306,6 +306,12 @@ func (d *Driver) Observe(ctx context.Context, r driver.Request) (driver.Observat
 		return "", fmt.Errorf("http: observe abandoned: %w", err)
 	}
 	d.mu.Lock()
+	if _, counted := d.failures[r.WorkflowID]; !counted && len(d.failures) >= maxCounted {
+		for id := range d.failures { // one other's count goes (any)
+			delete(d.failures, id)
+			break
+		}
+	}
 	d.failures[r.WorkflowID]++
 	n := d.failures[r.WorkflowID]
 	d.mu.Unlock()
@@ -316,6 +322,15 @@ func (d *Driver) Observe(ctx context.Context, r driver.Request) (driver.Observat
 	}
 	return driver.Running, nil
 }
+
+// maxCounted bounds the workflows whose failed checks a driver counts.
+// An http action runs on whichever worker process of the pool takes it,
+// so each process counts the services whose checks it ran; a service
+// deleted while failing (or a workflow started by hand naming made-up
+// services) had its count kept for as long as the process ran. Past the
+// bound one count is forgotten: that service's next failed check counts
+// from one again.
+var maxCounted = 10_000
 
 // Failures returns the count of consecutive failed health checks of a
 // workflow.

@@ -234,6 +234,21 @@ func compressFile(src, dst string) error {
 	return nil
 }
 
+// forgetSamples drops the last samples of logs no process writes now:
+// every job run has a log of its own, and every service ever started here
+// one, and their samples had been kept for as long as the worker ran (an
+// every-minute job, half a million a year). A log whose process starts
+// again is sampled at once, as a new one.
+func (d *Driver) forgetSamples(running map[string]LogPolicy) {
+	d.rotMu.Lock()
+	defer d.rotMu.Unlock()
+	for path := range d.samples {
+		if _, ok := running[path]; !ok {
+			delete(d.samples, path)
+		}
+	}
+}
+
 // markStart records in the log's index that a run of the service begins
 // at the log's current end.
 func (d *Driver) markStart(path string) {
@@ -410,6 +425,7 @@ func (d *Driver) rotator() {
 			}
 		}
 		d.mu.Unlock()
+		d.forgetSamples(running)
 		host := d.hostLogs()
 		for path, pol := range running {
 			pol = pol.over(host)

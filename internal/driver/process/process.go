@@ -131,6 +131,10 @@ type Driver struct {
 	// run tried again finds its process there (under mu).
 	endedJobs  map[string]endedRun
 	endedOrder []string
+	// endedProcs are the services' processes that ended and are still in
+	// procs (for an observe of their outcome), oldest first: past
+	// maxEndedProcs the oldest is forgotten (under mu).
+	endedProcs []string
 
 	recMu   sync.Mutex           // the records in StateDir
 	rotMu   sync.Mutex           // log rotations and indexes
@@ -763,6 +767,8 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 	close(p.exited)
 	if p.job {
 		d.noteEndedJobLocked(p)
+	} else {
+		d.keepEndedLocked(p)
 	}
 	if p.notify != nil {
 		p.notify.close()
@@ -794,6 +800,31 @@ func (d *Driver) ended(p *proc, exit driver.Exit, obs driver.Observation) {
 		return
 	}
 	d.unrecord(p)
+}
+
+// maxEndedProcs bounds the services' processes that ended and are kept
+// for an observe of how they ended (Exited or Crashed; a forgotten one
+// observes as Crashed). An observe comes within the worker's observe
+// interval of an end; the entry of a service that is never started here
+// again (deleted while it crashed, moved away, started by hand) had been
+// kept, with its command and its environment, for as long as the worker ran.
+var maxEndedProcs = 1024 // (a variable for its test)
+
+// keepEndedLocked notes that p ended, and forgets the oldest ended
+// processes past maxEndedProcs. d.mu is held.
+func (d *Driver) keepEndedLocked(p *proc) {
+	d.endedProcs = append(d.endedProcs, p.id)
+	for len(d.endedProcs) > maxEndedProcs {
+		id := d.endedProcs[0]
+		d.endedProcs = slices.Delete(d.endedProcs, 0, 1)
+		if q := d.procs[id]; q != nil {
+			select {
+			case <-q.exited:
+				delete(d.procs, id)
+			default: // (an instance ID is never reused: not reached)
+			}
+		}
+	}
 }
 
 // terminate sends SIGTERM to the group, then SIGKILL when the grace period
