@@ -53,6 +53,7 @@ type options struct {
 	policy, trustedKeys             string
 	guard                           *admission.Guard
 	usageInterval, stickyTimeout    time.Duration
+	orphanSweep                     time.Duration
 	logs                            process.LogPolicy
 }
 
@@ -180,6 +181,10 @@ func main() {
 	}
 	if _, err := o.conn.Options(); err != nil { // the codec's keys, TLS and API key files
 		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	if o.orphanSweep < time.Second {
+		fmt.Fprintf(os.Stderr, "worker: --orphan-sweep must be at least 1s, not %s\n", o.orphanSweep)
 		os.Exit(2)
 	}
 	if o.usageInterval < 0 || o.usageInterval > 0 && o.usageInterval < time.Second {
@@ -342,6 +347,9 @@ func run(o options) error {
 	if err != nil {
 		zl.Warn("process: recovery", zap.Error(err))
 	}
+	// A process whose workflow closed (its service deleted while this
+	// host's worker was away) is stopped, not held unsupervised.
+	processDriver.WatchOrphans(temporalclient.WorkflowRuns(c), o.orphanSweep)
 	if recovered.Rebooted > 0 {
 		zl.Warn("process: this host rebooted since its last worker: its services are started again", zap.Int("services", recovered.Rebooted),
 			zap.Time("bootedAt", process.CurrentBoot().At))
@@ -553,6 +561,7 @@ func registerFlags(fs *flag.FlagSet, o *options) (config *string, version *bool)
 	fs.StringVar(&o.pprof, "pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off")
 	fs.StringVar(&o.policy, "policy", "", "this host's policy (YAML: commands, users, groups, env, secrets, secretEnv, urls, dirs): a process, an http worker or a notification that names what it does not allow is refused before anything runs (docs/security.md); empty: any command a spec names runs as this worker's user")
 	fs.StringVar(&o.trustedKeys, "trusted-keys", "", "Ed25519 public keys (PEM files, comma-separated; starter keygen writes them): every process start and http action on this host needs a spec signed by one of them for its own workflow (starter apply --sign-key), no older than the host has run, and every log or usage read a request signed by one (--sign-key on logs, status, top, console)")
+	fs.DurationVar(&o.orphanSweep, "orphan-sweep", process.OrphanSweepEvery, "how often this host looks for processes whose workflow closed (a service deleted while this worker was away): one seen so at two looks in a row is stopped")
 	fs.DurationVar(&o.usageInterval, "usage-interval", 10*time.Second, "how often this host samples the CPU and memory of its process services (one read of /proc for all of them; starter status and top, and the steward_service_* metrics, show the last sample); 0: never")
 	fs.StringVar(&o.conn.TLSCert, "tls-cert", "", "client certificate (PEM) for mutual TLS to Temporal, with --tls-key (default: TEMPORAL_TLS_*, the profile's)")
 	fs.StringVar(&o.conn.TLSKey, "tls-key", "", "the client certificate's private key (PEM)")

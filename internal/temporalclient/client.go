@@ -285,6 +285,22 @@ func ExitNotifier(c client.Client, signal string) driver.Notifier {
 	})
 }
 
+// WorkflowRuns says whether the workflow with the given ID runs now (its
+// latest run): false when it closed or there is none (a process driver's
+// orphans, process.OwnerRuns).
+func WorkflowRuns(c client.Client) func(ctx context.Context, workflowID string) (bool, error) {
+	return func(ctx context.Context, workflowID string) (bool, error) {
+		resp, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+		if _, gone := errors.AsType[*serviceerror.NotFound](err); gone {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return resp.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+	}
+}
+
 // applyTLS sets opts' TLS and API key from c's files (none set: opts as
 // the environment and the profile made them). Errors name the file.
 func (c Config) applyTLS(opts *client.Options) error {
