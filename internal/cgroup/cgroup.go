@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -211,6 +212,36 @@ func (g *Group) OOMKills() int {
 
 // Remove removes the group's directories once no process is left in
 // them (the kernel refuses before): it tries for up to a second.
+// Kill kills every process left in the group: those a service started
+// that left its process group (setsid, a daemon's double fork) outlive its
+// main process, held the group, and ran on unsupervised. cgroup.kill where
+// the kernel has it (v2, Linux 5.14), else SIGKILL to each process the
+// group lists, until none is left (a second at most: one may fork while
+// it is listed).
+func (g *Group) Kill() {
+	if g == nil {
+		return
+	}
+	for _, dir := range g.Dirs {
+		if g.Version == 2 && write(dir, "cgroup.kill", "1") == nil {
+			continue
+		}
+		for range 20 {
+			b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			pids := strings.Fields(string(b))
+			if err != nil || len(pids) == 0 {
+				break
+			}
+			for _, p := range pids {
+				if pid, err := strconv.Atoi(p); err == nil && pid > 1 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
 func (g *Group) Remove() error {
 	if g == nil {
 		return nil

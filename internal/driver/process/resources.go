@@ -86,9 +86,12 @@ func cgroupStart(wfID string, r *spec.Resources, cmd *exec.Cmd) (*cgroup.Group, 
 }
 
 // removeCgroup removes an ended service's group (in the background: the
-// kernel lets go of it once its last process is reaped).
+// kernel lets go of it once its last process is reaped), after killing
+// what the service left in it: the group is the service's, as its process
+// group is, and what its main process started outlives it only there.
 func (d *Driver) removeCgroup(g *cgroup.Group) {
 	go func() {
+		g.Kill()
 		if err := g.Remove(); err != nil {
 			d.log.Warn("process: cannot remove the cgroup of an ended service", zap.Strings("dirs", g.Dirs), zap.Error(err))
 		}

@@ -5,6 +5,7 @@ package process
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,4 +104,32 @@ func TestResourcesWithoutCgroupsFail(t *testing.T) {
 	require.ErrorContains(t, err, "process.resources: cgroup: no memory controller on this host")
 	require.ErrorContains(t, err, "not started unlimited")
 	require.Zero(t, d.Running())
+}
+
+// A service under resources whose child left its process group (setsid,
+// as a daemon's double fork does) outlived its main process: the kill of
+// the group missed it, its cgroup could not be removed, and it ran on,
+// supervised by nothing, at every restart one more.
+func TestDriver_WhatAServiceLeftInItsCgroupIsKilledAtItsEnd(t *testing.T) {
+	needCgroups(t)
+	need(t, "sh", "setsid", "sleep")
+	rec := newRecorder()
+	d, dir := newDriver(t, rec)
+	pidFile := filepath.Join(dir, "escaped.pid")
+	id, err := d.Start(context.Background(), req("tree/daemon", map[string]any{"command": "sh",
+		"args":         []string{"-c", "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 0.5; exit 3"},
+		"startSeconds": "100ms", "resources": map[string]any{"memoryMax": "64Mi"}}))
+	require.NoError(t, err)
+	require.NotEmpty(t, id)
+	select {
+	case <-rec.ch:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the service did not end")
+	}
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	escaped, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !alive(escaped) }, 10*time.Second, 50*time.Millisecond,
+		"the child that left the process group is killed with the service's cgroup")
 }
