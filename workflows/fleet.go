@@ -111,12 +111,7 @@ func (s *supervisorRun) onHost(raw converter.RawValue) {
 	}
 	s.carry.HostStates[st.Host] = st
 	if st.Live == HostUp {
-		for _, name := range sortedKeys(s.carry.Leave) {
-			s.carry.Leave[name] = slices.DeleteFunc(s.carry.Leave[name], func(h string) bool { return h == st.Host })
-			if len(s.carry.Leave[name]) == 0 {
-				delete(s.carry.Leave, name)
-			}
-		}
+		s.leaveNoMore(st.Host)
 	}
 	s.forceStop(st, before)
 	s.replace()
@@ -289,8 +284,29 @@ func (s *supervisorRun) subscribeHosts() {
 		s.out.add(s.sendSubscription(ch.Host, ch.Sub))
 		if ch.Sub.Gone {
 			delete(s.carry.Subscribed, ch.Host)
+			if versions.SupForgetsUnsubscribedHosts.In(s.in.Version) {
+				s.forgetHost(ch.Host)
+			}
 		} else {
 			s.carry.Subscribed[ch.Host] = ch.Sub
+		}
+	}
+}
+
+// forgetHost forgets a host no worker of the spec runs on or may move to:
+// its state decides nothing, and kept it counted against the hosts a
+// supervisor may know (hostcore.MaxHostStates) for good.
+func (s *supervisorRun) forgetHost(host string) {
+	delete(s.carry.HostStates, host)
+	s.leaveNoMore(host)
+}
+
+// leaveNoMore drops host from the hosts each worker must leave.
+func (s *supervisorRun) leaveNoMore(host string) {
+	for _, name := range sortedKeys(s.carry.Leave) {
+		s.carry.Leave[name] = slices.DeleteFunc(s.carry.Leave[name], func(h string) bool { return h == host })
+		if len(s.carry.Leave[name]) == 0 {
+			delete(s.carry.Leave, name)
 		}
 	}
 }

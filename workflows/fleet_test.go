@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/steward-sh/steward/activities"
+	"github.com/steward-sh/steward/internal/hostcore"
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/versions"
@@ -662,5 +663,40 @@ func TestFleet_AHostLostLongAgoByItsNoteWaitsRescheduleAfter(t *testing.T) {
 			require.Equal(t, "b", child(soon, "root/web-0").Host, "version %d moved at once", version)
 		}
 		require.Equal(t, "b", child(later, "root/web-0").Host, "version %d: moved once after passed", version)
+	}
+}
+
+// Regression (review of what grows over months): a supervisor kept the
+// state of every host it ever heard from, and past 1,024 (hosts named by
+// instance ID, replaced now and then) refused every new host's note: their
+// losses moved no worker. From supervisor 14 a host taken out of every
+// hosts list of its spec is forgotten.
+func TestFleet_AHostTakenOutOfTheSpecIsForgotten(t *testing.T) {
+	for _, version := range []int{versions.SupForgetsUnsubscribedHosts.Since - 1, SupervisorVersion} {
+		env := newEnv(t)
+		mockHostActions(env)
+		// A run carried over after months: the table full of hosts its
+		// spec named once.
+		carry := &SupervisorCarry{Desired: spec.DesiredRunning, HostStates: map[string]HostState{}, Subscribed: map[string]HostSubscription{}}
+		for i := range hostcore.MaxHostStates {
+			h := fmt.Sprintf("retired-%d", i)
+			carry.HostStates[h] = HostState{Host: h, Live: HostUp}
+			carry.Subscribed[h] = HostSubscription{Supervisor: "root", Seq: 1}
+		}
+		var st Status
+		at(env, time.Minute, func() {
+			env.SignalWorkflow(SignalSpec, spec.Update{Generation: 2, Spec: webFleet(2, "a", "b")})
+		})
+		at(env, 2*time.Minute, func() {
+			env.SignalWorkflow(SignalHost, HostState{Host: "a", Live: HostUp, Since: env.Now()})
+		})
+		at(env, 3*time.Minute, func() { st = query(t, env) })
+		endAt(env, 4*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: pruneSpec(webFleet(2, "a", "b")), Generation: 1, Carry: carry, Version: version})
+		if versions.SupForgetsUnsubscribedHosts.In(version) {
+			require.Zero(t, st.RejectedSignals, "version %d: the retired hosts forgotten, a's note is taken", version)
+		} else {
+			require.Equal(t, 1, st.RejectedSignals, "version %d: its table full for good, a's note refused", version)
+		}
 	}
 }

@@ -30,7 +30,7 @@ const (
 	typeRevisions  = "RevisionsWorkflow"
 	typeJob        = "JobWorkflow"
 
-	Supervisor = 13
+	Supervisor = 14
 	Worker     = 9
 	Rollout    = 3
 	Host       = 3
@@ -166,6 +166,14 @@ var (
 	// again at its next event. Up to 12 it was made, and the server ended
 	// the supervisor (a rolling update's previous nodes of a large level).
 	SupCarryFits = Feature{"supervisor.carry-fits", typeSupervisor, 13}
+	// 14: a host the supervisor no longer subscribes to (no worker of its
+	// spec runs on it or may move to it: taken out of every hosts list) is
+	// forgotten: its state, and the workers' notes to leave it. Up to 13
+	// every host it ever heard from was kept, and past 1,024 (a fleet whose
+	// hosts are named by instance ID, replaced now and then) it refused
+	// every new host's note: their losses moved no worker (review of what
+	// grows over months).
+	SupForgetsUnsubscribedHosts = Feature{"supervisor.forgets-unsubscribed-hosts", typeSupervisor, 14}
 )
 
 // WorkerWorkflow's versions.
@@ -318,7 +326,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded, SupCarryFits,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded, SupCarryFits, SupForgetsUnsubscribedHosts,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
