@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
@@ -77,7 +78,8 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 			Refused: refusal(s.in.Version, r.Status.LastAction)})
 	}
 	u, cmds := supervise.NextUpdate(supervise.UpdateSnapshot{Op: op, Now: workflow.Now(s.ctx), Update: *s.carry.Update, Children: kids, Generation: s.in.Generation,
-		RevertPastSent: versions.SupRevertPastSent.In(s.in.Version), GenerationBounded: versions.SupGenerationBounded.In(s.in.Version)})
+		RevertPastSent: versions.SupRevertPastSent.In(s.in.Version), GenerationBounded: versions.SupGenerationBounded.In(s.in.Version),
+		KeepPrevious: versions.SupRevertToWhatRuns.In(s.in.Version)})
 	s.carry.Update = &u
 	for _, c := range cmds {
 		switch c.Kind {
@@ -85,8 +87,24 @@ func (s *supervisorRun) stepUpdate(op supervise.UpdateOp) {
 			s.sendUpdate(c)
 		case supervise.UpdateEnded:
 			s.updateEnded(c)
+		case supervise.KeepPrevious:
+			s.keepPrevious(c.Keep)
 		}
 	}
+}
+
+// keepPrevious makes each target's previous node its node in this run's
+// spec (supervise.KeepPrevious): what it runs after a revert, or when the
+// update never sent it its new one.
+func (s *supervisorRun) keepPrevious(targets []supervise.Target) {
+	for _, t := range targets {
+		for _, kids := range [][]spec.Node{s.in.Spec.Children, s.full.Children} {
+			if j := slices.IndexFunc(kids, func(c spec.Node) bool { return c.Name == t.Name }); j >= 0 && !kids[j].IsSupervisor() {
+				kids[j] = *t.Previous
+			}
+		}
+	}
+	s.policies = nil
 }
 
 // refusal says what a host refused of a start or restart, from a child's

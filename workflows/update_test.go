@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/steward-sh/steward/internal/spec"
 	"github.com/steward-sh/steward/internal/supervise"
 	"github.com/steward-sh/steward/internal/treestatus"
+	"github.com/steward-sh/steward/internal/versions"
 )
 
 // restartLog records each restart of the workers: which, with what stub
@@ -52,13 +54,19 @@ func (l *restartLog) with(d time.Duration) []restartRun {
 // mockUpdates mocks the actions: a restart takes 5 s; one to the stub
 // delay bad fails.
 func mockUpdates(env *testsuite.TestWorkflowEnvironment, bad time.Duration) *restartLog {
+	return mockUpdatesBad(env, bad)
+}
+
+// mockUpdatesBad is mockUpdates where a restart to any of the delays bad
+// fails.
+func mockUpdatesBad(env *testsuite.TestWorkflowEnvironment, bad ...time.Duration) *restartLog {
 	l := &restartLog{env: env}
 	ok := func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
 		return activities.ActionResult{Attempt: 1, Instance: r.Path}, nil
 	}
 	act := func(_ context.Context, r activities.ActionRequest) (activities.ActionResult, error) {
 		d := time.Duration(r.Spec.Stub.Delay)
-		run := restartRun{path: r.Path, delay: d, begin: env.Now(), end: env.Now().Add(5 * time.Second), failed: d == bad}
+		run := restartRun{path: r.Path, delay: d, begin: env.Now(), end: env.Now().Add(5 * time.Second), failed: slices.Contains(bad, d)}
 		l.mu.Lock()
 		l.runs = append(l.runs, run)
 		l.mu.Unlock()
@@ -421,4 +429,40 @@ func TestUpdate_TheWakeTimerIsNotMovedWithEveryWorkerUpdated(t *testing.T) {
 	}
 	v7, v6 := cancelledDuring(SupervisorVersion), cancelledDuring(6)
 	require.GreaterOrEqual(t, v6-v7, 3, "version 6 moved its timer with each of the 4 workers updated but the last (%d timers cancelled, version 7: %d)", v6, v7)
+}
+
+// Regression (found by the soak): after an update reverted, the next
+// update's targets kept as their previous node the reverted one (the spec
+// before), not the one they ran. When that update failed too, its revert
+// put the bad node back on them: a crash loop, the revert failed, and no
+// update ended it. From supervisor 14 a target keeps the node it runs.
+func TestUpdate_ARevertAfterARevertRestoresWhatRan(t *testing.T) {
+	for _, version := range []int{versions.SupRevertToWhatRuns.Since - 1, SupervisorVersion} {
+		env := newEnv(t)
+		first, second := 7*time.Millisecond, 9*time.Millisecond // two bad applies in a row
+		log := mockUpdatesBad(env, first, second)
+		policy := &spec.UpdatePolicy{MaxParallel: parallel(1), AutoRevert: true, HealthyDeadline: spec.Dur(time.Minute)}
+		var afterFirst, final Status
+		at(env, time.Minute, func() { env.SignalWorkflow(SignalSpec, spec.Update{Spec: withDelay(first, policy)}) })
+		at(env, 10*time.Minute, func() {
+			afterFirst = queryOwn(t, env)
+			env.SignalWorkflow(SignalSpec, spec.Update{Spec: withDelay(second, policy)})
+		})
+		at(env, 20*time.Minute, func() { final = queryOwn(t, env) })
+		endAt(env, 21*time.Minute)
+		env.ExecuteWorkflow(SupervisorWorkflow, SupervisorInput{Path: "root", Spec: withDelay(0, policy), Generation: 1, Version: version})
+
+		require.Equal(t, supervise.UpdateReverted, afterFirst.Update.State, "version %d: the first bad apply reverted", version)
+		runs := log.all()
+		last := runs[len(runs)-1]
+		require.Equal(t, "root/a", last.path, "version %d", version)
+		if versions.SupRevertToWhatRuns.In(version) {
+			require.Equal(t, supervise.UpdateReverted, final.Update.State, "version %d: %s", version, final.Update.Reason)
+			require.Equal(t, time.Duration(0), last.delay, "version %d: a runs the node it ran before both", version)
+			require.Equal(t, "running", childNamed(t, final, "root/a").State)
+		} else {
+			require.Equal(t, first, last.delay, "version %d reverted a to the first bad node", version)
+			require.Equal(t, supervise.UpdateFailed, final.Update.State, "version %d: its revert failed", version)
+		}
+	}
 }

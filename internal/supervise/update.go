@@ -223,6 +223,11 @@ const (
 	// cancelled), or failed and began to revert (State failed, Reverting):
 	// metrics, notifications, logs.
 	UpdateEnded
+	// KeepPrevious: the targets in Keep stay on, or go back to, their
+	// previous node (Target.Previous): from now on it is their node in the
+	// supervisor's spec, what the next update counts as what they run and
+	// what a closed one starts with (UpdateSnapshot.KeepPrevious).
+	KeepPrevious
 )
 
 // UpdateCommand is one thing for the workflow to do.
@@ -235,6 +240,7 @@ type UpdateCommand struct {
 	State      string
 	Reverting  bool
 	Reason     string
+	Keep       []Target
 }
 
 // UpdateSnapshot is what NextUpdate decides from.
@@ -252,6 +258,12 @@ type UpdateSnapshot struct {
 	// action's end, so a late success of the bad spec, reported at the
 	// generation the revert reused, counted the target reverted).
 	RevertPastSent bool
+	// KeepPrevious: a revert's targets, and the targets an update that
+	// ends without them never sent, keep their previous node in the spec
+	// (the KeepPrevious command; supervisor code version 14). Before, the
+	// spec kept the new node, and after a revert the next update took it
+	// for what they ran: its own revert put the bad node back on them.
+	KeepPrevious bool
 	// GenerationBounded: a generation sent past a child's count stops at
 	// spec.MaxGeneration (supervisor code version 12; nextGeneration).
 	GenerationBounded bool
@@ -480,7 +492,9 @@ func (d *updater) fail(name, reason string) {
 		return
 	}
 	// The targets it touched get their previous node back; the others
-	// never changed and leave the update.
+	// never changed and leave the update. All of them keep their previous
+	// node in the spec.
+	d.keep(func(Target) bool { return true })
 	var back []Target
 	for _, t := range u.Targets {
 		if t.Phase == TargetPending {
@@ -501,11 +515,33 @@ func (d *updater) fail(name, reason string) {
 // (an ended update is kept only to be shown).
 func (d *updater) end(state, reason string) {
 	u := d.u
+	if u.State != UpdateReverting {
+		// What it never sent runs its previous node (a revert kept its
+		// targets' when it began).
+		d.keep(func(t Target) bool { return t.Phase == TargetPending })
+	}
 	u.State, u.Reason, u.Paused = state, reason, false
 	for i := range u.Targets {
 		u.Targets[i].Previous = nil
 	}
 	d.cmds = append(d.cmds, UpdateCommand{Kind: UpdateEnded, State: state, Reason: reason})
+}
+
+// keep asks the workflow to keep, in its spec, the previous node of the
+// targets which (KeepPrevious).
+func (d *updater) keep(which func(Target) bool) {
+	if !d.s.KeepPrevious {
+		return
+	}
+	var keep []Target
+	for _, t := range d.u.Targets {
+		if t.Previous != nil && which(t) {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) > 0 {
+		d.cmds = append(d.cmds, UpdateCommand{Kind: KeepPrevious, Keep: keep})
+	}
 }
 
 // NewUpdate begins an update of targets (in start order) under policy,

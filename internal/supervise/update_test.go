@@ -403,3 +403,56 @@ func TestUpdate_MovesNowOffALostHostOnly(t *testing.T) {
 	require.Equal(t, []string{"free"}, now, "a revert's target waits; one not its goes")
 	require.True(t, wait)
 }
+
+func kept(cmds []UpdateCommand) []string {
+	var out []string
+	for _, c := range cmds {
+		if c.Kind == KeepPrevious {
+			for _, t := range c.Keep {
+				out = append(out, t.Name+"="+t.Previous.Name)
+			}
+		}
+	}
+	return out
+}
+
+// Regression (the soak): after a revert the spec kept the new node, and
+// the next update took it for what its targets ran. With KeepPrevious a
+// revert keeps every target's previous node (those it never sent too), and
+// an update that ends otherwise keeps it for those it never sent.
+func TestUpdate_WhatTargetsRunIsKeptInTheSpec(t *testing.T) {
+	keepStep := func(u Update, kids []UpdateChild, now time.Time, op UpdateOp, keep bool) (Update, []UpdateCommand) {
+		return NextUpdate(UpdateSnapshot{Op: op, Now: now, Update: u, Children: kids, Generation: 2, KeepPrevious: keep})
+	}
+	for _, keep := range []bool{false, true} {
+		p := policy(1)
+		p.AutoRevert = true
+		u, kids := newRolling(p, "a", "b", "c")
+		u, _ = keepStep(u, kids, t0, UpdateTick, keep)
+		kids[0].Generation, kids[0].State = 2, "failed"
+		r, cmds := keepStep(u, kids, t0.Add(time.Second), UpdateTick, keep)
+		require.Equal(t, UpdateReverting, r.State)
+		if !keep {
+			require.Empty(t, kept(cmds), "version 13 keeps the new node in the spec")
+			continue
+		}
+		require.Equal(t, []string{"a=a", "b=b", "c=c"}, kept(cmds), "a reverts, b and c were never sent: all run their previous node")
+
+		// Cancelled: what it never sent keeps its previous node; what it
+		// sent runs the new one.
+		u, kids = newRolling(policy(1), "a", "b")
+		u, _ = keepStep(u, kids, t0, UpdateTick, keep)
+		c, cmds := keepStep(u, kids, t0.Add(time.Second), UpdateCancel, keep)
+		require.Equal(t, UpdateCancelled, c.State)
+		require.Equal(t, []string{"b=b"}, kept(cmds))
+
+		// A revert that fails keeps nothing more (its start kept them all).
+		kids[0].Generation, kids[0].State = 2, "failed"
+		u.Policy.AutoRevert = true
+		r, _ = keepStep(u, kids, t0.Add(time.Second), UpdateTick, keep)
+		require.Equal(t, UpdateReverting, r.State)
+		f, cmds := keepStep(r, kids, t0.Add(time.Second+5*time.Minute), UpdateTick, keep)
+		require.Equal(t, UpdateFailed, f.State)
+		require.Empty(t, kept(cmds))
+	}
+}

@@ -174,6 +174,15 @@ var (
 	// every new host's note: their losses moved no worker (review of what
 	// grows over months).
 	SupForgetsUnsubscribedHosts = Feature{"supervisor.forgets-unsubscribed-hosts", typeSupervisor, 14}
+	// 14: a revert's targets, and those an update that ended never sent
+	// their new node, keep their previous node as their node in the spec
+	// (supervise.KeepPrevious). Up to 13 the spec kept the new node: after
+	// an update reverted, the next update took the reverted (bad) node for
+	// what its targets ran, and when that update failed too (a deadline
+	// missed while the supervisor's worker was down), its revert put the
+	// bad node on them: a crash loop no update ended (found by the soak).
+	// A closed child started again after a revert got the bad node too.
+	SupRevertToWhatRuns = Feature{"supervisor.revert-to-what-runs", typeSupervisor, 14}
 )
 
 // WorkerWorkflow's versions.
@@ -326,7 +335,7 @@ var (
 var All = []Feature{
 	SupVersioned, SupDigestSignature, SupResendNewer, SupUpdates, SupTellsRevisions, SupReportsUpdateState,
 	SupRefusalFailsUpdate, SupRevertPastSent, SupApplyingNotUp, SupFleet, SupHandOut, SupStartWindow,
-	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded, SupCarryFits, SupForgetsUnsubscribedHosts,
+	SupSubtreeHold, SupKeepWakeTimer, SupStartBatches, SupJobs, SupMoveLostInUpdate, SupHostSeqByTime, SupReportSeqBounded, SupGenerationBounded, SupNotifyBounded, SupMarksResent, SupLeanCarry, SupHostNotesSubscribed, SupHostLostAsLearned, SupTerminationsBounded, SupCarryFits, SupForgetsUnsubscribedHosts, SupRevertToWhatRuns,
 	WorkerVersioned, WorkerRefused, WorkerReload, WorkerSpecCancelsAction, WorkerReportOrder, WorkerMoves, WorkerSpecUpdate, WorkerReportSeqByTime, WorkerUnknownProbe, WorkerGenerationBounded, WorkerNotifyBounded, WorkerSignalSpecOrder, WorkerLostStopFirst,
 	RolloutVersioned, RolloutReload, RolloutChunkBounded,
 	HostVersioned, HostSeqBounded, HostNotesBounded,
