@@ -165,9 +165,12 @@ func Assemble(ctx context.Context, root string, q Query, o Options) (Status, err
 		return fb, nil
 	}
 	if st.Path != root {
-		// Another workflow's answer, or a forged one: what it names below
-		// it is not this tree.
-		return Status{}, fmt.Errorf("the workflow at %.100q answered as %.100q", root, st.Path)
+		// A workflow started by hand under another's input (or a forged
+		// answer): its own row is shown as it answered, and nothing it
+		// names below it is asked (not this path's tree; a rollout of it
+		// refuses its path).
+		st.Children = []Status{}
+		return st, nil
 	}
 	a.ownChildren(&st)
 	ctx, cancel := context.WithCancel(ctx)

@@ -51,8 +51,8 @@ func TestAssemble_RowsThatAreNotTheSupervisorsOwnChildrenAreLeftOut(t *testing.T
 	require.Contains(t, st.Stale, "5 rows")
 }
 
-// A root or child whose workflow answers with another path's status is
-// not taken for it.
+// A child whose workflow answers with another path's status is not taken
+// for it; a root's answer is its own row, with nothing below it asked.
 func TestAssemble_AnAnswerForAnotherPathIsNotTaken(t *testing.T) {
 	m := answers()
 	m["plant/line-1"] = Status{Path: "billing", Kind: spec.KindSupervisor, Children: []Status{{Path: "billing/db", Kind: "process"}}}
@@ -63,9 +63,11 @@ func TestAssemble_AnAnswerForAnotherPathIsNotTaken(t *testing.T) {
 	require.Contains(t, line.Stale, `answered as "billing"`)
 	require.NotContains(t, st.Leaves(), "billing/db")
 
-	m["plant"] = Status{Path: "other", Kind: spec.KindSupervisor}
-	_, err = Assemble(context.Background(), "plant", query(m), Options{})
-	require.ErrorContains(t, err, `answered as "other"`)
+	m["plant"] = Status{Path: "other", Kind: spec.KindSupervisor, Children: []Status{{Path: "other/x", Kind: spec.KindSupervisor}}}
+	root, err := Assemble(context.Background(), "plant", query(m), Options{})
+	require.NoError(t, err, "its own row is shown, as it answered")
+	require.Equal(t, "other", root.Path)
+	require.Empty(t, root.Children, "nothing it names is asked")
 }
 
 // A chain of supervisors started by hand, each naming the next one level
