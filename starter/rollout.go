@@ -291,7 +291,7 @@ func startRollout(ctx context.Context, cl client.Client, namespace string, in wo
 // (a rollout of prod restarted billing/db).
 func targetsUnder(path string, targets []string) error {
 	for _, t := range targets {
-		if t != path && !strings.HasPrefix(t, path+"/") {
+		if !atOrUnder(t, path) {
 			return failure("the status of %s names a worker %s that is not under it: no rollout started", path, printable(t))
 		}
 	}

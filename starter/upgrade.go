@@ -178,8 +178,12 @@ func stewardWorkflows(ctx context.Context, c client.Client, path string) ([]upgr
 // inTree: the workflow ID id is of the tree at path: path's own, one below
 // it, or a rollout of either.
 func inTree(id, path string) bool {
-	id = strings.TrimPrefix(id, workflows.RolloutID(""))
-	return id == path || strings.HasPrefix(id, path+"/")
+	return atOrUnder(strings.TrimPrefix(id, workflows.RolloutID("")), path)
+}
+
+// atOrUnder: p is path or a path below it.
+func atOrUnder(p, path string) bool {
+	return p == path || strings.HasPrefix(p, path+"/")
 }
 
 // countBuilds counts rows by build, and lists those not on build.
